@@ -1,0 +1,24 @@
+// Package ojson is gymtrace's ordered JSON: a small value type that keeps object key order and
+// duplicate keys exactly as sent, and keeps every number as its original text.
+//
+// It exists because the capture format (SPEC.md §3.1, §0 D6 and D9) stores request and response
+// payloads as the sender's own JSON text and writes everything the capture builds itself the way
+// Python's orjson does (compact, nothing HTML-escaped, non-ASCII and U+2028/U+2029 raw). Go's
+// encoding/json can do neither: maps lose order and float64 loses number text.
+//
+// Three readers are provided:
+//
+//   - [Parse]: strict RFC 8259 (SPEC §0 D6): UTF-8 only, no byte order mark, no NaN/Infinity,
+//     integers within the signed or unsigned 64-bit range, finite floats, nesting at most
+//     [MaxDepth], no lone surrogate escapes, nothing after the value but whitespace.
+//   - [Compact]: the same validation, producing the input with only insignificant whitespace
+//     removed (key order, duplicates, number text and escapes as sent).
+//   - [ParsePython]: Python json.loads semantics, for the few places the reference parses text
+//     and re-serializes it (SPEC §3.6 tool-call arguments): NaN/Infinity accepted (they become
+//     null, as orjson writes them), floats normalized to Python's repr, integers of any size kept
+//     exact, duplicate keys collapsed (first position, last value).
+//
+// One writer, [Value.AppendJSON] / [AppendString] / [AppendFloat], encodes like orjson.
+//
+// Values are plain data: safe for concurrent reads, not for concurrent mutation via [Value.Set].
+package ojson

@@ -1,0 +1,563 @@
+package ojson
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting [Parse] and [Compact] accept: the number of arrays and objects
+// open at once (a scalar has depth 0, [] has depth 1). It equals orjson's loads limit, so whatever
+// gymtrace reads, Gym's reader reads too.
+const MaxDepth = 1024
+
+// SyntaxError describes invalid input: the byte offset where it was found and the rule broken.
+type SyntaxError struct {
+	Offset int    // byte offset into the input
+	Msg    string // the rule, e.g. "invalid UTF-8 in string"
+}
+
+// Error implements error.
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("ojson: %s at offset %d", e.Msg, e.Offset)
+}
+
+// errDepth is wrapped by the SyntaxError returned when nesting exceeds the limit.
+var errDepth = errors.New("nesting too deep")
+
+// mode selects the reader's rules.
+type mode uint8
+
+const (
+	modeStrict  mode = iota // RFC 8259 + SPEC D6, build a Value
+	modeCompact             // RFC 8259 + SPEC D6, write compact text
+	modePython              // Python json.loads, build a Value
+)
+
+type parser struct {
+	data     []byte
+	pos      int
+	depth    int
+	maxDepth int
+	mode     mode
+	out      []byte // modeCompact output
+}
+
+// Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
+// invalid UTF-8, no raw control characters or lone surrogate escapes in strings), no NaN or
+// Infinity, integers within [math.MinInt64, math.MaxUint64], floats that do not overflow float64,
+// nesting at most [MaxDepth], and nothing but whitespace after the value. Objects keep key order
+// and duplicates; numbers keep their text. Errors are *SyntaxError.
+func Parse(data []byte) (Value, error) {
+	return ParseDepth(data, MaxDepth)
+}
+
+// ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
+func ParseDepth(data []byte, maxDepth int) (Value, error) {
+	p := parser{data: data, maxDepth: maxDepth, mode: modeStrict}
+	return p.document()
+}
+
+// Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
+// key order, duplicate keys, number text and string escapes stay exactly as sent (SPEC §0 D6). On
+// error dst is returned unchanged (its length) together with a *SyntaxError.
+func Compact(dst, src []byte) ([]byte, error) {
+	return CompactDepth(dst, src, MaxDepth)
+}
+
+// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
+func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
+	n := len(dst)
+	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact, out: dst}
+	if _, err := p.document(); err != nil {
+		return dst[:n], err
+	}
+	return p.out, nil
+}
+
+// ParsePython reads text the way Python's json.loads reads a str, for the places the reference
+// parses and re-serializes (SPEC §3.6 args): surrounding whitespace allowed; NaN, Infinity and
+// -Infinity accepted and returned as null (orjson writes them so); floats normalized to Python's
+// repr ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e+16, overflow → null); integers of any size kept
+// exact ("-0" → 0); duplicate keys collapsed Python-dict style (first position, last value); lone
+// surrogate escapes and invalid UTF-8 become U+FFFD. Raw control characters in strings are
+// rejected (json.loads strict=True). Nesting is limited to [MaxDepth]. Errors are *SyntaxError.
+func ParsePython(data []byte) (Value, error) {
+	p := parser{data: data, maxDepth: MaxDepth, mode: modePython}
+	return p.document()
+}
+
+// ValidNumber reports whether s is an RFC 8259 number (any size).
+func ValidNumber(s string) bool {
+	p := parser{data: []byte(s), mode: modePython}
+	end, ok := p.scanNumber(0)
+	return ok && end == len(s)
+}
+
+func (p *parser) fail(msg string) error {
+	return &SyntaxError{Offset: p.pos, Msg: msg}
+}
+
+func (p *parser) document() (Value, error) {
+	p.skipWS()
+	v, err := p.value()
+	if err != nil {
+		return Value{}, err
+	}
+	p.skipWS()
+	if p.pos != len(p.data) {
+		return Value{}, p.fail("data after the top-level value")
+	}
+	return v, nil
+}
+
+func (p *parser) skipWS() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (Value, error) {
+	if p.pos >= len(p.data) {
+		return Value{}, p.fail("unexpected end of input")
+	}
+	switch c := p.data[p.pos]; c {
+	case '{':
+		return p.object()
+	case '[':
+		return p.array()
+	case '"':
+		s, err := p.str()
+		if err != nil {
+			return Value{}, err
+		}
+		return String(s), nil
+	case 't':
+		return p.literal("true", Bool(true))
+	case 'f':
+		return p.literal("false", Bool(false))
+	case 'n':
+		return p.literal("null", Null())
+	case 'N':
+		if p.mode == modePython {
+			return p.literal("NaN", Null())
+		}
+	case 'I':
+		if p.mode == modePython {
+			return p.literal("Infinity", Null())
+		}
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			if c == '-' && p.mode == modePython && p.hasPrefix("-Infinity") {
+				return p.literal("-Infinity", Null())
+			}
+			return p.number()
+		}
+	}
+	return Value{}, p.fail(fmt.Sprintf("invalid character %q looking for a value", p.data[p.pos]))
+}
+
+func (p *parser) hasPrefix(lit string) bool {
+	return len(p.data)-p.pos >= len(lit) && string(p.data[p.pos:p.pos+len(lit)]) == lit
+}
+
+func (p *parser) literal(lit string, v Value) (Value, error) {
+	if !p.hasPrefix(lit) {
+		return Value{}, p.fail("invalid literal, expected " + lit)
+	}
+	p.pos += len(lit)
+	if p.mode == modeCompact {
+		p.out = append(p.out, lit...)
+	}
+	return v, nil
+}
+
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > p.maxDepth {
+		return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("%v (limit %d)", errDepth, p.maxDepth)}
+	}
+	return nil
+}
+
+func (p *parser) array() (Value, error) {
+	if err := p.enter(); err != nil {
+		return Value{}, err
+	}
+	p.pos++ // '['
+	if p.mode == modeCompact {
+		p.out = append(p.out, '[')
+	}
+	var elems []Value
+	p.skipWS()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+	} else {
+		for {
+			p.skipWS()
+			v, err := p.value()
+			if err != nil {
+				return Value{}, err
+			}
+			if p.mode != modeCompact {
+				elems = append(elems, v)
+			}
+			p.skipWS()
+			if p.pos >= len(p.data) {
+				return Value{}, p.fail("unexpected end of input in array")
+			}
+			c := p.data[p.pos]
+			p.pos++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				return Value{}, p.fail("expected ',' or ']' in array")
+			}
+			if p.mode == modeCompact {
+				p.out = append(p.out, ',')
+			}
+		}
+	}
+	p.depth--
+	if p.mode == modeCompact {
+		p.out = append(p.out, ']')
+		return Value{}, nil
+	}
+	return Array(elems...), nil
+}
+
+func (p *parser) object() (Value, error) {
+	if err := p.enter(); err != nil {
+		return Value{}, err
+	}
+	p.pos++ // '{'
+	if p.mode == modeCompact {
+		p.out = append(p.out, '{')
+	}
+	var members []Member
+	var index map[string]int // modePython: key → position in members
+	p.skipWS()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			p.skipWS()
+			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+				return Value{}, p.fail("expected a string object key")
+			}
+			key, err := p.str()
+			if err != nil {
+				return Value{}, err
+			}
+			p.skipWS()
+			if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+				return Value{}, p.fail("expected ':' after object key")
+			}
+			p.pos++
+			if p.mode == modeCompact {
+				p.out = append(p.out, ':')
+			}
+			p.skipWS()
+			v, err := p.value()
+			if err != nil {
+				return Value{}, err
+			}
+			switch p.mode {
+			case modeStrict:
+				members = append(members, Member{Key: key, Value: v})
+			case modePython:
+				if i, dup := index[key]; dup {
+					members[i].Value = v
+				} else {
+					if index == nil {
+						index = make(map[string]int)
+					}
+					index[key] = len(members)
+					members = append(members, Member{Key: key, Value: v})
+				}
+			}
+			p.skipWS()
+			if p.pos >= len(p.data) {
+				return Value{}, p.fail("unexpected end of input in object")
+			}
+			c := p.data[p.pos]
+			p.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				return Value{}, p.fail("expected ',' or '}' in object")
+			}
+			if p.mode == modeCompact {
+				p.out = append(p.out, ',')
+			}
+		}
+	}
+	p.depth--
+	if p.mode == modeCompact {
+		p.out = append(p.out, '}')
+		return Value{}, nil
+	}
+	return Object(members...), nil
+}
+
+// str reads a string starting at the opening quote. In modeCompact it copies the raw text to out
+// and returns "".
+func (p *parser) str() (string, error) {
+	start := p.pos
+	p.pos++ // '"'
+	// Fast path: no escapes and valid UTF-8 up to the closing quote.
+	i := p.pos
+	for i < len(p.data) {
+		c := p.data[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p.data[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	if i < len(p.data) && p.data[i] == '"' {
+		s := p.data[p.pos:i]
+		p.pos = i + 1
+		if p.mode == modeCompact {
+			p.out = append(p.out, p.data[start:p.pos]...)
+			return "", nil
+		}
+		return string(s), nil
+	}
+	// Slow path.
+	var buf []byte
+	if p.mode != modeCompact {
+		buf = append(make([]byte, 0, i-p.pos+16), p.data[p.pos:i]...)
+	}
+	p.pos = i
+	for {
+		if p.pos >= len(p.data) {
+			return "", p.fail("unexpected end of input in string")
+		}
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			if p.mode == modeCompact {
+				p.out = append(p.out, p.data[start:p.pos]...)
+				return "", nil
+			}
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
+		case c == '\\':
+			var err error
+			buf, err = p.escape(buf)
+			if err != nil {
+				return "", err
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(p.data[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				if p.mode != modePython {
+					return "", p.fail("invalid UTF-8 in string")
+				}
+				n := invalidLen(p.data[p.pos:])
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+				p.pos += n
+				continue
+			}
+			buf = append(buf, p.data[p.pos:p.pos+size]...)
+			p.pos += size
+		}
+	}
+}
+
+// escape decodes one backslash escape at p.pos, appending its UTF-8 to buf.
+func (p *parser) escape(buf []byte) ([]byte, error) {
+	if p.pos+1 >= len(p.data) {
+		return buf, p.fail("unexpected end of input in string escape")
+	}
+	c := p.data[p.pos+1]
+	var r byte
+	switch c {
+	case '"', '\\', '/':
+		r = c
+	case 'b':
+		r = '\b'
+	case 'f':
+		r = '\f'
+	case 'n':
+		r = '\n'
+	case 'r':
+		r = '\r'
+	case 't':
+		r = '\t'
+	case 'u':
+		return p.unicodeEscape(buf)
+	default:
+		p.pos++
+		return buf, p.fail(fmt.Sprintf("invalid escape '\\%c' in string", c))
+	}
+	p.pos += 2
+	return append(buf, r), nil
+}
+
+func (p *parser) hex4(at int) (rune, bool) {
+	if at+4 > len(p.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[at : at+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func (p *parser) unicodeEscape(buf []byte) ([]byte, error) {
+	r, ok := p.hex4(p.pos + 2)
+	if !ok {
+		return buf, p.fail("invalid \\u escape in string")
+	}
+	switch {
+	case utf16.IsSurrogate(r) && r < 0xDC00:
+		// High surrogate: must be followed by \u low surrogate.
+		if p.pos+7 < len(p.data) && p.data[p.pos+6] == '\\' && p.data[p.pos+7] == 'u' {
+			if r2, ok := p.hex4(p.pos + 8); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+				p.pos += 12
+				return utf8.AppendRune(buf, utf16.DecodeRune(r, r2)), nil
+			}
+		}
+		if p.mode != modePython {
+			return buf, p.fail("lone surrogate escape in string")
+		}
+		p.pos += 6
+		return utf8.AppendRune(buf, utf8.RuneError), nil
+	case utf16.IsSurrogate(r):
+		if p.mode != modePython {
+			return buf, p.fail("lone surrogate escape in string")
+		}
+		p.pos += 6
+		return utf8.AppendRune(buf, utf8.RuneError), nil
+	}
+	p.pos += 6
+	return utf8.AppendRune(buf, r), nil
+}
+
+// scanNumber checks the RFC 8259 number grammar from i and returns the end offset.
+func (p *parser) scanNumber(i int) (int, bool) {
+	d := p.data
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	if i >= len(d) {
+		return i, false
+	}
+	switch {
+	case d[i] == '0':
+		i++
+	case d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		start := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func (p *parser) number() (Value, error) {
+	end, ok := p.scanNumber(p.pos)
+	if !ok {
+		p.pos = end
+		return Value{}, p.fail("invalid number")
+	}
+	text := p.data[p.pos:end]
+	isInt := isIntegerText(string(text))
+	switch p.mode {
+	case modeStrict, modeCompact:
+		if isInt {
+			if !fits64(text) {
+				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", text))
+			}
+		} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
+			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", text))
+		}
+		p.pos = end
+		if p.mode == modeCompact {
+			p.out = append(p.out, text...)
+			return Value{}, nil
+		}
+		return Number(string(text)), nil
+	}
+	// modePython
+	p.pos = end
+	if isInt {
+		s := string(text)
+		if s == "-0" {
+			s = "0"
+		}
+		return Number(s), nil
+	}
+	f, _ := strconv.ParseFloat(string(text), 64) // grammar checked; overflow gives ±Inf
+	return Float(f), nil
+}
+
+// fits64 reports whether an integer text is within [MinInt64, MaxUint64].
+func fits64(text []byte) bool {
+	if text[0] == '-' {
+		_, err := strconv.ParseInt(string(text), 10, 64)
+		return err == nil
+	}
+	_, err := strconv.ParseUint(string(text), 10, 64)
+	return err == nil
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test of the project: the root module (unit, vectors, conformance through the real binary,
+# fuzz seed corpora, race detector) and the e2e module (official openai-go and anthropic-sdk-go clients
+# against the real gymtrace binary). Network: 127.0.0.1 only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/check-testdata.sh
+
+echo "== go vet (root module)"
+go vet ./...
+
+echo "== go test -race (root module)"
+go test -race -count=1 ./... 2>&1 | tee /tmp/gymtrace-root-test.log
+
+echo "== go test (e2e module)"
+(cd e2e && go vet ./... && go test -count=1 ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log

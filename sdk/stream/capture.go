@@ -1,0 +1,186 @@
+package stream
+
+import (
+	"fmt"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// Stats counts what a [Capture] saw. Counts are of events unless stated otherwise.
+type Stats struct {
+	// Bytes is the number of body bytes fed.
+	Bytes int64
+	// Events is the number of events dispatched by the framer (events with a name or data).
+	Events int
+	// ParseErrors counts events with data that is not a strict JSON object (SPEC §4.3: skipped);
+	// events without data and chat's "[DONE]" are not counted.
+	ParseErrors int
+	// BoundHits counts events that outgrew the capture bound ([WithMaxEventBytes]) and lost their
+	// data. Non-zero means the reassembled response may be missing parts: mark the capture
+	// incomplete (SPEC §0 D2).
+	BoundHits int
+	// Skipped counts JSON objects, or parts of them (a chat choice, an Anthropic event), that the
+	// reassembly could not use because a member had a type §4.4–§4.6 cannot combine (e.g. a
+	// non-string content delta). The reference would fail the whole reassembly instead.
+	Skipped int
+}
+
+// Capture decodes one SSE response body in a single pass, as the capture middleware sees it
+// (SPEC.md §4.2–§4.7, §0 D1, D2, D8, D9): it frames the bytes ([Decoder]), detects the terminal
+// event incrementally and folds every event into the dialect's reassembly state, so the body
+// never has to be kept for parsing.
+//
+// Use: [Capture.Feed] with each piece read from the upstream (after forwarding it);
+// [Capture.Close] when the body ends; then [Capture.Terminal] and [Capture.Response].
+//
+// Memory: the reassembly state plus the pending event, which the capture bound limits.
+// A Capture belongs to one request: it is not safe for concurrent use.
+type Capture struct {
+	dialect dialect
+	dec     *Decoder
+	term    Terminal
+	clean   bool
+	closed  bool
+	stats   Stats
+
+	responses responsesState
+	chat      chatState
+	messages  messagesState
+}
+
+// NewCapture returns a Capture for dialect, one of [DialectResponses], [DialectChat] and
+// [DialectMessages]; any other value is an error. Options: [WithMaxEventBytes].
+func NewCapture(dialect string, opts ...Option) (*Capture, error) {
+	d := parseDialect(dialect)
+	if d == dialectUnknown {
+		return nil, fmt.Errorf("stream: unknown dialect %q (want %q, %q or %q)",
+			dialect, DialectResponses, DialectChat, DialectMessages)
+	}
+	c := &Capture{dialect: d}
+	c.dec = NewDecoder(c.onEvent, opts...)
+	return c, nil
+}
+
+// Feed processes the next piece of the body and returns [Capture.Terminal] afterwards. The first
+// Feed that returns a state other than [TerminalNone] is the one whose bytes completed the
+// terminal event (SPEC §0 "Durability contract": the proxy holds that piece until the record is
+// durable). The first terminal event wins; later events are still reassembled. p is not
+// retained. Feed after Close does nothing.
+func (c *Capture) Feed(p []byte) Terminal {
+	if !c.closed {
+		c.stats.Bytes += int64(len(p))
+		c.dec.Feed(p)
+	}
+	return c.term
+}
+
+// Close ends the body and returns the final [Capture.Terminal]. cleanEOF reports a clean end of
+// the body (no transport error, no client disconnect). Close dispatches an event that lacks its
+// closing blank line: its data is always reassembled (as the reference's block split keeps the
+// last block), and it can be terminal only when cleanEOF is true. With cleanEOF true, a chat
+// stream without a terminal event whose every choice got a non-empty finish_reason is complete
+// (SPEC §0 D8). Close is idempotent; only the first call's cleanEOF counts.
+func (c *Capture) Close(cleanEOF bool) Terminal {
+	if c.closed {
+		return c.term
+	}
+	c.clean = cleanEOF
+	c.dec.Close()
+	c.closed = true
+	if cleanEOF && c.term == TerminalNone && c.dialect == dialectChat && c.chat.finished() {
+		c.term = TerminalComplete
+	}
+	return c.term
+}
+
+// Terminal returns the terminal state seen so far (SPEC §4.2, D1; D8 after Close).
+func (c *Capture) Terminal() Terminal { return c.term }
+
+// Stats returns the counters so far.
+func (c *Capture) Stats() Stats {
+	s := c.stats
+	s.Events = c.dec.Events()
+	s.BoundHits = c.dec.BoundHits()
+	return s
+}
+
+// Response returns the reassembled response (SPEC §4.4–§4.6, D9) as compact JSON text encoded
+// like orjson (SPEC §0 D6): key order as the SPEC gives it, numbers as the upstream wrote them.
+// ok is false when there is nothing to reassemble (the reference's null: no usable event, no
+// chat choice, no Anthropic message_start or block, no Responses `response` object). It may be
+// called before Close for a partial result (SPEC §0 D3) and any number of times.
+func (c *Capture) Response() (obj []byte, ok bool) {
+	v, ok := c.result()
+	if !ok {
+		return nil, false
+	}
+	return v.AppendJSON(nil), true
+}
+
+func (c *Capture) result() (ojson.Value, bool) {
+	switch c.dialect {
+	case dialectResponses:
+		return c.responses.result()
+	case dialectChat:
+		return c.chat.result()
+	case dialectMessages:
+		return c.messages.result()
+	}
+	return ojson.Value{}, false
+}
+
+// onEvent handles one framed event: parse its data once, check it for the terminal state,
+// fold it into the reassembly.
+func (c *Capture) onEvent(ev Event) {
+	var obj ojson.Value
+	isObj := false
+	if ev.DataLines > 0 && !ev.Overflow && string(ev.Data) != "[DONE]" {
+		obj, isObj = parseObject(ev.Data)
+		if !isObj {
+			c.stats.ParseErrors++
+		}
+	}
+	if c.term == TerminalNone && (!ev.AtEOF || c.clean) {
+		c.term = eventTerminal(c.dialect, &ev, obj, isObj)
+	}
+	if !isObj {
+		return
+	}
+	switch c.dialect {
+	case dialectResponses:
+		c.responses.add(obj)
+	case dialectChat:
+		c.stats.Skipped += c.chat.add(obj)
+	case dialectMessages:
+		if c.messages.add(obj) {
+			c.stats.Skipped++
+		}
+	}
+}
+
+// Reassemble decodes a whole SSE body of dialect and returns its reassembled response as
+// [Capture.Response] does, for offline use and tests; the body is taken as ending cleanly.
+// ok is false for an unknown dialect too.
+func Reassemble(dialect string, body []byte) ([]byte, bool) {
+	c, err := NewCapture(dialect)
+	if err != nil {
+		return nil, false
+	}
+	c.Feed(body)
+	c.Close(true)
+	return c.Response()
+}
+
+// DetectTerminal feeds chunks in order, then closes the body (cleanly when cleanEOF is true),
+// and returns the terminal state (SPEC §4.2, D1, D2, D8). It returns [TerminalNone] for an
+// unknown dialect.
+func DetectTerminal(dialect string, chunks [][]byte, cleanEOF bool) Terminal {
+	c, err := NewCapture(dialect)
+	if err != nil {
+		return TerminalNone
+	}
+	for _, p := range chunks {
+		c.Feed(p)
+	}
+	return c.Close(cleanEOF)
+}

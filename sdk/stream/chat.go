@@ -1,0 +1,317 @@
+package stream
+
+import (
+	"slices"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// chatState reassembles a Chat Completions stream (SPEC.md §4.5 with §0 D9): one choice per
+// `index`, each with its own role, content, reasoning, tool-call slots and finish_reason; model,
+// id and usage are shared. With a single choice at index 0 the result is §4.5's exactly.
+type chatState struct {
+	model    ojson.Value
+	hasModel bool
+	id       string
+	hasID    bool
+	usage    ojson.Value
+	hasUsage bool
+
+	choices map[int64]*chatChoice
+	order   []*chatChoice // creation order; sorted by index when the result is built
+}
+
+type chatChoice struct {
+	index     int64
+	role      ojson.Value
+	content   []byte
+	reasoning []byte
+	finish    ojson.Value
+	hasFinish bool
+	tools     map[int64]*toolSlot
+	toolOrder []*toolSlot
+}
+
+type toolSlot struct {
+	index int64
+	id    ojson.Value // null until a truthy id arrives
+	name  ojson.Value // "" until a truthy name arrives (replaced, not appended: SPEC §4.5)
+	args  []byte      // concatenated
+}
+
+// add folds one chunk into the state. It returns the number of parts it skipped: a `choices`
+// that is not a list, or a choice that breaks the shapes §4.5 relies on (not an object, an index
+// that is not an integer, a delta that is not an object, non-string content/reasoning/arguments,
+// a tool call or function that is not an object, a tool index that is not an integer). A skipped
+// choice leaves the state untouched (the reference would raise and lose the whole response).
+func (s *chatState) add(chunk ojson.Value) (skipped int) {
+	if v, ok := getTruthy(chunk, "model"); ok {
+		s.model, s.hasModel = v, true
+	}
+	if v, ok := getString(chunk, "id"); ok {
+		s.id, s.hasID = v, true
+	}
+	if v, ok := getTruthy(chunk, "usage"); ok {
+		s.usage, s.hasUsage = v, true
+	}
+	choices, ok := getTruthy(chunk, "choices")
+	if !ok {
+		return 0
+	}
+	if choices.Kind() != ojson.KindArray {
+		return 1
+	}
+	for _, c := range choices.Elems() {
+		if !s.addChoice(c) {
+			skipped++
+		}
+	}
+	return skipped
+}
+
+// chatDelta is one choice's validated delta.
+type chatDelta struct {
+	index     int64
+	role      ojson.Value
+	hasRole   bool
+	content   string
+	reasoning string
+	tools     []toolDelta
+	finish    ojson.Value
+	hasFinish bool
+}
+
+type toolDelta struct {
+	index   int64
+	id      ojson.Value
+	hasID   bool
+	name    ojson.Value
+	hasName bool
+	args    string
+}
+
+// addChoice validates one choice object, then applies it; false means it was skipped.
+func (s *chatState) addChoice(c ojson.Value) bool {
+	d, ok := parseChatChoice(c)
+	if !ok {
+		return false
+	}
+	ch := s.choices[d.index]
+	if ch == nil {
+		if s.choices == nil {
+			s.choices = make(map[int64]*chatChoice)
+		}
+		ch = &chatChoice{index: d.index, role: ojson.String("assistant")}
+		s.choices[d.index] = ch
+		s.order = append(s.order, ch)
+	}
+	if d.hasRole {
+		ch.role = d.role
+	}
+	ch.content = append(ch.content, d.content...)
+	ch.reasoning = append(ch.reasoning, d.reasoning...)
+	for _, td := range d.tools {
+		slot := ch.tools[td.index]
+		if slot == nil {
+			if ch.tools == nil {
+				ch.tools = make(map[int64]*toolSlot)
+			}
+			slot = &toolSlot{index: td.index, name: ojson.String("")}
+			ch.tools[td.index] = slot
+			ch.toolOrder = append(ch.toolOrder, slot)
+		}
+		if td.hasID {
+			slot.id = td.id
+		}
+		if td.hasName {
+			slot.name = td.name
+		}
+		slot.args = append(slot.args, td.args...)
+	}
+	if d.hasFinish {
+		ch.finish, ch.hasFinish = d.finish, true
+	}
+	return true
+}
+
+// parseChatChoice reads one choice per SPEC §4.5 without changing any state.
+func parseChatChoice(c ojson.Value) (chatDelta, bool) {
+	var d chatDelta
+	if c.Kind() != ojson.KindObject {
+		return d, false
+	}
+	idx, ok := index(c, "index", 0)
+	if !ok {
+		return d, false
+	}
+	d.index = idx
+	if v, ok := getTruthy(c, "finish_reason"); ok {
+		d.finish, d.hasFinish = v, true
+	}
+	delta, ok := getTruthy(c, "delta")
+	if !ok {
+		return d, true // `choice.delta or {}`
+	}
+	if delta.Kind() != ojson.KindObject {
+		return d, false
+	}
+	if v, ok := getTruthy(delta, "role"); ok {
+		d.role, d.hasRole = v, true
+	}
+	if v, ok := getTruthy(delta, "content"); ok {
+		if d.content, ok = v.AsString(); !ok {
+			return d, false
+		}
+	}
+	r, ok := getTruthy(delta, "reasoning_content")
+	if !ok {
+		r, ok = getTruthy(delta, "reasoning")
+	}
+	if ok {
+		if d.reasoning, ok = r.AsString(); !ok {
+			return d, false
+		}
+	}
+	tcs, ok := getTruthy(delta, "tool_calls")
+	if !ok {
+		return d, true
+	}
+	if tcs.Kind() != ojson.KindArray {
+		return d, false
+	}
+	for _, tc := range tcs.Elems() {
+		t, ok := parseToolDelta(tc)
+		if !ok {
+			return d, false
+		}
+		d.tools = append(d.tools, t)
+	}
+	return d, true
+}
+
+// parseToolDelta reads one tool-call delta per SPEC §4.5 (index default 0).
+func parseToolDelta(tc ojson.Value) (toolDelta, bool) {
+	var t toolDelta
+	if tc.Kind() != ojson.KindObject {
+		return t, false
+	}
+	idx, ok := index(tc, "index", 0)
+	if !ok {
+		return t, false
+	}
+	t.index = idx
+	if v, ok := getTruthy(tc, "id"); ok {
+		t.id, t.hasID = v, true
+	}
+	fn, ok := getTruthy(tc, "function")
+	if !ok {
+		return t, true
+	}
+	if fn.Kind() != ojson.KindObject {
+		return t, false
+	}
+	if v, ok := getTruthy(fn, "name"); ok {
+		t.name, t.hasName = v, true
+	}
+	if v, ok := getTruthy(fn, "arguments"); ok {
+		if t.args, ok = v.AsString(); !ok {
+			return t, false
+		}
+	}
+	return t, true
+}
+
+// finished reports SPEC §0 D8's condition: at least one choice was seen and every choice seen
+// got a non-empty string finish_reason.
+func (s *chatState) finished() bool {
+	if len(s.order) == 0 {
+		return false
+	}
+	for _, ch := range s.order {
+		if r, ok := ch.finish.AsString(); !ok || r == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// result builds the reassembled object, or false when no choice was ever seen (SPEC §4.5).
+// Key order: object, model, choices, then id and usage when seen.
+func (s *chatState) result() (ojson.Value, bool) {
+	if len(s.order) == 0 {
+		return ojson.Value{}, false
+	}
+	order := slices.Clone(s.order)
+	slices.SortFunc(order, func(a, b *chatChoice) int { return cmpInt64(a.index, b.index) })
+	choices := make([]ojson.Value, 0, len(order))
+	for _, ch := range order {
+		choices = append(choices, ch.value())
+	}
+	model := ojson.Null()
+	if s.hasModel {
+		model = s.model
+	}
+	ms := []ojson.Member{
+		{Key: "object", Value: ojson.String("chat.completion")},
+		{Key: "model", Value: model},
+		{Key: "choices", Value: ojson.Array(choices...)},
+	}
+	if s.hasID {
+		ms = append(ms, ojson.Member{Key: "id", Value: ojson.String(s.id)})
+	}
+	if s.hasUsage {
+		ms = append(ms, ojson.Member{Key: "usage", Value: s.usage})
+	}
+	return ojson.Object(ms...), true
+}
+
+// value builds one choice: index, message (role, content, reasoning_content, tool_calls),
+// finish_reason.
+func (ch *chatChoice) value() ojson.Value {
+	content := ojson.Null()
+	if len(ch.content) > 0 {
+		content = ojson.String(string(ch.content))
+	}
+	msg := []ojson.Member{
+		{Key: "role", Value: ch.role},
+		{Key: "content", Value: content},
+	}
+	if len(ch.reasoning) > 0 {
+		msg = append(msg, ojson.Member{Key: "reasoning_content", Value: ojson.String(string(ch.reasoning))})
+	}
+	if len(ch.toolOrder) > 0 {
+		slots := slices.Clone(ch.toolOrder)
+		slices.SortFunc(slots, func(a, b *toolSlot) int { return cmpInt64(a.index, b.index) })
+		calls := make([]ojson.Value, 0, len(slots))
+		for _, sl := range slots {
+			calls = append(calls, ojson.Object(
+				ojson.Member{Key: "id", Value: sl.id},
+				ojson.Member{Key: "type", Value: ojson.String("function")},
+				ojson.Member{Key: "function", Value: ojson.Object(
+					ojson.Member{Key: "name", Value: sl.name},
+					ojson.Member{Key: "arguments", Value: ojson.String(string(sl.args))},
+				)},
+			))
+		}
+		msg = append(msg, ojson.Member{Key: "tool_calls", Value: ojson.Array(calls...)})
+	}
+	finish := ojson.Null()
+	if ch.hasFinish {
+		finish = ch.finish
+	}
+	return ojson.Object(
+		ojson.Member{Key: "index", Value: ojson.Int(ch.index)},
+		ojson.Member{Key: "message", Value: ojson.Object(msg...)},
+		ojson.Member{Key: "finish_reason", Value: finish},
+	)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,59 @@
+package stream
+
+import (
+	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// parseObject parses one event's data as strict JSON (SPEC §0 D6 rules) and reports whether it
+// is an object. Ill-formed UTF-8 is first replaced by U+FFFD, as the reference decodes the body
+// with errors="replace" before json.loads (SPEC §4.3).
+func parseObject(data []byte) (ojson.Value, bool) {
+	v, err := ojson.Parse(data)
+	if err != nil && !utf8.Valid(data) {
+		v, err = ojson.Parse(ojson.AppendValidUTF8(make([]byte, 0, len(data)+8), data))
+	}
+	if err != nil || v.Kind() != ojson.KindObject {
+		return ojson.Value{}, false
+	}
+	return v, true
+}
+
+// getString returns obj[key] when it is a string.
+func getString(obj ojson.Value, key string) (string, bool) {
+	v, ok := obj.Get(key)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// getObject returns obj[key] when it is an object.
+func getObject(obj ojson.Value, key string) (ojson.Value, bool) {
+	v, ok := obj.Get(key)
+	if !ok || v.Kind() != ojson.KindObject {
+		return ojson.Value{}, false
+	}
+	return v, true
+}
+
+// getTruthy returns obj[key] when it is present and truthy in Python's sense.
+func getTruthy(obj ojson.Value, key string) (ojson.Value, bool) {
+	v, ok := obj.Get(key)
+	if !ok || !v.Truthy() {
+		return ojson.Value{}, false
+	}
+	return v, true
+}
+
+// index reads an index member the way SPEC §4.5/§4.6 and D9 key state: absent or null gives def;
+// a JSON integer that fits int64 gives itself; anything else (a float, a string, ...) is
+// rejected (ok false) and the caller skips the item and counts it.
+func index(obj ojson.Value, key string, def int64) (int64, bool) {
+	v, ok := obj.Get(key)
+	if !ok || v.IsNull() {
+		return def, true
+	}
+	return v.Int64()
+}

@@ -1,0 +1,34 @@
+package stream
+
+import "github.com/gymtrace/gymtrace/internal/ojson"
+
+// responsesState reassembles an OpenAI Responses stream (SPEC.md §4.4): the `response` object
+// of the last event whose JSON `type` is response.completed, response.incomplete or
+// response.failed; failing that, the `response` object of the last event that has one. Only the
+// two candidates are kept, so memory does not grow with the number of events.
+type responsesState struct {
+	final    ojson.Value
+	hasFinal bool
+	last     ojson.Value
+	hasLast  bool
+}
+
+func (s *responsesState) add(ev ojson.Value) {
+	resp, ok := getObject(ev, "response")
+	if !ok {
+		return
+	}
+	s.last, s.hasLast = resp, true
+	typ, _ := getString(ev, "type")
+	switch typ {
+	case "response.completed", "response.incomplete", "response.failed":
+		s.final, s.hasFinal = resp, true
+	}
+}
+
+func (s *responsesState) result() (ojson.Value, bool) {
+	if s.hasFinal {
+		return s.final, true
+	}
+	return s.last, s.hasLast
+}

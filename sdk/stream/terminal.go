@@ -1,0 +1,178 @@
+package stream
+
+import (
+	"bytes"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// Terminal is the terminal state of an SSE stream (SPEC.md §4.2 with §0 D1, D2 and D8).
+type Terminal uint8
+
+// The terminal states. The zero value is TerminalNone.
+const (
+	// TerminalNone: no terminal event has been seen (yet). At the end of a clean body this is
+	// SPEC §0 D5's stream_truncated.
+	TerminalNone Terminal = iota
+	// TerminalComplete: responses response.completed, chat [DONE] (or D8), messages message_stop.
+	TerminalComplete
+	// TerminalIncomplete: responses response.incomplete.
+	TerminalIncomplete
+	// TerminalError: responses response.failed or error, chat error event or in-band error
+	// object, messages error.
+	TerminalError
+)
+
+// String returns "complete", "incomplete", "error", or "" for TerminalNone (the vectors' null).
+func (t Terminal) String() string {
+	switch t {
+	case TerminalComplete:
+		return "complete"
+	case TerminalIncomplete:
+		return "incomplete"
+	case TerminalError:
+		return "error"
+	}
+	return ""
+}
+
+// The dialects of SPEC.md §1.6 (the capture middleware's captured_dialect).
+const (
+	DialectResponses = "responses" // OpenAI Responses API, /v1/responses
+	DialectChat      = "chat"      // OpenAI Chat Completions, /v1/chat/completions
+	DialectMessages  = "messages"  // Anthropic Messages, /v1/messages
+)
+
+// dialect is a validated dialect name, used for fast dispatch.
+type dialect uint8
+
+const (
+	dialectUnknown dialect = iota
+	dialectResponses
+	dialectChat
+	dialectMessages
+)
+
+func parseDialect(s string) dialect {
+	switch s {
+	case DialectResponses:
+		return dialectResponses
+	case DialectChat:
+		return dialectChat
+	case DialectMessages:
+		return dialectMessages
+	}
+	return dialectUnknown
+}
+
+// terminalByName maps an event name of dialect d to its terminal state (SPEC §4.2 table; D1 uses
+// the same names for the data JSON's type).
+func terminalByName(d dialect, name []byte) Terminal {
+	switch d {
+	case dialectResponses:
+		switch string(name) {
+		case "response.completed":
+			return TerminalComplete
+		case "response.incomplete":
+			return TerminalIncomplete
+		case "response.failed", "error":
+			return TerminalError
+		}
+	case dialectChat:
+		if string(name) == "error" {
+			return TerminalError
+		}
+	case dialectMessages:
+		switch string(name) {
+		case "message_stop":
+			return TerminalComplete
+		case "error":
+			return TerminalError
+		}
+	}
+	return TerminalNone
+}
+
+// eventTerminal returns the terminal state one dispatched event gives in dialect d (SPEC §4.2, D1,
+// D2). obj is the event's data parsed as a JSON object (ok false when the data is not one).
+//
+// Rules: the event name is compared exactly (the decoder already dropped one leading space;
+// nothing else is trimmed, as terminal.json's D2 cases require). Responses and messages: by name;
+// when the event has no "event" field at all, by the data object's "type" string (D1). Chat: name
+// "error" → error; any data line exactly "[DONE]" → complete; a data line, or the whole data,
+// that is a JSON object with a non-null "error" member → error.
+func eventTerminal(d dialect, ev *Event, obj ojson.Value, ok bool) Terminal {
+	if t := terminalByName(d, ev.Name); t != TerminalNone {
+		return t
+	}
+	switch d {
+	case dialectResponses, dialectMessages:
+		if ev.HasName || !ok {
+			return TerminalNone
+		}
+		if typ, isStr := getString(obj, "type"); isStr {
+			return terminalByName(d, []byte(typ))
+		}
+	case dialectChat:
+		return chatDataTerminal(ev, obj, ok)
+	}
+	return TerminalNone
+}
+
+// chatDataTerminal applies the chat data rules of SPEC §4.2 to every data line of ev.
+func chatDataTerminal(ev *Event, obj ojson.Value, ok bool) Terminal {
+	if ev.DataLines == 0 {
+		return TerminalNone
+	}
+	if ev.DataLines == 1 {
+		if string(ev.Data) == "[DONE]" {
+			return TerminalComplete
+		}
+		if ok && hasErrorMember(obj) {
+			return TerminalError
+		}
+		return TerminalNone
+	}
+	// Several data lines: the reference checks each line; D2 framing also gives the joined data.
+	rest := ev.Data
+	for {
+		line := rest
+		i := bytes.IndexByte(rest, '\n')
+		if i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		}
+		if string(line) == "[DONE]" {
+			return TerminalComplete
+		}
+		if i < 0 {
+			break
+		}
+	}
+	if ok && hasErrorMember(obj) {
+		return TerminalError
+	}
+	rest = ev.Data
+	for {
+		line := rest
+		i := bytes.IndexByte(rest, '\n')
+		if i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		}
+		// Only a line that can spell the key "error" (directly or through an escape) can hold it.
+		if bytes.Contains(line, []byte("error")) || bytes.Contains(line, []byte(`\u`)) {
+			if v, ok := parseObject(line); ok && hasErrorMember(v) {
+				return TerminalError
+			}
+		}
+		if i < 0 {
+			break
+		}
+	}
+	return TerminalNone
+}
+
+// hasErrorMember reports whether the object has an "error" member that is not null.
+func hasErrorMember(obj ojson.Value) bool {
+	v, ok := obj.Get("error")
+	return ok && !v.IsNull()
+}

@@ -1,0 +1,94 @@
+package semconv
+
+import "go.opentelemetry.io/otel/attribute"
+
+// Project keys (gymtrace.*). These are not OpenTelemetry semantic conventions; they carry what the
+// capture record needs so that a record can be rebuilt from a span alone (SPEC.md §0 "Spans").
+const (
+	// GymtraceRolloutIDKey is the rollout id (SPEC §1) the call belongs to.
+	GymtraceRolloutIDKey = attribute.Key("gymtrace.rollout.id")
+	// GymtraceModelCallIDKey is the record's model_call_id: 32 lowercase hex chars (SPEC §3.1).
+	GymtraceModelCallIDKey = attribute.Key("gymtrace.model_call.id")
+	// GymtraceDialectKey is the dialect: see the Dialect* values.
+	GymtraceDialectKey = attribute.Key("gymtrace.dialect")
+	// GymtraceModelRefTypeKey is model_ref.type (always "responses_api_models"); absent when model_ref is null.
+	GymtraceModelRefTypeKey = attribute.Key("gymtrace.model_ref.type")
+	// GymtraceModelRefNameKey is model_ref.name, the model server name.
+	GymtraceModelRefNameKey = attribute.Key("gymtrace.model_ref.name")
+	// GymtraceLatencyMSKey is latency_ms: start to end of the upstream body, in ms, rounded to 2 decimals.
+	GymtraceLatencyMSKey = attribute.Key("gymtrace.latency_ms")
+	// GymtraceLatencyTTFTMSKey is latency_ttft_ms: start to the first non-empty body chunk, in ms,
+	// rounded to 2 decimals; absent when no body bytes arrived.
+	GymtraceLatencyTTFTMSKey = attribute.Key("gymtrace.latency_ttft_ms")
+	// GymtraceErrorCategoryKey is the record's error_category (SPEC §3.3); absent when null.
+	GymtraceErrorCategoryKey = attribute.Key("gymtrace.error_category")
+
+	// GymtraceRequestBodyKey is the request object's JSON text (SPEC D6); absent when request is null.
+	GymtraceRequestBodyKey = attribute.Key("gymtrace.request.body")
+	// GymtraceRequestBodySizeKey is the length of gymtrace.request.body in bytes; a shorter attribute
+	// value means it was cut by a limit and must not be written as whole.
+	GymtraceRequestBodySizeKey = attribute.Key("gymtrace.request.body.size")
+	// GymtraceRequestRawKey is request_raw: the request text when it is not a JSON object.
+	GymtraceRequestRawKey = attribute.Key("gymtrace.request.raw")
+	// GymtraceRequestRawSizeKey is the length of gymtrace.request.raw in bytes.
+	GymtraceRequestRawSizeKey = attribute.Key("gymtrace.request.raw.size")
+	// GymtraceResponseBodyKey is the response object's JSON text (parsed or reassembled); absent when null.
+	GymtraceResponseBodyKey = attribute.Key("gymtrace.response.body")
+	// GymtraceResponseBodySizeKey is the length of gymtrace.response.body in bytes.
+	GymtraceResponseBodySizeKey = attribute.Key("gymtrace.response.body.size")
+	// GymtraceResponseRawKey is response_raw: the decoded response text (SSE text for streams).
+	GymtraceResponseRawKey = attribute.Key("gymtrace.response.raw")
+	// GymtraceResponseRawSizeKey is the length of gymtrace.response.raw in bytes.
+	GymtraceResponseRawSizeKey = attribute.Key("gymtrace.response.raw.size")
+)
+
+// PayloadKeys lists the payload attributes and their size attributes, for stripping before OTLP export.
+var PayloadKeys = []attribute.Key{
+	GymtraceRequestBodyKey, GymtraceRequestRawKey, GymtraceResponseBodyKey, GymtraceResponseRawKey,
+}
+
+// Dialect values (gymtrace.dialect, the record's "dialect", SPEC §1.6).
+const (
+	DialectResponses = "responses"
+	DialectChat      = "chat"
+	DialectMessages  = "messages"
+)
+
+// ModelRefTypeResponsesAPIModels is the only model_ref.type value (SPEC §3.1).
+const ModelRefTypeResponsesAPIModels = "responses_api_models"
+
+// Error categories (SPEC §3.3 plus gymtrace's "cancelled", D3).
+const (
+	ErrorCategoryTimeout           = "timeout"
+	ErrorCategoryRateLimit         = "rate_limit"
+	ErrorCategoryAuth              = "auth"
+	ErrorCategoryNotFound          = "not_found"
+	ErrorCategoryClientError       = "client_error"
+	ErrorCategoryUpstreamError     = "upstream_error"
+	ErrorCategoryIncomplete        = "incomplete"
+	ErrorCategoryStreamTruncated   = "stream_truncated"
+	ErrorCategoryCaptureParseError = "capture_parse_error"
+	ErrorCategoryConnection        = "connection"
+	ErrorCategoryException         = "exception"
+	ErrorCategoryCancelled         = "cancelled"
+)
+
+// Capture gap codes of ng_model_call_capture (SPEC §5.3).
+const (
+	GapCaptureNoRecords          = "model_call_capture_no_records"
+	GapCaptureRecordsUnreadable  = "model_call_capture_records_unreadable"
+	GapCaptureIncomplete         = "model_call_capture_incomplete"
+	GapCaptureUnreadable         = "model_call_capture_unreadable"
+	GapMultimodalHistoryRedacted = "multimodal_history_redacted"
+)
+
+// ProviderForDialect returns the gen_ai.provider.name value for a dialect ("" when unknown).
+func ProviderForDialect(dialect string) string {
+	switch dialect {
+	case DialectResponses, DialectChat:
+		return GenAIProviderNameOpenAI
+	case DialectMessages:
+		return GenAIProviderNameAnthropic
+	}
+	return ""
+}
