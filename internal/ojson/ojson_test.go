@@ -460,6 +460,7 @@ func TestCollapseDuplicates(t *testing.T) {
 		{"nested in array", `[{"x":1,"x":2},{"y":1}]`, `[{"x":2},{"y":1}]`},
 		{"nested in object", `{"o":{"k":1,"k":{"z":1,"z":2}},"p":0}`, `{"o":{"k":{"z":2}},"p":0}`},
 		{"scalar", `"s"`, `"s"`},
+		{"large object (map path)", manyKeys(20, true), manyKeys(20, false)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -474,4 +475,26 @@ func TestCollapseDuplicates(t *testing.T) {
 			assert.True(t, py.Equal(got), "same as json.loads")
 		})
 	}
+}
+
+// manyKeys builds {"k0":0,...,"k<n-1>":n-1}, with a trailing duplicate "k0":"last" when dup, or
+// the collapsed form (k0 first, holding "last") when not.
+func manyKeys(n int, dup bool) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i == 0 && !dup {
+			b.WriteString(`"k0":"last"`)
+			continue
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":` + strconv.Itoa(i))
+	}
+	if dup {
+		b.WriteString(`,"k0":"last"`)
+	}
+	b.WriteString("}")
+	return b.String()
 }

@@ -38,18 +38,22 @@ const (
 
 type parser struct {
 	data     []byte
+	src      string // data as one string: strings and numbers without escapes are substrings of it
 	pos      int
 	depth    int
 	maxDepth int
 	mode     mode
-	out      []byte // modeCompact output
+	out      []byte   // modeCompact output
+	vstack   []Value  // elements of the arrays being read (exact-size slices are cut at the end)
+	mstack   []Member // members of the objects being read
 }
 
 // Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
 // invalid UTF-8, no raw control characters or lone surrogate escapes in strings), no NaN or
 // Infinity, integers within [math.MinInt64, math.MaxUint64], floats that do not overflow float64,
 // nesting at most [MaxDepth], and nothing but whitespace after the value. Objects keep key order
-// and duplicates; numbers keep their text. Errors are *SyntaxError.
+// and duplicates; numbers keep their text. The result's strings share one copy of data (data
+// itself is not retained). Errors are *SyntaxError.
 func Parse(data []byte) (Value, error) {
 	return ParseDepth(data, MaxDepth)
 }
@@ -101,6 +105,9 @@ func (p *parser) fail(msg string) error {
 }
 
 func (p *parser) document() (Value, error) {
+	if p.mode != modeCompact {
+		p.src = string(p.data)
+	}
 	p.skipWS()
 	v, err := p.value()
 	if err != nil {
@@ -195,7 +202,7 @@ func (p *parser) array() (Value, error) {
 	if p.mode == modeCompact {
 		p.out = append(p.out, '[')
 	}
-	var elems []Value
+	base := len(p.vstack)
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -207,7 +214,7 @@ func (p *parser) array() (Value, error) {
 				return Value{}, err
 			}
 			if p.mode != modeCompact {
-				elems = append(elems, v)
+				p.vstack = append(p.vstack, v)
 			}
 			p.skipWS()
 			if p.pos >= len(p.data) {
@@ -232,6 +239,10 @@ func (p *parser) array() (Value, error) {
 		p.out = append(p.out, ']')
 		return Value{}, nil
 	}
+	elems := make([]Value, len(p.vstack)-base)
+	copy(elems, p.vstack[base:])
+	clear(p.vstack[base:])
+	p.vstack = p.vstack[:base]
 	return Array(elems...), nil
 }
 
@@ -243,8 +254,8 @@ func (p *parser) object() (Value, error) {
 	if p.mode == modeCompact {
 		p.out = append(p.out, '{')
 	}
-	var members []Member
-	var index map[string]int // modePython: key → position in members
+	base := len(p.mstack)
+	var index map[string]int // modePython: key → position in p.mstack
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -273,16 +284,16 @@ func (p *parser) object() (Value, error) {
 			}
 			switch p.mode {
 			case modeStrict:
-				members = append(members, Member{Key: key, Value: v})
+				p.mstack = append(p.mstack, Member{Key: key, Value: v})
 			case modePython:
 				if i, dup := index[key]; dup {
-					members[i].Value = v
+					p.mstack[i].Value = v
 				} else {
 					if index == nil {
 						index = make(map[string]int)
 					}
-					index[key] = len(members)
-					members = append(members, Member{Key: key, Value: v})
+					index[key] = len(p.mstack)
+					p.mstack = append(p.mstack, Member{Key: key, Value: v})
 				}
 			}
 			p.skipWS()
@@ -308,6 +319,10 @@ func (p *parser) object() (Value, error) {
 		p.out = append(p.out, '}')
 		return Value{}, nil
 	}
+	members := make([]Member, len(p.mstack)-base)
+	copy(members, p.mstack[base:])
+	clear(p.mstack[base:])
+	p.mstack = p.mstack[:base]
 	return Object(members...), nil
 }
 
@@ -334,13 +349,13 @@ func (p *parser) str() (string, error) {
 		i += size
 	}
 	if i < len(p.data) && p.data[i] == '"' {
-		s := p.data[p.pos:i]
+		from := p.pos
 		p.pos = i + 1
 		if p.mode == modeCompact {
 			p.out = append(p.out, p.data[start:p.pos]...)
 			return "", nil
 		}
-		return string(s), nil
+		return p.src[from:i], nil
 	}
 	// Slow path.
 	var buf []byte
@@ -537,12 +552,12 @@ func (p *parser) number() (Value, error) {
 			p.out = append(p.out, text...)
 			return Value{}, nil
 		}
-		return Number(string(text)), nil
+		return Number(p.src[p.pos-len(text) : p.pos]), nil
 	}
 	// modePython
 	p.pos = end
 	if isInt {
-		s := string(text)
+		s := p.src[end-len(text) : end]
 		if s == "-0" {
 			s = "0"
 		}

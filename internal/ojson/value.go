@@ -332,17 +332,7 @@ func (v Value) CollapseDuplicates() Value {
 		}
 		return v
 	case KindObject:
-		dup := false
-		if len(v.obj) > 1 {
-			seen := make(map[string]struct{}, len(v.obj))
-			for _, m := range v.obj {
-				if _, ok := seen[m.Key]; ok {
-					dup = true
-					break
-				}
-				seen[m.Key] = struct{}{}
-			}
-		}
+		dup := hasDuplicateKeys(v.obj)
 		var out []Member
 		if dup {
 			index := make(map[string]int, len(v.obj))
@@ -376,6 +366,29 @@ func (v Value) CollapseDuplicates() Value {
 		return v
 	}
 	return v
+}
+
+// hasDuplicateKeys reports whether two members share a key (pairwise for small objects, which
+// are the common case, to avoid a map allocation).
+func hasDuplicateKeys(ms []Member) bool {
+	if len(ms) <= 16 {
+		for i := 1; i < len(ms); i++ {
+			for j := 0; j < i; j++ {
+				if ms[i].Key == ms[j].Key {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		if _, ok := seen[m.Key]; ok {
+			return true
+		}
+		seen[m.Key] = struct{}{}
+	}
+	return false
 }
 
 // sameBacking reports whether CollapseDuplicates returned its input unchanged (same slices).

@@ -1,0 +1,551 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// AttributeLookup reads span attributes by key. The SDK exporter implements it over
+// sdktrace.ReadOnlySpan attributes, the Collector exporter over pcommon.Map; it is the only thing
+// [ExchangeFromAttributes] needs from a span besides its start and end times.
+type AttributeLookup interface {
+	// Lookup returns the value of the attribute named key, and whether it is present.
+	Lookup(key string) (attribute.Value, bool)
+}
+
+// Problem is one payload attribute that could not be used whole: its record field is written as
+// null and the caller marks the rollout incomplete (DESIGN.md "Payloads travel on the span").
+type Problem struct {
+	// Key is the payload attribute, e.g. "gymtrace.request.body".
+	Key string
+	// Reason says what is wrong, e.g. "cut by an attribute limit: 1024 of 5000 bytes".
+	Reason string
+}
+
+// Problems lists the payload attributes [ExchangeFromAttributes] could not use.
+type Problems []Problem
+
+// Error joins the problems as "key: reason; key: reason" ("" when there are none).
+func (p Problems) Error() string {
+	var b strings.Builder
+	for i, q := range p {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(q.Key)
+		b.WriteString(": ")
+		b.WriteString(q.Reason)
+	}
+	return b.String()
+}
+
+// sizeKey returns the byte-size attribute of a payload attribute.
+func sizeKey(k attribute.Key) attribute.Key { return k + ".size" }
+
+// ExchangeAttributes returns the span attributes of a model-call record (SPEC §0 "Spans",
+// DESIGN.md "Spans follow the GenAI conventions", "Payloads travel on the span"):
+//
+//   - gen_ai.operation.name "chat"; gen_ai.provider.name from the dialect;
+//   - from the request object: gen_ai.request.model (a string model), gen_ai.request.stream (a
+//     boolean stream);
+//   - from the response object: gen_ai.response.id and gen_ai.response.model (strings),
+//     gen_ai.response.finish_reasons (every string finish reason: Anthropic stop_reason, each Chat
+//     choice's finish_reason, Responses incomplete_details.reason), and the gen_ai.usage.* token
+//     counts of SPEC §3.5, each only when known (never 0 for unknown);
+//   - gen_ai.response.time_to_first_chunk (seconds) when latency_ttft_ms is known;
+//   - http.response.status_code when known; error.type and gymtrace.error_category when the
+//     category is set;
+//   - gymtrace.model_call.id, gymtrace.dialect, gymtrace.model_ref.type/name (absent when model_ref
+//     is null), gymtrace.latency_ms, gymtrace.latency_ttft_ms (when known);
+//   - the payloads gymtrace.request.body / .raw and gymtrace.response.body / .raw, each with its
+//     ".size" attribute in bytes, present when the record's field is non-null.
+//
+// The rollout id, server.address/port, times and trace ids are not part of the record: callers
+// add the first two, the span carries the others. Together with the span's start and end times
+// these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly.
+func ExchangeAttributes(e *Exchange) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 32)
+	attrs = append(attrs,
+		semconv.GenAIOperationNameKey.String(semconv.GenAIOperationNameChat),
+		semconv.GymtraceModelCallIDKey.String(e.ModelCallID),
+		semconv.GymtraceDialectKey.String(e.Dialect),
+	)
+	if p := semconv.ProviderForDialect(e.Dialect); p != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(p))
+	}
+	if e.ModelRef != nil {
+		attrs = append(attrs,
+			semconv.GymtraceModelRefTypeKey.String(e.ModelRef.Type),
+			semconv.GymtraceModelRefNameKey.String(e.ModelRef.Name))
+	}
+	attrs = append(attrs, semconv.GymtraceLatencyMSKey.Float64(e.LatencyMS))
+	if e.LatencyTTFTMS != nil {
+		attrs = append(attrs,
+			semconv.GymtraceLatencyTTFTMSKey.Float64(*e.LatencyTTFTMS),
+			semconv.GenAIResponseTimeToFirstChunkKey.Float64(*e.LatencyTTFTMS/1000))
+	}
+	if e.StatusCode != nil {
+		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(*e.StatusCode))
+	}
+	if e.ErrorCategory != "" {
+		attrs = append(attrs,
+			semconv.GymtraceErrorCategoryKey.String(e.ErrorCategory),
+			semconv.ErrorTypeKey.String(e.ErrorCategory))
+	}
+	if e.Request != nil {
+		attrs = appendRequestAttributes(attrs, e.Request)
+	}
+	if e.Response != nil {
+		if resp, err := ojson.Parse(e.Response); err == nil {
+			attrs = appendResponseAttributes(attrs, resp)
+		}
+	}
+	attrs = appendPayload(attrs, semconv.GymtraceRequestBodyKey, e.Request)
+	if e.RequestRaw != nil {
+		attrs = appendPayloadString(attrs, semconv.GymtraceRequestRawKey, *e.RequestRaw)
+	}
+	attrs = appendPayload(attrs, semconv.GymtraceResponseBodyKey, e.Response)
+	if e.ResponseRaw != nil {
+		attrs = appendPayloadString(attrs, semconv.GymtraceResponseRawKey, *e.ResponseRaw)
+	}
+	return attrs
+}
+
+func appendPayload(attrs []attribute.KeyValue, k attribute.Key, b []byte) []attribute.KeyValue {
+	if b == nil {
+		return attrs
+	}
+	return appendPayloadString(attrs, k, string(b))
+}
+
+func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) []attribute.KeyValue {
+	return append(attrs, k.String(s), sizeKey(k).Int64(int64(len(s))))
+}
+
+// appendRequestAttributes adds gen_ai.request.model and gen_ai.request.stream from the request
+// object's top-level members. Requests can be large (whole conversations), so the object is scanned,
+// not parsed.
+func appendRequestAttributes(attrs []attribute.KeyValue, req []byte) []attribute.KeyValue {
+	var model, stream []byte
+	scanTopLevel(req, func(key, val []byte) {
+		switch {
+		case keyIs(key, "model"):
+			model = val
+		case keyIs(key, "stream"):
+			stream = val
+		}
+	})
+	if len(model) > 0 && model[0] == '"' {
+		if v, err := ojson.Parse(model); err == nil {
+			if s, ok := v.AsString(); ok {
+				attrs = append(attrs, semconv.GenAIRequestModelKey.String(s))
+			}
+		}
+	}
+	switch string(stream) {
+	case "true":
+		attrs = append(attrs, semconv.GenAIRequestStreamKey.Bool(true))
+	case "false":
+		attrs = append(attrs, semconv.GenAIRequestStreamKey.Bool(false))
+	}
+	return attrs
+}
+
+// keyIs reports whether the raw JSON string key decodes to name.
+func keyIs(key []byte, name string) bool {
+	if len(key) == len(name)+2 && string(key[1:len(key)-1]) == name {
+		return true
+	}
+	if bytes.IndexByte(key, '\\') < 0 {
+		return false
+	}
+	v, err := ojson.Parse(key)
+	if err != nil {
+		return false
+	}
+	s, _ := v.AsString()
+	return s == name
+}
+
+// scanTopLevel calls fn with the raw key (quotes included) and raw value text of each member of
+// obj, which must be valid JSON object text. Duplicate keys are reported in order, so the last call
+// for a key wins, as Python's json.loads and ojson's Get do.
+func scanTopLevel(obj []byte, fn func(key, val []byte)) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return
+		}
+		kEnd := skipString(obj, i)
+		key := obj[i:kEnd]
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := skipValue(obj, i)
+		fn(key, obj[i:vEnd])
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+func appendResponseAttributes(attrs []attribute.KeyValue, resp ojson.Value) []attribute.KeyValue {
+	if v, ok := resp.Get("id"); ok {
+		if s, ok := v.AsString(); ok {
+			attrs = append(attrs, semconv.GenAIResponseIDKey.String(s))
+		}
+	}
+	if v, ok := resp.Get("model"); ok {
+		if s, ok := v.AsString(); ok && s != "" {
+			attrs = append(attrs, semconv.GenAIResponseModelKey.String(s))
+		}
+	}
+	if fr := finishReasons(resp); len(fr) > 0 {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasonsKey.StringSlice(fr))
+	}
+	return appendUsageAttributes(attrs, resp)
+}
+
+// finishReasons collects the string finish reasons of a response object, in the order of SPEC §3.2
+// #9: Anthropic stop_reason, every Chat choice's finish_reason, Responses incomplete_details.reason.
+func finishReasons(resp ojson.Value) []string {
+	var out []string
+	if v, ok := resp.Get("stop_reason"); ok {
+		if s, ok := v.AsString(); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	if ch, ok := resp.Get("choices"); ok && ch.Kind() == ojson.KindArray {
+		for _, c := range ch.Elems() {
+			if v, ok := c.Get("finish_reason"); ok {
+				if s, ok := v.AsString(); ok && s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	if d, ok := resp.Get("incomplete_details"); ok {
+		if v, ok := d.Get("reason"); ok {
+			if s, ok := v.AsString(); ok && s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// ExchangeFromAttributes rebuilds a model-call record from its span: the attributes written by
+// [ExchangeAttributes] and the span's start and end times (started_at / completed_at =
+// [UnixSeconds], SPEC §0 "Durability contract"). TraceID and SpanID are left empty for the caller to
+// fill from the span context.
+//
+// Required attributes are gymtrace.model_call.id and gymtrace.dialect (strings) and
+// gymtrace.latency_ms (a float, or an integer); a missing or mistyped required attribute, or a
+// mistyped optional one, is an error naming the key. A payload that cannot be used whole — its
+// ".size" attribute disagrees with its length (cut by an attribute limit), its value is missing
+// while its size is present (stripped before export), or a body is not one strict JSON object —
+// is left null and reported in Problems; the caller writes the record and marks the rollout
+// incomplete. A payload without a size attribute is taken as whole.
+func ExchangeFromAttributes(a AttributeLookup, start, end time.Time) (Exchange, Problems, error) {
+	var e Exchange
+	var err error
+	if e.ModelCallID, err = requiredString(a, semconv.GymtraceModelCallIDKey); err != nil {
+		return Exchange{}, nil, err
+	}
+	if e.Dialect, err = requiredString(a, semconv.GymtraceDialectKey); err != nil {
+		return Exchange{}, nil, err
+	}
+	refType, hasType, err := optionalString(a, semconv.GymtraceModelRefTypeKey)
+	if err != nil {
+		return Exchange{}, nil, err
+	}
+	refName, hasName, err := optionalString(a, semconv.GymtraceModelRefNameKey)
+	if err != nil {
+		return Exchange{}, nil, err
+	}
+	switch {
+	case hasType && hasName:
+		e.ModelRef = &ModelRef{Type: refType, Name: refName}
+	case hasType || hasName:
+		return Exchange{}, nil, fmt.Errorf("capture attributes: %s and %s must be set together", semconv.GymtraceModelRefTypeKey, semconv.GymtraceModelRefNameKey)
+	}
+	e.StartedAt = UnixSeconds(start)
+	e.CompletedAt = UnixSeconds(end)
+	lat, ok, err := optionalFloat(a, semconv.GymtraceLatencyMSKey)
+	if err != nil {
+		return Exchange{}, nil, err
+	}
+	if !ok {
+		return Exchange{}, nil, fmt.Errorf("capture attributes: %s is required", semconv.GymtraceLatencyMSKey)
+	}
+	e.LatencyMS = lat
+	if ttft, ok, err := optionalFloat(a, semconv.GymtraceLatencyTTFTMSKey); err != nil {
+		return Exchange{}, nil, err
+	} else if ok {
+		e.LatencyTTFTMS = &ttft
+	}
+	if v, ok := a.Lookup(string(semconv.HTTPResponseStatusCodeKey)); ok {
+		if v.Type() != attribute.INT64 {
+			return Exchange{}, nil, typeError(semconv.HTTPResponseStatusCodeKey, v, "an integer")
+		}
+		n := v.AsInt64()
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return Exchange{}, nil, fmt.Errorf("capture attributes: %s = %d is not an HTTP status", semconv.HTTPResponseStatusCodeKey, n)
+		}
+		s := int(n)
+		e.StatusCode = &s
+	}
+	if e.ErrorCategory, _, err = optionalString(a, semconv.GymtraceErrorCategoryKey); err != nil {
+		return Exchange{}, nil, err
+	}
+
+	var problems Problems
+	for _, f := range []struct {
+		k   attribute.Key
+		obj *json.RawMessage
+		raw **string
+	}{
+		{semconv.GymtraceRequestBodyKey, &e.Request, nil},
+		{semconv.GymtraceRequestRawKey, nil, &e.RequestRaw},
+		{semconv.GymtraceResponseBodyKey, &e.Response, nil},
+		{semconv.GymtraceResponseRawKey, nil, &e.ResponseRaw},
+	} {
+		s, ok, err := payloadAttr(a, f.k, &problems)
+		switch {
+		case err != nil:
+			return Exchange{}, nil, err
+		case !ok:
+		case f.obj != nil:
+			*f.obj = objectText(s, f.k, &problems)
+		default:
+			*f.raw = &s
+		}
+	}
+	return e, problems, nil
+}
+
+// payloadAttr reads a payload attribute and checks it against its size attribute.
+func payloadAttr(a AttributeLookup, k attribute.Key, problems *Problems) (string, bool, error) {
+	v, hasValue := a.Lookup(string(k))
+	if hasValue && v.Type() != attribute.STRING {
+		return "", false, typeError(k, v, "a string")
+	}
+	sz, hasSize := a.Lookup(string(sizeKey(k)))
+	if hasSize && sz.Type() != attribute.INT64 {
+		return "", false, typeError(sizeKey(k), sz, "an integer")
+	}
+	switch {
+	case !hasValue && !hasSize:
+		return "", false, nil
+	case !hasValue:
+		*problems = append(*problems, Problem{Key: string(k), Reason: fmt.Sprintf("missing although %s is %d", sizeKey(k), sz.AsInt64())})
+		return "", false, nil
+	case hasSize && int64(len(v.AsString())) != sz.AsInt64():
+		*problems = append(*problems, Problem{Key: string(k), Reason: fmt.Sprintf("cut by an attribute limit: %d of %d bytes", len(v.AsString()), sz.AsInt64())})
+		return "", false, nil
+	}
+	return v.AsString(), true, nil
+}
+
+// objectText returns s as a record object (compact strict JSON object text, SPEC §0 D6), or nil and
+// a problem when it is not one.
+func objectText(s string, k attribute.Key, problems *Problems) []byte {
+	if len(s) == 0 || s[0] != '{' {
+		*problems = append(*problems, Problem{Key: string(k), Reason: "not a JSON object"})
+		return nil
+	}
+	out, err := ojson.CompactDepth(make([]byte, 0, len(s)), []byte(s), PayloadMaxDepth)
+	if err != nil {
+		*problems = append(*problems, Problem{Key: string(k), Reason: "not a JSON object: " + err.Error()})
+		return nil
+	}
+	return out
+}
+
+func requiredString(a AttributeLookup, k attribute.Key) (string, error) {
+	s, ok, err := optionalString(a, k)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("capture attributes: %s is required", k)
+	}
+	return s, nil
+}
+
+func optionalString(a AttributeLookup, k attribute.Key) (string, bool, error) {
+	v, ok := a.Lookup(string(k))
+	if !ok {
+		return "", false, nil
+	}
+	if v.Type() != attribute.STRING {
+		return "", false, typeError(k, v, "a string")
+	}
+	return v.AsString(), true, nil
+}
+
+func optionalFloat(a AttributeLookup, k attribute.Key) (float64, bool, error) {
+	v, ok := a.Lookup(string(k))
+	if !ok {
+		return 0, false, nil
+	}
+	switch v.Type() {
+	case attribute.FLOAT64:
+		f := v.AsFloat64()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, false, fmt.Errorf("capture attributes: %s = %v is not a finite number", k, f)
+		}
+		return f, true, nil
+	case attribute.INT64:
+		return float64(v.AsInt64()), true, nil
+	}
+	return 0, false, typeError(k, v, "a number")
+}
+
+func typeError(k attribute.Key, v attribute.Value, want string) error {
+	return fmt.Errorf("capture attributes: %s must be %s, got %s", k, want, strings.ToLower(v.Type().String()))
+}
+
+// errNoTime is returned by TimeFromUnixSeconds for values that are not finite.
+var errNoTime = errors.New("not a finite time")
+
+var nanosPerSecond = big.NewRat(1e9, 1)
+
+// UnixSeconds returns t as UTC Unix seconds: t.UnixNano() / 1e9 computed exactly and rounded once to
+// the nearest float64 (SPEC §0 "Durability contract": the reference's time.time() float), so
+// times with few decimal digits stay exact (…201.25 s is 201.25, not 201.24999997).
+func UnixSeconds(t time.Time) float64 {
+	ns := t.UnixNano()
+	if ns%1e9 == 0 {
+		return float64(ns / 1e9)
+	}
+	f, _ := new(big.Rat).SetFrac64(ns, 1e9).Float64()
+	return f
+}
+
+// TimeFromUnixSeconds returns the time, at nanosecond resolution, whose [UnixSeconds] is sec (the
+// nearest nanosecond to sec's exact value). It is the inverse used to replay recorded times.
+func TimeFromUnixSeconds(sec float64) (time.Time, error) {
+	if math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return time.Time{}, fmt.Errorf("capture: %s: %w", strconv.FormatFloat(sec, 'g', -1, 64), errNoTime)
+	}
+	r := new(big.Rat).SetFloat64(sec)
+	r.Mul(r, nanosPerSecond)
+	// Round half away from zero to an integer number of nanoseconds.
+	n := new(big.Int).Quo(r.Num(), r.Denom())
+	rem := new(big.Rat).Sub(r, new(big.Rat).SetInt(n))
+	half := big.NewRat(1, 2)
+	if rem.Sign() > 0 && rem.Cmp(half) >= 0 {
+		n.Add(n, big.NewInt(1))
+	} else if rem.Sign() < 0 && rem.Cmp(new(big.Rat).Neg(half)) <= 0 {
+		n.Sub(n, big.NewInt(1))
+	}
+	if !n.IsInt64() {
+		return time.Time{}, fmt.Errorf("capture: %s seconds is out of range", strconv.FormatFloat(sec, 'g', -1, 64))
+	}
+	return time.Unix(0, n.Int64()).UTC(), nil
+}
+
+// appendUsageAttributes adds the gen_ai.usage.* counts of the response's usage (SPEC §3.5 rules:
+// input includes Anthropic cache reads and writes; cache_read is the cached-token count), each only
+// when known.
+func appendUsageAttributes(attrs []attribute.KeyValue, resp ojson.Value) []attribute.KeyValue {
+	usage, ok := resp.Get("usage")
+	if !ok {
+		return attrs
+	}
+	st := extractTokenStats(usage)
+	for _, c := range []struct {
+		k attribute.Key
+		v *int64
+	}{
+		{semconv.GenAIUsageInputTokensKey, st.TokensIn},
+		{semconv.GenAIUsageOutputTokensKey, st.TokensOut},
+		{semconv.GenAIUsageCacheReadInputTokensKey, st.CachedTokens},
+		{semconv.GenAIUsageCacheCreationInputTokensKey, st.CacheCreationTokens},
+		{semconv.GenAIUsageReasoningOutputTokensKey, st.TokensReasoning},
+	} {
+		if c.v != nil {
+			attrs = append(attrs, c.k.Int64(*c.v))
+		}
+	}
+	return attrs
+}

@@ -1,0 +1,68 @@
+package capture
+
+import (
+	"encoding/json"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// PayloadMaxDepth is the deepest nesting a request or response body may have to be stored as an
+// object; deeper bodies are kept as text in request_raw/response_raw. It keeps every capture line
+// within the nesting Gym's reader accepts (the line adds one level; orjson reads at most 1024), and
+// it is also about where the reference's own json.loads gives up (SPEC §8 #35).
+const PayloadMaxDepth = 1000
+
+// RequestPayload splits a request body into the record's request/request_raw pair (SPEC §3.1,
+// §0 D6):
+//   - empty body → (nil, nil): request null, no request_raw;
+//   - a strict JSON object (RFC 8259, UTF-8 without BOM, no NaN/Infinity, 64-bit integers, nesting
+//     at most [PayloadMaxDepth]) → (the body with only insignificant whitespace removed, nil);
+//   - anything else (not JSON, JSON that is not an object, non-strict JSON) → (nil, the body decoded
+//     as UTF-8 with U+FFFD replacement, see [RawText]).
+func RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
+	return payload(body)
+}
+
+// ResponsePayload is [RequestPayload] for a non-streamed response body (SPEC §3.1 #11/#13, D6).
+// Streams are the caller's business: a reassembled SSE response is the object, and the full SSE
+// text always goes to response_raw ([RawText]) whenever the body is non-empty (SPEC §3.1 #13). On
+// the exception path (SPEC §4.7) the caller stores only [RawText] and leaves the response null.
+func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
+	return payload(body)
+}
+
+func payload(body []byte) (json.RawMessage, *string) {
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if first := firstNonSpace(body); first == '{' {
+		obj, err := ojson.CompactDepth(make([]byte, 0, len(body)), body, PayloadMaxDepth)
+		if err == nil {
+			return obj, nil
+		}
+	}
+	return nil, RawText(body)
+}
+
+// firstNonSpace returns the first byte after JSON whitespace, or 0.
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// RawText returns body decoded as UTF-8 with each ill-formed sequence replaced by U+FFFD the way
+// Python's bytes.decode("utf-8", "replace") does (SPEC §3.1 request_raw/response_raw); nil for an
+// empty body.
+func RawText(body []byte) *string {
+	if len(body) == 0 {
+		return nil
+	}
+	s := ojson.DecodeUTF8(body)
+	return &s
+}

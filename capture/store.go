@@ -1,0 +1,486 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// File name suffixes of the store layout (SPEC §2.1): <root>/<rollout_id>.capture.jsonl holds the
+// records, <root>/<rollout_id>.capture.incomplete is the empty marker meaning "at least one write for
+// this rollout failed".
+const (
+	CaptureFileSuffix = ".capture.jsonl"
+	MarkerFileSuffix  = ".capture.incomplete"
+)
+
+// Default permissions of what the store creates (DESIGN.md "Security"); the process umask still applies.
+const (
+	DefaultDirMode  fs.FileMode = 0o700
+	DefaultFileMode fs.FileMode = 0o600
+)
+
+// maxBatchLines bounds how many queued lines one group commit takes (the rest go to the next commit),
+// so one writev never exceeds the kernel's iovec limit (one extra buffer for the D7 repair newline).
+const maxBatchLines = maxIOV - 1
+
+// maxReopen bounds how often one commit reopens a capture file that was unlinked (by Clear) between
+// its open and its lock.
+const maxReopen = 8
+
+// ErrInvalidRolloutID is wrapped by every error about a rollout id that is not a safe file name
+// (SPEC §2.2). Its text is Gym's ValueError text, so messages read `Invalid rollout id: '<repr>' ...`.
+var ErrInvalidRolloutID = errors.New("Invalid rollout id") //nolint:staticcheck // Gym's exact message (SPEC §2.2)
+
+// ValidateRolloutID checks id as a capture file name (SPEC §2.2): valid iff it is non-empty and
+// every character is an ASCII letter, an ASCII digit, '.', '_' or '-'. Leading '.', '_' or '-' are
+// allowed (".." is valid and names the file "...capture.jsonl"); this is looser than the explicit-id
+// pattern of SPEC §1.1. The error wraps [ErrInvalidRolloutID]; its message starts with Gym's
+// `Invalid rollout id: '<id as Python repr>'` and then names the rule.
+func ValidateRolloutID(id string) error {
+	if id != "" {
+		ok := true
+		for i := 0; i < len(id); i++ {
+			if !isIDByte(id[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s (want one or more ASCII letters, digits, '.', '_' or '-')",
+		ErrInvalidRolloutID, pythonRepr(id))
+}
+
+func isIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-'
+}
+
+// pythonRepr renders s the way Python's repr(str) does: single quotes unless s contains a single
+// quote and no double quote; backslash, the chosen quote, \t, \n and \r escaped; other non-printable
+// characters as \xNN, \uNNNN or \UNNNNNNNN; printable non-ASCII kept as is. Invalid UTF-8 bytes
+// (which a Python str cannot hold) are written as \xNN.
+func pythonRepr(s string) string {
+	quote := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(quote)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			i++
+			continue
+		}
+		i += size
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(quote):
+			b.WriteByte('\\')
+			b.WriteByte(quote)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x80 && r >= 0x20 && r != 0x7f:
+			b.WriteRune(r)
+		case r >= 0x80 && unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte(quote)
+	return b.String()
+}
+
+// StoreOption configures a [Store] built by [NewStore].
+type StoreOption interface {
+	apply(*storeConfig)
+}
+
+type storeConfig struct {
+	dirMode  fs.FileMode
+	fileMode fs.FileMode
+	syncHook func(path string) error
+}
+
+type storeOptionFunc func(*storeConfig)
+
+func (f storeOptionFunc) apply(c *storeConfig) { f(c) }
+
+// WithDirMode sets the permission bits used when [NewStore] creates the capture directory and any
+// missing parents (default [DefaultDirMode], 0700; the process umask applies). Existing directories
+// are left as they are.
+func WithDirMode(mode fs.FileMode) StoreOption {
+	return storeOptionFunc(func(c *storeConfig) { c.dirMode = mode.Perm() })
+}
+
+// WithFileMode sets the permission bits of the capture files and markers the store creates
+// (default [DefaultFileMode], 0600; the process umask applies). Existing files keep their mode.
+func WithFileMode(mode fs.FileMode) StoreOption {
+	return storeOptionFunc(func(c *storeConfig) { c.fileMode = mode.Perm() })
+}
+
+// WithSyncHook installs a function called with the capture file's path once per group commit, after
+// the batch was written and while the file's exclusive flock is held, right before fsync. If it
+// returns an error the fsync is skipped and every [Store.Append] of the batch returns that error.
+// It is meant for tests (a slow or blocking fsync, counting commits, injecting failures); default none.
+// The hook may be called from many goroutines at once (one per file being committed).
+func WithSyncHook(hook func(path string) error) StoreOption {
+	return storeOptionFunc(func(c *storeConfig) { c.syncHook = hook })
+}
+
+// Store is a capture directory (SPEC §2): one flat directory holding, per rollout id, the append-only
+// record file <id>.capture.jsonl and the marker <id>.capture.incomplete.
+//
+// Appends are durable (flock LOCK_EX, write, fsync) and group-committed: concurrent Appends to the same
+// file from this process share one lock, one write and one fsync; different files never wait for each
+// other. Other processes (including Gym's Python writers and readers) are excluded by BSD flock.
+//
+// A Store holds no open files and starts no goroutines, so it needs no Close. It is safe for
+// concurrent use by multiple goroutines.
+type Store struct {
+	dir string
+	cfg storeConfig
+
+	mu    sync.Mutex            // guards files; never held across I/O
+	files map[string]*fileQueue // capture path -> in-process append queue, present while in use
+}
+
+// NewStore returns the store rooted at dir, creating dir and missing parents (mkdir -p, SPEC §2.1)
+// with the directory mode (default 0700, [WithDirMode]). dir must be an absolute path (SPEC §7); it is
+// used as given, without "~" expansion. The error names dir and the rule, or wraps the mkdir failure.
+func NewStore(dir string, opts ...StoreOption) (*Store, error) {
+	cfg := storeConfig{dirMode: DefaultDirMode, fileMode: DefaultFileMode}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("capture store: directory %q must be an absolute path", dir)
+	}
+	if err := os.MkdirAll(dir, cfg.dirMode); err != nil {
+		return nil, fmt.Errorf("capture store: create directory %q: %w", dir, err)
+	}
+	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue)}, nil
+}
+
+// Dir returns the store's root directory exactly as given to [NewStore].
+func (s *Store) Dir() string { return s.dir }
+
+// CapturePath returns <dir>/<id>.capture.jsonl after validating id ([ValidateRolloutID]).
+func (s *Store) CapturePath(id string) (string, error) {
+	if err := ValidateRolloutID(id); err != nil {
+		return "", err
+	}
+	return s.capturePath(id), nil
+}
+
+// MarkerPath returns <dir>/<id>.capture.incomplete after validating id ([ValidateRolloutID]).
+func (s *Store) MarkerPath(id string) (string, error) {
+	if err := ValidateRolloutID(id); err != nil {
+		return "", err
+	}
+	return s.markerPath(id), nil
+}
+
+func (s *Store) capturePath(id string) string { return filepath.Join(s.dir, id+CaptureFileSuffix) }
+func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+MarkerFileSuffix) }
+
+// Append durably appends one record line to id's capture file (SPEC §2.3, §0 D7, DESIGN.md
+// "Durability before completion"). line must be one complete JSON object text ending in "\n" with no
+// other newline (the output of the record encoder); anything else is refused before any I/O.
+//
+// The file is opened in append mode (created with the file mode if missing), locked with
+// flock(LOCK_EX), repaired if its last byte is not "\n" (D7: a "\n" is written first so a torn line
+// from a crashed writer stays one unreadable line), written with one writev, fsynced, unlocked and
+// closed. When the file was created, its directory is fsynced too. Concurrent Appends to the same file
+// within this process are batched into one such commit; Append returns nil only after its own line is
+// on stable storage, or returns the commit's error (then the line may or may not be in the file;
+// callers mark the rollout incomplete). A batch whose write fails is cut back to the file's previous
+// length, so no partial line of ours stays behind.
+//
+// ctx is checked once before the line is queued (an already cancelled ctx returns its error and
+// writes nothing); once queued, the write is never abandoned, so the result always tells whether the
+// line is durable. Callers run it on a detached context (context.WithoutCancel). Safe for concurrent use.
+func (s *Store) Append(ctx context.Context, id string, line []byte) error {
+	if err := ValidateRolloutID(id); err != nil {
+		return fmt.Errorf("capture append: %w", err)
+	}
+	if err := checkLine(line); err != nil {
+		return fmt.Errorf("capture append %s: %w", id, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("capture append %s: %w", id, err)
+	}
+	path := s.capturePath(id)
+	q := s.acquire(path)
+	defer s.release(path, q)
+	if err := q.append(s, path, line); err != nil {
+		return fmt.Errorf("capture append %s: %w", id, err)
+	}
+	return nil
+}
+
+// checkLine enforces Append's contract on line.
+func checkLine(line []byte) error {
+	n := len(line)
+	if n < 3 || line[0] != '{' || line[n-2] != '}' || line[n-1] != '\n' {
+		return errors.New(`line must be one JSON object ending in "}\n"`)
+	}
+	if i := bytes.IndexByte(line[:n-1], '\n'); i >= 0 {
+		return fmt.Errorf(`line must hold exactly one record: newline at byte %d`, i)
+	}
+	return nil
+}
+
+// fileQueue is the in-process group-commit state of one capture file.
+type fileQueue struct {
+	refs int // Appends using this queue; guarded by Store.mu
+
+	mu      sync.Mutex
+	pending []*appendReq // queued, not yet taken by a committer; pending[0] leads next
+	busy    bool         // a committer is running (or has been handed the lead)
+}
+
+// appendReq is one queued line. wake receives exactly one signal: either the request was committed
+// (done, err set) or it was handed the lead of the next commit (lead set).
+type appendReq struct {
+	line []byte
+	wake chan struct{}
+	lead bool
+	done bool
+	err  error
+}
+
+func (s *Store) acquire(path string) *fileQueue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.files[path]
+	if q == nil {
+		q = &fileQueue{}
+		s.files[path] = q
+	}
+	q.refs++
+	return q
+}
+
+func (s *Store) release(path string, q *fileQueue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q.refs--
+	if q.refs == 0 {
+		delete(s.files, path)
+	}
+}
+
+// append queues line and either waits for a committer to write it or becomes the committer. The first
+// request that finds no committer running leads; when a leader finishes it hands the lead to the
+// oldest request still queued, so every request waits for at most the commit in flight plus its own.
+func (q *fileQueue) append(s *Store, path string, line []byte) error {
+	req := &appendReq{line: line, wake: make(chan struct{}, 1)}
+	q.mu.Lock()
+	q.pending = append(q.pending, req)
+	if q.busy {
+		q.mu.Unlock()
+		<-req.wake
+		q.mu.Lock()
+		if req.done {
+			err := req.err
+			q.mu.Unlock()
+			return err
+		}
+		// Handed the lead: req is pending[0].
+	}
+	q.busy = true
+	n := min(len(q.pending), maxBatchLines)
+	batch := make([]*appendReq, n)
+	copy(batch, q.pending)
+	q.pending = append(q.pending[:0], q.pending[n:]...)
+	q.mu.Unlock()
+
+	err := s.commit(path, batch)
+
+	q.mu.Lock()
+	for _, r := range batch {
+		if r != req {
+			r.done, r.err = true, err
+			r.wake <- struct{}{}
+		}
+	}
+	if len(q.pending) > 0 {
+		next := q.pending[0]
+		next.lead = true
+		next.wake <- struct{}{}
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	return err
+}
+
+// commit writes the batch's lines to path under flock(LOCK_EX) with one writev and one fsync.
+func (s *Store) commit(path string, batch []*appendReq) (err error) {
+	fd, created, err := s.openLocked(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Unlock explicitly before close (close would release it too).
+		if cerr := errors.Join(pathErr("unlock", path, flock(fd, unix.LOCK_UN)), pathErr("close", path, closeFile(fd))); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	size, _, err := fstat(fd)
+	if err != nil {
+		return pathErr("stat", path, err)
+	}
+	bufs := make([][]byte, 0, len(batch)+1)
+	if size > 0 {
+		last, err := lastByte(fd, size)
+		if err != nil {
+			return pathErr("read", path, err)
+		}
+		if last != '\n' {
+			bufs = append(bufs, newline) // D7: keep the torn line apart from ours
+		}
+	}
+	for _, r := range batch {
+		bufs = append(bufs, r.line)
+	}
+	if err := writeAll(fd, bufs); err != nil {
+		// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
+		return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
+	}
+	if s.cfg.syncHook != nil {
+		if err := s.cfg.syncHook(path); err != nil {
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
+	}
+	if err := fsync(fd); err != nil {
+		return pathErr("fsync", path, err)
+	}
+	if created {
+		if err := syncDir(s.dir); err != nil {
+			return pathErr("fsync", s.dir, err)
+		}
+	}
+	return nil
+}
+
+var newline = []byte{'\n'}
+
+// openLocked opens path for appending (creating it if missing) and takes flock(LOCK_EX). If the file
+// was unlinked between open and lock (a concurrent Clear), it reopens, so a record is never written
+// into a removed file. created reports whether this call created the file.
+func (s *Store) openLocked(path string) (fd int, created bool, err error) {
+	for range maxReopen {
+		created = false
+		fd, err = openFile(path, unix.O_RDWR|unix.O_APPEND, 0)
+		if isNotExist(err) {
+			fd, err = openFile(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT, uint32(s.cfg.fileMode))
+			created = err == nil
+		}
+		if err != nil {
+			return -1, false, pathErr("open", path, err)
+		}
+		if err = flock(fd, unix.LOCK_EX); err != nil {
+			return -1, false, errors.Join(pathErr("flock", path, err), closeFile(fd))
+		}
+		_, nlink, err := fstat(fd)
+		if err != nil {
+			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
+		}
+		if nlink > 0 {
+			return fd, created, nil
+		}
+		if err := closeFile(fd); err != nil {
+			return -1, false, pathErr("close", path, err)
+		}
+	}
+	return -1, false, fmt.Errorf("open %s: file keeps being removed while locking (%d attempts)", path, maxReopen)
+}
+
+// pathErr wraps a syscall error with the operation and path (nil stays nil).
+func pathErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// MarkIncomplete creates id's empty marker file <id>.capture.incomplete (SPEC §2.6; an existing marker
+// is kept) and fsyncs the directory so the marker survives a crash. Safe for concurrent use.
+func (s *Store) MarkIncomplete(id string) error {
+	if err := ValidateRolloutID(id); err != nil {
+		return fmt.Errorf("capture mark incomplete: %w", err)
+	}
+	path := s.markerPath(id)
+	fd, err := openFile(path, unix.O_WRONLY|unix.O_CREAT, uint32(s.cfg.fileMode))
+	if err != nil {
+		return fmt.Errorf("capture mark incomplete: %w", pathErr("open", path, err))
+	}
+	if err := closeFile(fd); err != nil {
+		return fmt.Errorf("capture mark incomplete: %w", pathErr("close", path, err))
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("capture mark incomplete: %w", pathErr("fsync", s.dir, err))
+	}
+	return nil
+}
+
+// IsIncomplete reports whether id's marker file exists (SPEC §2.6). A failing stat other than
+// "does not exist" is returned as an error.
+func (s *Store) IsIncomplete(id string) (bool, error) {
+	if err := ValidateRolloutID(id); err != nil {
+		return false, fmt.Errorf("capture is incomplete: %w", err)
+	}
+	ok, err := statExists(s.markerPath(id))
+	if err != nil {
+		return false, fmt.Errorf("capture is incomplete: %w", pathErr("stat", s.markerPath(id), err))
+	}
+	return ok, nil
+}
+
+// HasCapture reports whether id's capture file or its marker exists: the test by which SPEC §2.6's
+// _store_for_rollout picks the first store of a rollout. A failing stat other than "does not exist"
+// is returned as an error.
+func (s *Store) HasCapture(id string) (bool, error) {
+	if err := ValidateRolloutID(id); err != nil {
+		return false, fmt.Errorf("capture lookup: %w", err)
+	}
+	for _, p := range []string{s.capturePath(id), s.markerPath(id)} {
+		ok, err := statExists(p)
+		if err != nil {
+			return false, fmt.Errorf("capture lookup: %w", pathErr("stat", p, err))
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}

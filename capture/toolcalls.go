@@ -1,0 +1,192 @@
+package capture
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// ToolCall is one tool call the model made, as SPEC §3.6 extracts it. Each field is compact JSON
+// text of ANY JSON value, because the reference copies them from the response unchecked: CallID
+// and Name are usually strings but may be null or anything the provider sent; Arguments is usually
+// an object but may be any value (a JSON string argument that parses to a list gives that list).
+// Dumped with keys call_id, name, arguments in that order.
+type ToolCall struct {
+	CallID    json.RawMessage
+	Name      json.RawMessage
+	Arguments json.RawMessage
+}
+
+func (tc *ToolCall) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"call_id":`...)
+	dst = appendRaw(dst, tc.CallID)
+	dst = append(dst, `,"name":`...)
+	dst = appendRaw(dst, tc.Name)
+	dst = append(dst, `,"arguments":`...)
+	dst = appendRaw(dst, tc.Arguments)
+	return append(dst, '}')
+}
+
+func newToolCall(callID, name, args ojson.Value) ToolCall {
+	return ToolCall{
+		CallID:    callID.AppendJSON(nil),
+		Name:      name.AppendJSON(nil),
+		Arguments: args.AppendJSON(nil),
+	}
+}
+
+// get is Python's d.get(key): the value, or null when missing (or when d is not an object).
+func get(d ojson.Value, key string) ojson.Value {
+	v, _ := d.Get(key)
+	return v
+}
+
+// or is Python's `a or b`.
+func or(a, b ojson.Value) ojson.Value {
+	if a.Truthy() {
+		return a
+	}
+	return b
+}
+
+// iterOrEmpty returns the objects Python's `for x in (v or [])` would visit. Iterating a string
+// (characters) or an object (keys) never yields an object, so those give nothing; iterating a
+// truthy number or boolean raises TypeError in the reference, which makes the record unbuildable.
+func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
+	if !v.Truthy() {
+		return nil, nil
+	}
+	switch v.Kind() {
+	case ojson.KindArray:
+		return v.Elems(), nil
+	case ojson.KindString, ojson.KindObject:
+		return nil, nil
+	}
+	pyType := "int"
+	if _, isBool := v.AsBool(); isBool {
+		pyType = "bool"
+	} else if !v.IsInteger() {
+		pyType = "float"
+	}
+	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, pyType)
+}
+
+// asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
+// with Python json.loads semantics (any JSON value), or {"_raw": s} when that fails (including "");
+// anything else {}.
+func asArguments(v ojson.Value) ojson.Value {
+	switch v.Kind() {
+	case ojson.KindObject:
+		return v
+	case ojson.KindString:
+		s, _ := v.AsString()
+		parsed, err := ojson.ParsePython([]byte(s))
+		if err != nil {
+			return ojson.Object(ojson.Member{Key: "_raw", Value: v})
+		}
+		return parsed
+	}
+	return ojson.Object()
+}
+
+// joinReasoning is `"\n".join(parts) or None`.
+func joinReasoning(parts []string) *string {
+	s := strings.Join(parts, "\n")
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// toolCallsAndReasoning is the reference's _tool_calls_and_reasoning (SPEC §3.6): shape-driven,
+// the first matching shape wins — output list (Responses), choices list (Chat), content list
+// (Anthropic) — else no tool calls and no reasoning. The only error is the reference's TypeError on
+// iterating a truthy number or boolean (a reasoning summary, or a chat message's tool_calls), which
+// makes the record unbuildable (SPEC §9 #10).
+func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
+	calls := []ToolCall{}
+	var reasoning []string
+
+	if output := get(response, "output"); output.Kind() == ojson.KindArray { // Responses
+		for _, item := range output.Elems() {
+			if item.Kind() != ojson.KindObject {
+				continue
+			}
+			typ, _ := get(item, "type").AsString()
+			switch typ {
+			case "function_call":
+				calls = append(calls, newToolCall(
+					or(get(item, "call_id"), get(item, "id")),
+					get(item, "name"),
+					asArguments(get(item, "arguments")),
+				))
+			case "reasoning":
+				summaries, err := iterOrEmpty(get(item, "summary"), "output[].summary")
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, sm := range summaries {
+					if sm.Kind() != ojson.KindObject {
+						continue
+					}
+					if text, ok := get(sm, "text").AsString(); ok && text != "" {
+						reasoning = append(reasoning, text)
+					}
+				}
+			}
+		}
+		return calls, joinReasoning(reasoning), nil
+	}
+
+	if choices := get(response, "choices"); choices.Kind() == ojson.KindArray { // Chat Completions
+		for _, choice := range choices.Elems() {
+			if choice.Kind() != ojson.KindObject {
+				continue
+			}
+			message := get(choice, "message")
+			if message.Kind() != ojson.KindObject {
+				continue
+			}
+			tcs, err := iterOrEmpty(get(message, "tool_calls"), "choices[].message.tool_calls")
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, tc := range tcs {
+				if tc.Kind() != ojson.KindObject {
+					continue
+				}
+				fn := or(get(tc, "function"), ojson.Object())
+				if fn.Kind() != ojson.KindObject {
+					fn = ojson.Object()
+				}
+				calls = append(calls, newToolCall(get(tc, "id"), get(fn, "name"), asArguments(get(fn, "arguments"))))
+			}
+			text := or(get(message, "reasoning_content"), get(message, "reasoning"))
+			if s, ok := text.AsString(); ok && s != "" {
+				reasoning = append(reasoning, s)
+			}
+		}
+		return calls, joinReasoning(reasoning), nil
+	}
+
+	if content := get(response, "content"); content.Kind() == ojson.KindArray { // Anthropic Messages
+		for _, block := range content.Elems() {
+			if block.Kind() != ojson.KindObject {
+				continue
+			}
+			typ, _ := get(block, "type").AsString()
+			switch typ {
+			case "tool_use":
+				calls = append(calls, newToolCall(get(block, "id"), get(block, "name"), or(get(block, "input"), ojson.Object())))
+			case "thinking", "redacted_thinking":
+				if s, ok := get(block, "thinking").AsString(); ok {
+					reasoning = append(reasoning, s)
+				}
+			}
+		}
+		return calls, joinReasoning(reasoning), nil
+	}
+
+	return calls, nil, nil
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/rollouts"
+)
+
+func init() { commands = append(commands, newAttachCmd) }
+
+// maxReported bounds how many malformed rows and how many rollouts per capture problem `attach`
+// lists on stderr; the rest are counted.
+const maxReported = 20
+
+// newAttachCmd builds `gymtrace attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl
+// [--include-payloads]` (SPEC §5.5 step 2 over a rollout file, see rollouts.Attach).
+func newAttachCmd() *cobra.Command {
+	var dir, input, output string
+	var payloads bool
+	cmd := &cobra.Command{
+		Use:   "attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads]",
+		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
+		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
+_ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
+ng_model_call_capture: its calls, metrics and capture gaps (SPEC §5.1-§5.3). An existing
+ng_model_call_capture is replaced in place; every other key keeps its position and its exact JSON
+text. Rows without an id are copied unchanged. Payloads (request, response, request_raw,
+response_raw) are included only with --include-payloads, and never for a row whose ng_trajectory or
+ng_agent_observations has a multimodal_history_redacted gap.
+
+OUT.jsonl is written atomically (a temporary file in its directory, then renamed) and must differ
+from ROLLOUTS.jsonl. A row that is not a JSON object or has a malformed rollout id is copied
+unchanged and reported with its line number; the command then exits 1 after writing OUT.jsonl.
+Rollouts without capture records, with damaged capture lines or marked incomplete are reported on
+stderr (exit 0).`,
+		Args: noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkCaptureDir(dir); err != nil {
+				return err
+			}
+			if err := requireStringFlag(inputFlag, input); err != nil {
+				return err
+			}
+			if err := requireStringFlag(outputFlag, output); err != nil {
+				return err
+			}
+			if same, err := samePath(input, output); err != nil {
+				return err
+			} else if same {
+				return usageErrorf("--%s %q and --%s %q are the same file; write the output elsewhere", outputFlag, output, inputFlag, input)
+			}
+			store, err := existingCaptureStore(dir)
+			if err != nil {
+				return fmt.Errorf("attach: %w", err)
+			}
+			return runAttach(cmd, store, input, output, payloads)
+		},
+	}
+	addCaptureDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
+	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
+	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
+	return cmd
+}
+
+// samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
+// existing and the same file (a link or another spelling).
+func samePath(a, b string) (bool, error) {
+	absA, err := filepath.Abs(a)
+	if err != nil {
+		return false, fmt.Errorf("attach: %w", err)
+	}
+	absB, err := filepath.Abs(b)
+	if err != nil {
+		return false, fmt.Errorf("attach: %w", err)
+	}
+	if absA == absB {
+		return true, nil
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
+}
+
+// runAttach attaches into a temporary file next to output and renames it over output once every
+// row is written (also when some rows were malformed: they are copied unchanged).
+func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads bool) (err error) {
+	in, err := os.Open(input)
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	defer in.Close()
+	mode := fs.FileMode(0o644)
+	if fi, err := in.Stat(); err == nil {
+		mode = fi.Mode().Perm() // the output is as sensitive as the input
+	}
+	if fi, err := os.Stat(output); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+
+	start := time.Now()
+	sum, attachErr := rollouts.Attach(cmd.Context(), in, tmp, []*capture.Store{store}, rollouts.Options{
+		IncludePayloads: payloads,
+		OnProgress: func(p rollouts.Progress) {
+			cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+		},
+	})
+	var malformed *rollouts.MalformedRowsError
+	if attachErr != nil && !errors.As(attachErr, &malformed) {
+		return fmt.Errorf("attach: %w", attachErr)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), output); err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	renamed = true
+	syncParentDir(filepath.Dir(output))
+
+	reportAttach(cmd, sum, output, time.Since(start))
+	if malformed != nil {
+		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
+	}
+	return nil
+}
+
+// syncParentDir fsyncs a directory so a rename in it is durable; failures are ignored (best effort).
+func syncParentDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
+func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took time.Duration) {
+	for i, r := range sum.RowErrors {
+		if i == maxReported {
+			cmdNotef(cmd, "... and %d more malformed rows", len(sum.RowErrors)-maxReported)
+			break
+		}
+		cmdNotef(cmd, "malformed row copied unchanged: %v", r)
+	}
+	kinds := []struct {
+		what string
+		has  func(h rollouts.RolloutHealth) bool
+		note func(h rollouts.RolloutHealth) string
+	}{
+		{"without capture records", func(h rollouts.RolloutHealth) bool { return h.NoRecords }, func(rollouts.RolloutHealth) string { return "" }},
+		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 },
+			func(h rollouts.RolloutHealth) string {
+				return fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
+			}},
+		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }, func(rollouts.RolloutHealth) string { return "" }},
+		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }, func(rollouts.RolloutHealth) string { return "" }},
+	}
+	var counts []string
+	for _, k := range kinds {
+		n := 0
+		for _, h := range sum.Rollouts {
+			if !k.has(h) {
+				continue
+			}
+			if n < maxReported {
+				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, k.note(h))
+			}
+			n++
+		}
+		if n > maxReported {
+			cmdNotef(cmd, "... and %d more rollouts %s", n-maxReported, k.what)
+		}
+		if n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, k.what))
+		}
+	}
+	msg := fmt.Sprintf("wrote %s: %d rows, %d attached, %d unchanged, %d malformed in %s",
+		output, sum.Rows, sum.Attached, sum.Unchanged, sum.Malformed, took.Round(time.Millisecond))
+	for _, c := range counts {
+		msg += "; " + c
+	}
+	cmdNotef(cmd, "%s", msg)
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newCallsCmd) }
+
+// newCallsCmd builds `gymtrace calls --capture-dir DIR [--payloads] ROLLOUT_ID` (DESIGN.md "CLI
+// contract"): one ModelCallRecord per line (SPEC §3.2 key order), read tolerantly (SPEC §2.5).
+func newCallsCmd() *cobra.Command {
+	var dir string
+	var payloads bool
+	cmd := &cobra.Command{
+		Use:   "calls --capture-dir DIR [--payloads] ROLLOUT_ID",
+		Short: "Print the captured model calls of one rollout, one JSON record per line",
+		Long: `Print the captured model calls of one rollout as JSON lines: one ModelCallRecord per call, all
+fields in SPEC §3.2 order (nulls included), in capture order. request, response, request_raw and
+response_raw are printed only with --payloads.
+
+The capture file is read tolerantly (SPEC §2.5): damaged lines are skipped and counted on stderr, and
+the .capture.incomplete marker is reported on stderr. A rollout without a capture file prints nothing,
+says so on stderr and exits 0. The capture directory is never created.`,
+		Args: oneRolloutID,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkCaptureDir(dir); err != nil {
+				return err
+			}
+			records, err := readRolloutRecords(cmd, dir, args[0])
+			if err != nil {
+				return err
+			}
+			var out []byte
+			for i := range records {
+				out = records[i].AppendJSON(out, payloads)
+				out = append(out, '\n')
+			}
+			return writeOutput(cmd.OutOrStdout(), out)
+		},
+	}
+	addCaptureDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&payloads, "payloads", false, "include request, response, request_raw and response_raw in each record")
+	return cmd
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// clearFixture returns a capture dir where each id has a capture file and a marker, and a rollouts
+// file with the given rows.
+func clearFixture(t *testing.T, rows string, ids ...string) (*capture.Store, string) {
+	t.Helper()
+	s, err := capture.NewStore(t.TempDir())
+	require.NoError(t, err)
+	for _, id := range ids {
+		require.NoError(t, s.Append(t.Context(), id, []byte(`{"model_call_id":"x"}`+"\n")))
+		require.NoError(t, s.MarkIncomplete(id))
+	}
+	input := filepath.Join(t.TempDir(), "rows.jsonl")
+	require.NoError(t, os.WriteFile(input, []byte(rows), 0o600))
+	return s, input
+}
+
+func TestClearCommand(t *testing.T) {
+	s, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0,\"_ng_attempt_index\":1}\n{\"x\":1}\n", "0-0-a1", "0-0")
+	r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
+	require.NoError(t, r.err)
+	assert.Contains(t, r.stderr, "cleared the captures of 1 rollout in "+s.Dir())
+	has, err := s.HasCapture("0-0-a1")
+	require.NoError(t, err)
+	assert.False(t, has)
+	has, err = s.HasCapture("0-0")
+	require.NoError(t, err)
+	assert.True(t, has, "other rollouts untouched")
+}
+
+func TestClearCommandBadRowRemovesNothing(t *testing.T) {
+	s, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_rollout_id\":\"bad id\"}\n", "0-0")
+	r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
+	require.Error(t, r.err)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.err.Error(), "nothing removed")
+	assert.Contains(t, r.err.Error(), "line 2:")
+	assert.Contains(t, r.err.Error(), "'bad id'")
+	has, err := s.HasCapture("0-0")
+	require.NoError(t, err)
+	assert.True(t, has)
+}
+
+func TestClearCommandMissingDir(t *testing.T) {
+	_, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n")
+	dir := filepath.Join(t.TempDir(), "absent")
+	r := runGymtrace(t, "clear", "--capture-dir", dir, "--input", input)
+	require.NoError(t, r.err)
+	assert.Contains(t, r.stderr, "does not exist: nothing to clear")
+	_, err := os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "directory not created")
+}
+
+func TestClearCommandErrors(t *testing.T) {
+	s, input := clearFixture(t, "{}\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{name: "no capture dir", args: []string{"--input", input}, code: 2, want: "--capture-dir is required"},
+		{name: "relative capture dir", args: []string{"--capture-dir", "x/y", "--input", input}, code: 2, want: "must be an absolute path"},
+		{name: "no input", args: []string{"--capture-dir", s.Dir()}, code: 2, want: "--input is required"},
+		{name: "argument", args: []string{"--capture-dir", s.Dir(), "--input", input, "0-0"}, code: 2, want: "unexpected argument"},
+		{name: "missing input", args: []string{"--capture-dir", s.Dir(), "--input", input + ".nope"}, code: 1, want: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runGymtrace(t, append([]string{"clear"}, tt.args...)...)
+			require.Error(t, r.err)
+			assert.Equal(t, tt.code, r.code, r.err.Error())
+			assert.Contains(t, r.err.Error(), tt.want)
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// Flag names shared by the capture commands.
+const (
+	captureDirFlag = "capture-dir"
+	inputFlag      = "input"
+	outputFlag     = "output"
+)
+
+// addCaptureDirFlag registers --capture-dir on cmd, stored in dir.
+func addCaptureDirFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, captureDirFlag, "", "capture directory holding <rollout_id>.capture.jsonl files (absolute path, required)")
+}
+
+// checkCaptureDir checks --capture-dir: given and absolute (SPEC §7: model_call_capture_dir must be
+// an absolute path; no "~" expansion). A violation is a usage error.
+func checkCaptureDir(dir string) error {
+	if err := requireStringFlag(captureDirFlag, dir); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(dir) {
+		return usageErrorf("--%s %q must be an absolute path", captureDirFlag, dir)
+	}
+	return nil
+}
+
+// requireStringFlag returns a usage error when a required string flag is empty.
+func requireStringFlag(name, value string) error {
+	if value == "" {
+		return usageErrorf("--%s is required", name)
+	}
+	return nil
+}
+
+// oneRolloutID is the Args check of the commands taking one ROLLOUT_ID: exactly one argument that
+// passes SPEC D12 (sdk.ValidatePrefixID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes), else a
+// usage error naming the value and the rule.
+func oneRolloutID(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("expected exactly one ROLLOUT_ID argument, got %d", len(args))
+	}
+	if err := sdk.ValidatePrefixID(args[0]); err != nil {
+		return usageErrorf("ROLLOUT_ID: %w", err)
+	}
+	return nil
+}
+
+// noPositionalArgs is the Args check of the commands without positional arguments.
+func noPositionalArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// errNoCaptureDir is returned by existingCaptureStore when the capture directory does not exist.
+var errNoCaptureDir = errors.New("capture directory does not exist")
+
+// existingCaptureStore returns the store of an existing capture directory without creating it (reading
+// commands must not leave a directory behind on a typo). A missing directory gives an error matching
+// errNoCaptureDir; a path that is not a directory, or cannot be examined, is an error too.
+func existingCaptureStore(dir string) (*capture.Store, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s", errNoCaptureDir, dir)
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("capture directory %s is not a directory", dir)
+	}
+	return capture.NewStore(dir)
+}
+
+// cmdNotef writes one "gymtrace <cmd>: ..." line to the command's stderr.
+func cmdNotef(cmd *cobra.Command, format string, args ...any) {
+	w := cmd.ErrOrStderr()
+	_, _ = fmt.Fprintf(w, "gymtrace %s: %s\n", cmd.Name(), fmt.Sprintf(format, args...))
+}
+
+// writeOutput writes b to w, returning a write error naming what was written.
+func writeOutput(w io.Writer, b []byte) error {
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package rolloutline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// member is one top-level "key":value pair: rawKey is the key's JSON string text as sent (quotes and
+// escapes included), key its decoded form, value the value's JSON text as sent.
+type member struct {
+	rawKey []byte
+	key    string
+	value  []byte
+}
+
+// Line is a parsed rollout line: the members of one JSON object in their original order and text.
+// The zero Line is an empty object. Use Parse to build one from a line.
+type Line struct {
+	members []member
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// Parse parses one JSONL line holding a JSON object. Surrounding JSON whitespace, including the
+// line's terminating "\n" or "\r\n", is ignored. The line must be valid JSON (RFC 8259 as
+// encoding/json checks it) and an object; otherwise the error says why. Parse copies line, so the
+// caller may reuse its buffer. Repeated keys are kept as they are (see Get and Set).
+func Parse(line []byte) (Line, error) {
+	if !json.Valid(line) {
+		var probe any
+		err := json.Unmarshal(line, &probe) // for the precise syntax error
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return Line{}, fmt.Errorf("rolloutline: parse: %w", err)
+	}
+	b := bytes.Clone(line)
+	s := scanner{b: b}
+	s.skipSpace()
+	if !s.consume('{') {
+		return Line{}, fmt.Errorf("rolloutline: parse: %w", errNotObject)
+	}
+	var l Line
+	s.skipSpace()
+	if s.consume('}') {
+		return l, s.end()
+	}
+	for {
+		s.skipSpace()
+		ks := s.i
+		if !s.skipString() {
+			return Line{}, s.errorf("expected a key")
+		}
+		rawKey := b[ks:s.i:s.i]
+		var key string
+		if err := json.Unmarshal(rawKey, &key); err != nil {
+			return Line{}, fmt.Errorf("rolloutline: parse: key at offset %d: %w", ks, err)
+		}
+		s.skipSpace()
+		if !s.consume(':') {
+			return Line{}, s.errorf("expected ':'")
+		}
+		s.skipSpace()
+		vs := s.i
+		if !s.skipValue() {
+			return Line{}, s.errorf("expected a value")
+		}
+		l.members = append(l.members, member{rawKey: rawKey, key: key, value: b[vs:s.i:s.i]})
+		s.skipSpace()
+		if s.consume(',') {
+			continue
+		}
+		if s.consume('}') {
+			return l, s.end()
+		}
+		return Line{}, s.errorf("expected ',' or '}'")
+	}
+}
+
+// Keys returns the decoded top-level keys in line order (a repeated key appears each time).
+func (l *Line) Keys() []string {
+	keys := make([]string, len(l.members))
+	for i, m := range l.members {
+		keys[i] = m.key
+	}
+	return keys
+}
+
+// Get returns the JSON text of the value stored under key (the decoded key: "\u0061" matches "a"),
+// exactly as it appeared in the line or as Set stored it, and whether the key is present. For a
+// repeated key it returns the last occurrence, the one JSON readers (Python's json, encoding/json)
+// keep. The returned slice must not be modified.
+func (l *Line) Get(key string) (json.RawMessage, bool) {
+	for i := len(l.members) - 1; i >= 0; i-- {
+		if l.members[i].key == key {
+			return json.RawMessage(l.members[i].value), true
+		}
+	}
+	return nil, false
+}
+
+// Set stores rawJSON as the value of key: in place of the first occurrence of key (later
+// occurrences of a repeated key are removed, so every reader sees the new value), or as a new last
+// member. rawJSON must be one valid JSON value; insignificant whitespace is removed from it
+// (json.Compact: everything else, such as number text and escapes, is kept), so the line stays one
+// line. A new key is written as a JSON string without HTML escaping. Set copies rawJSON. An invalid
+// value is an error and leaves the line unchanged.
+func (l *Line) Set(key string, rawJSON []byte) error {
+	if !json.Valid(rawJSON) {
+		return fmt.Errorf("rolloutline: set %q: invalid JSON value", key)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, rawJSON); err != nil {
+		return fmt.Errorf("rolloutline: set %q: %w", key, err)
+	}
+	value := buf.Bytes()
+	first := -1
+	kept := l.members[:0:0]
+	for i, m := range l.members {
+		if m.key != key {
+			kept = append(kept, m)
+			continue
+		}
+		if first < 0 {
+			first = i
+			m.value = value
+			kept = append(kept, m)
+		}
+	}
+	if first < 0 {
+		kept = append(kept, member{rawKey: encodeKey(key), key: key, value: value})
+	}
+	l.members = kept
+	return nil
+}
+
+// Bytes returns the line as one compact JSON object, {"k":v,...}, without a trailing newline:
+// each member's key and value text as parsed or set, joined by "," in order. A zero Line gives {}.
+func (l *Line) Bytes() []byte {
+	n := 2
+	for _, m := range l.members {
+		n += len(m.rawKey) + 1 + len(m.value) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i, m := range l.members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m.rawKey...)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	return append(out, '}')
+}
+
+// encodeKey encodes a key as a JSON string without HTML escaping.
+func encodeKey(key string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(key) // encoding a string cannot fail
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

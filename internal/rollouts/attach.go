@@ -1,0 +1,265 @@
+package rollouts
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// errNoStores is returned by Attach when it is given no capture store.
+var errNoStores = errors.New("no capture store given")
+
+// Summary counts what [Attach] did. Every input line is counted in Rows and in exactly one of
+// Attached, Unchanged and Malformed.
+type Summary struct {
+	Rows      int // input lines read (blank lines included)
+	Attached  int // rows given an ng_model_call_capture attachment
+	Unchanged int // rows without a rollout identity and blank lines, written as they were
+	Malformed int // rows written unchanged because they could not be read; see RowErrors
+
+	// RowErrors describes each malformed row, in input order.
+	RowErrors []RowError
+	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input
+	// order; rollouts with a clean capture are not listed.
+	Rollouts []RolloutHealth
+}
+
+// RowError is one input row Attach or Clear could not read: a line that is not a JSON object, or a
+// row whose rollout id breaks SPEC §1.2 (malformed explicit _ng_rollout_id, _ng_attempt_index not an
+// integer) or is not a capture file name (SPEC §2.2). Err names the value and the rule.
+type RowError struct {
+	Line int   // 1-based input line number
+	Err  error // why the row could not be read
+}
+
+// Error returns "line <n>: <reason>".
+func (e RowError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error (e.g. one matching sdk.ErrInvalidRolloutID or
+// capture.ErrInvalidRolloutID).
+func (e RowError) Unwrap() error { return e.Err }
+
+// MalformedRowsError is the error [Attach] returns, after writing every row, when some rows were
+// malformed ([Summary].Malformed > 0). Those rows were written unchanged.
+type MalformedRowsError struct {
+	Rows []RowError // the malformed rows in input order; never empty
+}
+
+// maxListed is how many row errors MalformedRowsError's message spells out.
+const maxListed = 3
+
+// Error names the number of malformed rows and the first few of them.
+func (e *MalformedRowsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rollouts attach: %d malformed row", len(e.Rows))
+	if len(e.Rows) != 1 {
+		b.WriteByte('s')
+	}
+	b.WriteString(" written unchanged: ")
+	for i, r := range e.Rows {
+		if i == maxListed {
+			fmt.Fprintf(&b, "; and %d more", len(e.Rows)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns every row error, so errors.Is and errors.As look at each of them.
+func (e *MalformedRowsError) Unwrap() []error {
+	errs := make([]error, len(e.Rows))
+	for i, r := range e.Rows {
+		errs[i] = r
+	}
+	return errs
+}
+
+// RolloutHealth describes the capture problems of one attached rollout, taken from its attachment's
+// gaps (SPEC §5.3).
+type RolloutHealth struct {
+	Line       int    // 1-based input line of the row
+	RolloutID  string // the row's rollout id
+	Calls      int    // valid calls attached
+	NoRecords  bool   // model_call_capture_no_records: no capture file or marker, or an empty file
+	Incomplete bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
+	// UnreadableLines counts damaged capture lines that were skipped
+	// (model_call_capture_records_unreadable).
+	UnreadableLines int
+	// ReadFailed: the capture could not be read at all (model_call_capture_unreadable); no calls
+	// were attached.
+	ReadFailed bool
+}
+
+// healthOf returns the health of an attachment and whether it has any problem.
+func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
+	h := RolloutHealth{Line: line, RolloutID: a.RolloutID, Calls: len(a.Calls)}
+	for _, g := range a.Gaps {
+		switch g.Code {
+		case capture.GapNoRecords:
+			h.NoRecords = true
+		case capture.GapIncomplete:
+			h.Incomplete = true
+		case capture.GapUnreadable:
+			h.ReadFailed = true
+		case capture.GapRecordsUnreadable:
+			n, err := strconv.Atoi(strings.TrimPrefix(g.Detail, "count="))
+			if err != nil || n < 1 {
+				n = 1
+			}
+			h.UnreadableLines = n
+		}
+	}
+	return h, len(a.Gaps) > 0
+}
+
+// Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
+// model calls (SPEC §5.5 step 2; the attachment of SPEC §5.1–§5.3, built by
+// [capture.BuildAttachment] from stores, searched in order).
+//
+// Per input line, in order, exactly one output line is written, ending in "\n":
+//   - a row whose rollout id SPEC §1.2 derives (from _ng_rollout_id, or _ng_task_index and
+//     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture: an
+//     existing one is replaced in place, else it is appended as the last key. Every other key keeps
+//     its position and its original JSON text (number spelling, escapes, nested whitespace); the
+//     object is written compactly at the top level. ng_agent_observations is left as it is. The
+//     calls carry payloads when opts.IncludePayloads is set and the row's ng_trajectory and
+//     ng_agent_observations have no multimodal_history_redacted gap;
+//   - a row without an identity, and a blank line, is written unchanged;
+//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or an id
+//     that fails [capture.ValidateRolloutID]), is written unchanged and recorded in
+//     Summary.RowErrors.
+//
+// Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
+// Lines may be of any length.
+//
+// When every row was written and some were malformed, the error is a [*MalformedRowsError].
+// Reading in, writing out or building an attachment failing, and ctx being cancelled (checked
+// between rows), stop Attach at once with an error; out then holds only part of the output and the
+// Summary counts the rows handled so far. It is an error to pass no stores. Capture problems of a
+// rollout (no records, damaged lines, the incomplete marker, an unreadable file) are not errors:
+// they are gaps in its attachment, listed in Summary.Rollouts.
+func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.Store, opts Options) (Summary, error) {
+	var sum Summary
+	if len(stores) == 0 {
+		return sum, fmt.Errorf("rollouts attach: %w", errNoStores)
+	}
+	p := newProgress(opts)
+	lr := newLineReader(in)
+	w := bufio.NewWriterSize(out, 256<<10)
+	var buf []byte // attachment JSON, reused
+	for {
+		if err := ctx.Err(); err != nil {
+			return sum, fmt.Errorf("rollouts attach: after %d rows: %w", sum.Rows, err)
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return sum, fmt.Errorf("rollouts attach: read line %d: %w", lr.line+1, err)
+		}
+		sum.Rows++
+		var outLine []byte
+		switch {
+		case isBlank(line):
+			sum.Unchanged++
+		default:
+			l, id, ok, err := parseRow(line)
+			switch {
+			case err != nil:
+				sum.Malformed++
+				sum.RowErrors = append(sum.RowErrors, RowError{Line: lr.line, Err: err})
+			case !ok:
+				sum.Unchanged++
+			default:
+				include := opts.IncludePayloads && !hasRedactedHistory(&l)
+				a, err := capture.BuildAttachment(stores, id, include)
+				if err != nil {
+					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
+				}
+				buf = a.AppendJSON(buf[:0])
+				if err := l.Set(capture.AttachmentKey, buf); err != nil {
+					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
+				}
+				outLine = l.Bytes()
+				sum.Attached++
+				if h, bad := healthOf(lr.line, &a); bad {
+					sum.Rollouts = append(sum.Rollouts, h)
+				}
+			}
+		}
+		if outLine == nil {
+			outLine = line
+		}
+		if _, err := w.Write(outLine); err != nil {
+			return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
+		}
+		if len(outLine) == 0 || outLine[len(outLine)-1] != '\n' {
+			if err := w.WriteByte('\n'); err != nil {
+				return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
+			}
+		}
+		p.row(&sum, lr.read)
+	}
+	if err := w.Flush(); err != nil {
+		return sum, fmt.Errorf("rollouts attach: write: %w", err)
+	}
+	if sum.Malformed > 0 {
+		return sum, &MalformedRowsError{Rows: sum.RowErrors}
+	}
+	return sum, nil
+}
+
+// progress decides when Attach calls Options.OnProgress.
+type progress struct {
+	fn       func(Progress)
+	every    int
+	interval time.Duration
+	start    time.Time
+	last     time.Time
+	sinceRow int
+}
+
+func newProgress(opts Options) *progress {
+	p := &progress{fn: opts.OnProgress, every: opts.ProgressRows, interval: opts.ProgressInterval}
+	if p.every <= 0 {
+		p.every = DefaultProgressRows
+	}
+	if p.interval <= 0 {
+		p.interval = DefaultProgressInterval
+	}
+	if p.fn != nil {
+		p.start = time.Now()
+		p.last = p.start
+	}
+	return p
+}
+
+// row is called after each written row.
+func (p *progress) row(s *Summary, bytesRead int64) {
+	if p.fn == nil {
+		return
+	}
+	p.sinceRow++
+	now := time.Now()
+	if p.sinceRow < p.every && now.Sub(p.last) < p.interval {
+		return
+	}
+	p.sinceRow = 0
+	p.last = now
+	p.fn(Progress{
+		Rows: s.Rows, Attached: s.Attached, Unchanged: s.Unchanged, Malformed: s.Malformed,
+		Bytes: bytesRead, Elapsed: now.Sub(p.start),
+	})
+}

@@ -1,0 +1,146 @@
+package rollouts
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// seed gives every id a capture file and a marker in s.
+func seed(t *testing.T, s *capture.Store, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		writeCapture(t, s, id, callLine("c-"+id, usage, "1.0"))
+		require.NoError(t, s.MarkIncomplete(id))
+	}
+}
+
+// present reports whether id's capture file and marker exist in s.
+func present(t *testing.T, s *capture.Store, id string) (file, marker bool) {
+	t.Helper()
+	p, err := s.CapturePath(id)
+	require.NoError(t, err)
+	_, err = os.Stat(p)
+	file = err == nil
+	m, err := s.MarkerPath(id)
+	require.NoError(t, err)
+	_, err = os.Stat(m)
+	return file, err == nil
+}
+
+func TestClear(t *testing.T) {
+	a, b := newStore(t), newStore(t)
+	seed(t, a, "0-0", "0-1-a1", "s7", "9-9")
+	seed(t, b, "0-0", "9-9")
+	input := `{"_ng_task_index":0,"_ng_rollout_index":0}
+
+{"_ng_task_index":0,"_ng_rollout_index":1,"_ng_attempt_index":1}
+{"reward":1.0}
+{"_ng_rollout_id":"s7"}
+{"_ng_task_index":0,"_ng_rollout_index":0}
+{"_ng_task_index":4,"_ng_rollout_index":4}
+`
+	ids, err := Clear(strings.NewReader(input), []*capture.Store{a, b})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0-0", "0-1-a1", "s7", "4-4"}, ids)
+	for _, s := range []*capture.Store{a, b} {
+		for _, id := range []string{"0-0", "0-1-a1", "s7", "4-4"} {
+			f, m := present(t, s, id)
+			assert.False(t, f, id)
+			assert.False(t, m, id)
+		}
+		f, m := present(t, s, "9-9")
+		assert.True(t, f && m, "other rollouts untouched")
+	}
+}
+
+func TestClearValidatesEveryRowFirst(t *testing.T) {
+	tests := []struct {
+		name string
+		bad  string
+		want []string
+		is   error
+	}{
+		{name: "malformed explicit id", bad: `{"_ng_rollout_id":"has space"}`,
+			want: []string{"line 3:", "_ng_rollout_id must be a string", "'has space'"}, is: sdk.ErrInvalidRolloutID},
+		{name: "derived id not a file name", bad: `{"_ng_task_index":"../x","_ng_rollout_index":0}`,
+			want: []string{"line 3:", "Invalid rollout id: '../x-0'"}, is: capture.ErrInvalidRolloutID},
+		{name: "bad attempt index", bad: `{"_ng_task_index":1,"_ng_rollout_index":0,"_ng_attempt_index":[1]}`,
+			want: []string{"line 3:", "_ng_attempt_index"}},
+		{name: "not an object", bad: `"row"`, want: []string{"line 3:", `not a JSON object (line starts "\"row\"")`}},
+		{name: "not JSON", bad: `{"_ng_task_index":`, want: []string{"line 3:", "not a JSON object"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			seed(t, s, "0-0", "0-1")
+			input := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n\n" + tt.bad + "\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n"
+			ids, err := Clear(strings.NewReader(input), []*capture.Store{s})
+			require.Error(t, err)
+			assert.Nil(t, ids)
+			assert.Contains(t, err.Error(), "nothing removed")
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+			var re RowError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 3, re.Line)
+			for _, id := range []string{"0-0", "0-1"} {
+				f, m := present(t, s, id)
+				assert.True(t, f && m, "nothing deleted: %s", id)
+			}
+		})
+	}
+}
+
+func TestClearReportsEveryBadRow(t *testing.T) {
+	_, err := Clear(strings.NewReader("[]\n{}\n{\"_ng_rollout_id\":\"-x\"}\n"), []*capture.Store{newStore(t)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 1:")
+	assert.Contains(t, err.Error(), "line 3:")
+	assert.NotContains(t, err.Error(), "line 2:")
+}
+
+func TestClearNoStores(t *testing.T) {
+	ids, err := Clear(strings.NewReader("{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0-0"}, ids)
+	_, err = Clear(strings.NewReader("[]\n"), nil)
+	require.Error(t, err, "rows are validated even without stores")
+}
+
+func TestClearReadError(t *testing.T) {
+	s := newStore(t)
+	seed(t, s, "0-0")
+	_, err := Clear(&failingReader{data: "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n", err: errors.New("boom")}, []*capture.Store{s})
+	require.ErrorContains(t, err, "read line 2: boom")
+	f, _ := present(t, s, "0-0")
+	assert.True(t, f, "nothing removed after a read error")
+}
+
+func TestClearRemoveFailure(t *testing.T) {
+	// A directory where 0-1's capture file should be cannot be removed as a file.
+	s := newStore(t)
+	p, err := s.CapturePath("0-1")
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(p, 0o700))
+	require.NoError(t, os.WriteFile(p+"/x", nil, 0o600))
+	seed(t, s, "0-0", "0-2")
+	input := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":2}\n"
+	ids, err := Clear(strings.NewReader(input), []*capture.Store{s})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0-1")
+	assert.Equal(t, []string{"0-0"}, ids, "only the ids cleared before the failure")
+	f, _ := present(t, s, "0-2")
+	assert.True(t, f, "clearing stops at the failure")
+}

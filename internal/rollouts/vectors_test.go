@@ -1,0 +1,73 @@
+package rollouts
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// TestAttachVectors runs every vectors/attachment.json case end to end: the vector's store is laid out
+// on disk, its record becomes one rollout line, and Attach must add exactly the expected
+// ng_model_call_capture (byte for byte, key order and number text included) or, for expected null,
+// leave the line unchanged.
+func TestAttachVectors(t *testing.T) {
+	for _, c := range testvectors.Load(t, "attachment.json") {
+		t.Run(c.Name, func(t *testing.T) {
+			in, err := ojson.Parse(c.Input)
+			require.NoError(t, err)
+			record, _ := in.Get("record")
+			storeSpec, _ := in.Get("store")
+			include, _ := in.Get("include_payloads")
+			includePayloads, _ := include.AsBool()
+
+			var row bytes.Buffer
+			require.NoError(t, json.Compact(&row, []byte(record.String())))
+			s := newStore(t)
+			if id, ok, err := sdk.RolloutIDFromRunJSON(row.Bytes()); err == nil && ok {
+				layOutStore(t, s, id, storeSpec)
+			}
+
+			input := row.String() + "\n"
+			out, sum, err := attachString(t, input, []*capture.Store{s}, Options{IncludePayloads: includePayloads})
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Rows)
+
+			if bytes.Equal(bytes.TrimSpace(c.Expected), []byte("null")) {
+				assert.Equal(t, input, out, "a row without an id is written unchanged")
+				assert.Equal(t, 1, sum.Unchanged)
+				return
+			}
+			assert.Equal(t, 1, sum.Attached)
+			assert.Equal(t, canonical(t, c.Expected), member(t, out, capture.AttachmentKey))
+			// Every other key is kept as it was, and the attachment is the last key.
+			assert.Equal(t, row.String()[:row.Len()-1]+`,"ng_model_call_capture":`, out[:row.Len()+len(`,"ng_model_call_capture":`)-1])
+		})
+	}
+}
+
+// layOutStore writes a vector's input.store for id: the capture file made of the given pieces when
+// file_exists, and the marker when marker is true.
+func layOutStore(t *testing.T, s *capture.Store, id string, spec ojson.Value) {
+	t.Helper()
+	if exists, _ := spec.Get("file_exists"); exists.Truthy() {
+		var content bytes.Buffer
+		pieces, _ := spec.Get("lines")
+		for _, p := range pieces.Elems() {
+			str, ok := p.AsString()
+			require.True(t, ok)
+			content.WriteString(str)
+		}
+		writeCapture(t, s, id, content.String())
+	}
+	if marker, _ := spec.Get("marker"); marker.Truthy() {
+		require.NoError(t, s.MarkIncomplete(id))
+	}
+}

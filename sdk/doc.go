@@ -1,0 +1,30 @@
+// Package sdk connects agents and model servers to gymtrace's per-rollout model-call capture.
+//
+// It owns the rollout identity of SPEC.md §1 and the trace identity of DESIGN.md:
+//
+//   - Rollout ids (SPEC §1.1–§1.2, D10): MaybeRolloutIDFromRunBody and RolloutIDFromRunJSON derive
+//     the id of a run request exactly as NeMo Gym does: an explicit "_ng_rollout_id" matching
+//     RolloutIDPattern, else "<task>-<rollout>" built with Python's str(), plus "-a<n>" for a
+//     re-dispatch attempt read with Python's int().
+//   - Agent URL helpers (SPEC §1.3–§1.4): RolloutPathPrefix and ApplyRolloutPrefix build the
+//     "/ng-rollout/<id>[/training-token-capture]" prefix; a Correlation (from the raw global config,
+//     CorrelationFromGlobalConfig) gates them per agent; BaseURLForRun and URLPathForRun are the
+//     always-on shortcuts for Go agents, URLPathForRequest keeps an inbound request's rollout.
+//   - Prefix parsing on the model-server side (SPEC §1.5–§1.6, D12): ParsePrefix splits a decoded
+//     request path into rollout id, token-capture flag and the rest to forward; CapturedDialect
+//     says which stripped paths are captured; ValidatePrefixID and InvalidRolloutIDBody refuse ids
+//     that are not safe file names with HTTP 400.
+//   - Rollout traces (DESIGN.md "Trace per rollout"): RolloutTraceID and RolloutRootSpanID derive a
+//     rollout's trace from its id alone (SHA-256 of "gymtrace/rollout/" + id), and
+//     ParentForModelCall picks a model-call span's parent and links.
+//
+// A Go agent points its OpenAI or Anthropic client at BaseURLForRun(base, runBody) + "/v1"; each call
+// then carries "/ng-rollout/<id>" and is captured into "<id>.capture.jsonl" by the capture middleware
+// or proxy in front of the model server.
+//
+// Run bodies and configs are decoded JSON: decode with json.Decoder.UseNumber so that integers and
+// floats keep Python's distinction ("3" is the int 3, "3.0" the float 3.0, and str() differs).
+//
+// Everything in this part of the package is pure (no I/O, no goroutines, no globals besides
+// constants) and safe for concurrent use; malformed input yields errors, never panics.
+package sdk
