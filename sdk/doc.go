@@ -17,6 +17,12 @@
 //   - Rollout traces (DESIGN.md "Trace per rollout"): RolloutTraceID and RolloutRootSpanID derive a
 //     rollout's trace from its id alone (SHA-256 of "gymtrace/rollout/" + id), and
 //     ParentForModelCall picks a model-call span's parent and links.
+//   - Capture (SPEC §1.6, §3, §4, §0 "Durability contract", D3–D5, D12): CaptureHandler wraps any Go
+//     model server and NewProxy forwards to one configured upstream. Both strip the prefix always,
+//     record every call to the three captured endpoints as a CLIENT span "chat {model}" in the
+//     rollout's trace, and write its capture record durably (through the exporter package's durable
+//     span processor, fsync included) before the client can observe the end of the call. Bytes reach
+//     the client unchanged, read by read; capture never depends on sampling.
 //
 // A Go agent points its OpenAI or Anthropic client at BaseURLForRun(base, runBody) + "/v1"; each call
 // then carries "/ng-rollout/<id>" and is captured into "<id>.capture.jsonl" by the capture middleware
@@ -25,6 +31,6 @@
 // Run bodies and configs are decoded JSON: decode with json.Decoder.UseNumber so that integers and
 // floats keep Python's distinction ("3" is the int 3, "3.0" the float 3.0, and str() differs).
 //
-// Everything in this part of the package is pure (no I/O, no goroutines, no globals besides
+// The identity helpers are pure (no I/O, no goroutines, no globals besides
 // constants) and safe for concurrent use; malformed input yields errors, never panics.
 package sdk

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/internal/demo"
+)
+
+func init() { commands = append(commands, newDemoCmd) }
+
+func newDemoCmd() *cobra.Command {
+	var (
+		dir string
+		n   int
+	)
+	cmd := &cobra.Command{
+		Use:   "demo [--dir DIR] [--rollouts N]",
+		Short: "Run the embedded end-to-end demo: fake model server, capture proxy, agent rollouts, attach",
+		Long: `Run gymtrace's main job end to end on this machine, every layer real: an in-process fake model
+server answering the OpenAI Responses, Chat Completions and Anthropic Messages APIs (streaming and
+not, with tool calls and reasoning), the capture proxy in front of it, and a small tool-using agent
+that runs N rollouts through the proxy (/ng-rollout/<rollout_id>/v1/...). The captures are then
+attached to a rollouts file (ng_model_call_capture), and a per-rollout summary computed from the
+capture files is printed with the commands to look further.
+
+Files go to DIR (default: a new directory under the system temp dir, kept and printed):
+DIR/captures/<rollout_id>.capture.jsonl, DIR/rollouts.jsonl, DIR/rollouts.attached.jsonl.
+A relative DIR is resolved against the current directory.`,
+		Args: noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, dir, n) },
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for the demo's files (default: a new temporary directory, kept)")
+	cmd.Flags().IntVar(&n, "rollouts", demo.DefaultRollouts, "number of rollouts to run (1 to 1000)")
+	return cmd
+}
+
+func runDemo(cmd *cobra.Command, dir string, n int) error {
+	if n < 1 || n > demo.MaxRollouts {
+		return usageErrorf("--rollouts %d must be between 1 and %d", n, demo.MaxRollouts)
+	}
+	if dir != "" && !filepath.IsAbs(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return usageErrorf("--dir %q: cannot make it absolute: %v", dir, err)
+		}
+		cmdNotef(cmd, "--dir %q is relative; using %s (capture directories are absolute paths)", dir, abs)
+		dir = abs
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := demo.Run(ctx, demo.Config{Dir: dir, Rollouts: n, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()})
+	return err
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newVersionCmd) }
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the gymtrace version",
+		Args:  noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "gymtrace "+version())
+			return err
+		},
+	}
+}
+
+// version describes the running binary from its module build info: the module version (a tag when
+// installed with go install), else "(devel)" with the VCS revision and a "+dirty" mark when known.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && (v == "(devel)" || v == "") {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " " + rev
+		if modified == "true" {
+			v += "+dirty"
+		}
+	}
+	return v + " " + bi.GoVersion
+}

@@ -1,0 +1,17 @@
+// Package exporter turns model-call spans into capture records (SPEC.md §3.1, §0 "Spans" and
+// "Durability contract"): the durable span processor [DurableProcessor] used by the capture
+// middleware, the span exporter [Exporter] for pipelines that deliver spans in batches, and
+// [WithoutPayloads], which strips payload attributes before OTLP export.
+//
+// A model-call span is a span carrying both gymtrace.rollout.id and gymtrace.model_call.id; every
+// other span is ignored. Its record is rebuilt from the span by [capture.ExchangeFromAttributes]
+// (the one record <-> attribute mapping), gets the span's trace_id and span_id, and is appended
+// to <capture dir>/<rollout_id>.capture.jsonl with [capture.Store.Append]: one JSON object per line,
+// UTF-8, newline-terminated, keys in SPEC §3.1 order, flock + write + fsync, group-committed across
+// concurrent calls to the same file. A write that fails, or a record whose payload was cut by an
+// attribute limit (written with that payload null), marks the rollout incomplete
+// (<rollout_id>.capture.incomplete), is logged and is counted: capture never fails silently.
+//
+// Both types are safe for concurrent use. Writes run on a context detached from the caller's
+// (context.WithoutCancel), so a cancelled request never loses its record.
+package exporter

@@ -1,0 +1,387 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	testTraceID = trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	testStart   = time.Unix(1786032154, 123456641).UTC()
+	testEnd     = time.Unix(1786032154, 966123137).UTC()
+)
+
+func strp(s string) *string { return &s }
+
+// testExchange is a complete record with every optional field set.
+func testExchange(id string) *capture.Exchange {
+	status := 200
+	ttft := 213.4
+	return &capture.Exchange{
+		ModelCallID:   id,
+		Dialect:       "chat",
+		ModelRef:      &capture.ModelRef{Type: capture.ModelRefType, Name: "policy_model"},
+		LatencyMS:     842.7,
+		LatencyTTFTMS: &ttft,
+		StatusCode:    &status,
+		Request:       []byte(`{"model":"policy","stream":true,"temperature":1.50}`),
+		Response:      []byte(`{"object":"chat.completion","model":"policy","choices":[{"index":0,"message":{"role":"assistant","content":"Hi é"},"finish_reason":"stop"}],"usage":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10}}`),
+		ResponseRaw:   strp("data: {\"choices\":[]}\n\ndata: [DONE]\n\n"),
+	}
+}
+
+// modelCallStub returns a span stub for ex in rollout rid, with span id sid.
+func modelCallStub(rid string, ex *capture.Exchange, sid byte) tracetest.SpanStub {
+	attrs := append(capture.ExchangeAttributes(ex), semconv.GymtraceRolloutIDKey.String(rid))
+	return tracetest.SpanStub{
+		Name: "chat policy",
+		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: testTraceID, SpanID: trace.SpanID{0, 0, 0, 0, 0, 0, 0, sid}, TraceFlags: trace.FlagsSampled,
+		}),
+		SpanKind:   trace.SpanKindClient,
+		StartTime:  testStart,
+		EndTime:    testEnd,
+		Attributes: attrs,
+	}
+}
+
+// wantLine is the line the exporter must write for ex with span id sid.
+func wantLine(ex *capture.Exchange, sid byte) string {
+	e := *ex
+	e.StartedAt = capture.UnixSeconds(testStart)
+	e.CompletedAt = capture.UnixSeconds(testEnd)
+	e.TraceID = testTraceID.String()
+	e.SpanID = trace.SpanID{0, 0, 0, 0, 0, 0, 0, sid}.String()
+	return string(e.AppendJSON(nil))
+}
+
+func newStore(t testing.TB, opts ...capture.StoreOption) *capture.Store {
+	t.Helper()
+	s, err := capture.NewStore(t.TempDir(), opts...)
+	require.NoError(t, err)
+	return s
+}
+
+func readFile(t testing.TB, s *capture.Store, rid string) string {
+	t.Helper()
+	p, err := s.CapturePath(rid)
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	require.NoError(t, err)
+	return string(b)
+}
+
+func incomplete(t testing.TB, s *capture.Store, rid string) bool {
+	t.Helper()
+	ok, err := s.IsIncomplete(rid)
+	require.NoError(t, err)
+	return ok
+}
+
+// logBuffer returns a logger writing text to a buffer.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func newLogger() (*slog.Logger, *logBuffer) {
+	lb := &logBuffer{}
+	return slog.New(slog.NewTextHandler(lb, nil)), lb
+}
+
+func TestDurableProcessorOnEnd(t *testing.T) {
+	ex := testExchange("863410a8d52e4be6a31efc5c6e9d4629")
+	otherSpan := tracetest.SpanStub{Name: "other", Attributes: []attribute.KeyValue{semconv.GymtraceRolloutIDKey.String("r1")}}
+	cut := modelCallStub("r1", ex, 2)
+	for i, kv := range cut.Attributes {
+		if kv.Key == semconv.GymtraceRequestBodyKey {
+			cut.Attributes[i] = semconv.GymtraceRequestBodyKey.String(`{"model":"pol`)
+		}
+	}
+	cutEx := *ex
+	cutEx.Request = nil
+
+	tests := []struct {
+		name           string
+		span           tracetest.SpanStub
+		want           string
+		wantIncomplete bool
+		wantStats      Stats
+	}{
+		{name: "model call", span: modelCallStub("r1", ex, 1), want: wantLine(ex, 1), wantStats: Stats{Records: 1}},
+		{name: "other span ignored", span: otherSpan, want: "", wantStats: Stats{}},
+		{name: "cut payload written as null", span: cut, want: wantLine(&cutEx, 2), wantIncomplete: true, wantStats: Stats{Records: 1, Partial: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newStore(t)
+			logger, logs := newLogger()
+			p, err := NewDurableProcessor(store, WithLogger(logger))
+			require.NoError(t, err)
+			p.OnEnd(tt.span.Snapshot())
+			assert.Equal(t, tt.want, readFile(t, store, "r1"))
+			assert.Equal(t, tt.wantIncomplete, incomplete(t, store, "r1"))
+			assert.Equal(t, tt.wantStats, p.Stats())
+			if tt.wantIncomplete {
+				assert.Contains(t, logs.String(), "gymtrace.request.body: cut by an attribute limit")
+			}
+			require.NoError(t, p.Shutdown(t.Context()))
+		})
+	}
+}
+
+func TestDurableProcessorInTracerProvider(t *testing.T) {
+	store := newStore(t)
+	p, err := NewDurableProcessor(store)
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	ex := testExchange("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+	_, span := tp.Tracer("test").Start(t.Context(), "chat policy", trace.WithTimestamp(testStart),
+		trace.WithAttributes(append(capture.ExchangeAttributes(ex), semconv.GymtraceRolloutIDKey.String("3-1"))...))
+	span.End(trace.WithTimestamp(testEnd))
+	// End returned: the record must be in the file already (synchronous write).
+	got := readFile(t, store, "3-1")
+	e := *ex
+	e.StartedAt, e.CompletedAt = capture.UnixSeconds(testStart), capture.UnixSeconds(testEnd)
+	e.TraceID, e.SpanID = span.SpanContext().TraceID().String(), span.SpanContext().SpanID().String()
+	assert.Equal(t, string(e.AppendJSON(nil)), got)
+	require.NoError(t, tp.Shutdown(t.Context()))
+}
+
+func TestDurableProcessorWriteFailure(t *testing.T) {
+	boom := errors.New("disk on fire")
+	store := newStore(t, capture.WithSyncHook(func(string) error { return boom }))
+	logger, logs := newLogger()
+	p, err := NewDurableProcessor(store, WithLogger(logger))
+	require.NoError(t, err)
+	p.OnEnd(modelCallStub("r9", testExchange("aa"), 1).Snapshot())
+	assert.True(t, incomplete(t, store, "r9"), "a failed write marks the rollout incomplete")
+	assert.Equal(t, Stats{Failures: 1}, p.Stats())
+	assert.Contains(t, logs.String(), "disk on fire")
+	require.NoError(t, p.Shutdown(t.Context()))
+}
+
+func TestDurableProcessorShutdown(t *testing.T) {
+	t.Run("OnEnd after Shutdown drops and marks", func(t *testing.T) {
+		store := newStore(t)
+		p, err := NewDurableProcessor(store)
+		require.NoError(t, err)
+		require.NoError(t, p.Shutdown(t.Context()))
+		require.NoError(t, p.Shutdown(t.Context()), "second Shutdown is a no-op")
+		p.OnEnd(modelCallStub("r2", testExchange("bb"), 1).Snapshot())
+		assert.Equal(t, "", readFile(t, store, "r2"))
+		assert.True(t, incomplete(t, store, "r2"))
+		assert.Equal(t, Stats{Dropped: 1}, p.Stats())
+		require.NoError(t, p.ForceFlush(t.Context()))
+	})
+	t.Run("Shutdown waits for in-flight writes and honours ctx", func(t *testing.T) {
+		release := make(chan struct{})
+		entered := make(chan struct{}, 1)
+		store := newStore(t, capture.WithSyncHook(func(string) error {
+			entered <- struct{}{}
+			<-release
+			return nil
+		}))
+		p, err := NewDurableProcessor(store)
+		require.NoError(t, err)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.OnEnd(modelCallStub("r3", testExchange("cc"), 1).Snapshot())
+		}()
+		<-entered
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		defer cancel()
+		err = p.Shutdown(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, p.Shutdown(t.Context()), context.DeadlineExceeded, "later calls return the first result")
+		close(release)
+		<-done
+		assert.NotEmpty(t, readFile(t, store, "r3"), "the in-flight write still completes")
+		cancelled, cancel2 := context.WithCancel(t.Context())
+		cancel2()
+		assert.ErrorIs(t, p.ForceFlush(cancelled), context.Canceled)
+	})
+}
+
+func TestDurableProcessorConcurrentSafe(t *testing.T) {
+	store := newStore(t)
+	p, err := NewDurableProcessor(store)
+	require.NoError(t, err)
+	const goroutines, perG = 16, 10
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perG {
+				rid := fmt.Sprintf("r%d", (g+i)%3)
+				p.OnEnd(modelCallStub(rid, testExchange(fmt.Sprintf("%02d%02d", g, i)), byte(i)).Snapshot())
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for r := range 3 {
+		lines, invalid, err := store.ReadAvailable(fmt.Sprintf("r%d", r))
+		require.NoError(t, err)
+		assert.Zero(t, invalid)
+		total += len(lines)
+	}
+	assert.Equal(t, goroutines*perG, total)
+	assert.Equal(t, Stats{Records: goroutines * perG}, p.Stats())
+	require.NoError(t, p.Shutdown(t.Context()))
+}
+
+func TestExporterExportSpans(t *testing.T) {
+	t.Run("batch continues past a failing record", func(t *testing.T) {
+		store := newStore(t)
+		e, err := New(store)
+		require.NoError(t, err)
+		ex := testExchange("dd")
+		spans := tracetest.SpanStubs{
+			modelCallStub("r1", ex, 1),
+			modelCallStub("bad/id", ex, 2),
+			{Name: "not a model call"},
+			modelCallStub("r1", ex, 3),
+		}.Snapshots()
+		err = e.ExportSpans(t.Context(), spans)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Invalid rollout id")
+		assert.Equal(t, wantLine(ex, 1)+wantLine(ex, 3), readFile(t, store, "r1"))
+		assert.Equal(t, Stats{Records: 2, Failures: 1}, e.Stats())
+	})
+	t.Run("record without required attributes fails", func(t *testing.T) {
+		store := newStore(t)
+		e, err := New(store)
+		require.NoError(t, err)
+		span := tracetest.SpanStub{Attributes: []attribute.KeyValue{
+			semconv.GymtraceRolloutIDKey.String("r5"), semconv.GymtraceModelCallIDKey.String("x"),
+		}}
+		err = e.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{span.Snapshot()})
+		require.ErrorContains(t, err, "gymtrace.dialect is required")
+		assert.True(t, incomplete(t, store, "r5"))
+	})
+	t.Run("cancelled ctx writes nothing and marks", func(t *testing.T) {
+		store := newStore(t)
+		e, err := New(store)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err = e.ExportSpans(ctx, []sdktrace.ReadOnlySpan{modelCallStub("r6", testExchange("ee"), 1).Snapshot()})
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, "", readFile(t, store, "r6"))
+		assert.True(t, incomplete(t, store, "r6"))
+	})
+	t.Run("after Shutdown", func(t *testing.T) {
+		store := newStore(t)
+		e, err := New(store)
+		require.NoError(t, err)
+		require.NoError(t, e.Shutdown(t.Context()))
+		require.NoError(t, e.Shutdown(t.Context()))
+		err = e.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{modelCallStub("r7", testExchange("ff"), 1).Snapshot()})
+		require.ErrorIs(t, err, errShutdown)
+		assert.True(t, incomplete(t, store, "r7"))
+		assert.Equal(t, "", readFile(t, store, "r7"))
+		require.NoError(t, e.ExportSpans(t.Context(), tracetest.SpanStubs{{Name: "x"}}.Snapshots()),
+			"spans that are not model calls are no loss")
+	})
+	t.Run("nil store", func(t *testing.T) {
+		_, err := New(nil)
+		require.Error(t, err)
+		_, err = NewDurableProcessor(nil)
+		require.Error(t, err)
+	})
+}
+
+func TestWithoutPayloads(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	exp := WithoutPayloads(mem)
+	ex := testExchange("ab")
+	ex.RequestRaw = strp("raw")
+	with := modelCallStub("r1", ex, 1)
+	without := tracetest.SpanStub{Name: "plain", Attributes: []attribute.KeyValue{attribute.String("k", "v")}}
+	in := tracetest.SpanStubs{with, without}.Snapshots()
+	require.NoError(t, exp.ExportSpans(t.Context(), in))
+	got := mem.GetSpans()
+	require.Len(t, got, 2)
+	keys := map[attribute.Key]attribute.Value{}
+	for _, kv := range got[0].Attributes {
+		keys[kv.Key] = kv.Value
+	}
+	for _, k := range semconv.PayloadKeys {
+		assert.NotContains(t, keys, k, "payload %s stripped", k)
+		assert.Contains(t, keys, k+".size", "size of %s kept", k)
+	}
+	assert.Equal(t, "policy", keys[semconv.GenAIRequestModelKey].AsString())
+	assert.Equal(t, without.Attributes, got[1].Attributes)
+	assert.Len(t, in[0].Attributes(), len(with.Attributes), "the input span is not modified")
+	require.NoError(t, exp.Shutdown(t.Context()))
+}
+
+func BenchmarkEncodeRecord(b *testing.B) {
+	ex := testExchange("863410a8d52e4be6a31efc5c6e9d4629")
+	big := strings.Repeat(`{"role":"user","content":"hello world, this is a message"},`, 200)
+	ex.Request = []byte(`{"model":"policy","messages":[` + big + `{"role":"user","content":"end"}]}`)
+	span := modelCallStub("r1", ex, 1).Snapshot()
+	attrs := spanAttrs(span.Attributes())
+	var buf []byte
+	b.ReportAllocs()
+	b.SetBytes(int64(len(ex.Request)))
+	for b.Loop() {
+		var err error
+		buf, _, err = encodeRecord(buf[:0], attrs, span)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDurableProcessorOnEnd(b *testing.B) {
+	store := newStore(b)
+	p, err := NewDurableProcessor(store)
+	require.NoError(b, err)
+	span := modelCallStub("bench", testExchange("863410a8d52e4be6a31efc5c6e9d4629"), 1).Snapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		p.OnEnd(span)
+	}
+	b.StopTimer()
+	require.Equal(b, int64(b.N), p.Stats().Records)
+}

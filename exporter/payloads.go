@@ -1,0 +1,73 @@
+package exporter
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// WithoutPayloads returns a span exporter that forwards spans to next without the payload
+// attributes (semconv.PayloadKeys: gymtrace.request.body, gymtrace.request.raw,
+// gymtrace.response.body, gymtrace.response.raw), for lean OTLP export (DESIGN.md "Payloads travel
+// on the span"). The size attributes are kept, so a reader can still tell a payload existed. Spans
+// without payloads are passed as they are. Shutdown is next's. It is safe for concurrent use when
+// next is.
+func WithoutPayloads(next sdktrace.SpanExporter) sdktrace.SpanExporter {
+	return payloadStripper{next: next}
+}
+
+type payloadStripper struct{ next sdktrace.SpanExporter }
+
+func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	out := spans
+	copied := false
+	for i, s := range spans {
+		attrs := s.Attributes()
+		if !hasPayload(attrs) {
+			continue
+		}
+		if !copied {
+			out = append([]sdktrace.ReadOnlySpan(nil), spans...)
+			copied = true
+		}
+		kept := make([]attribute.KeyValue, 0, len(attrs))
+		for _, kv := range attrs {
+			if !isPayloadKey(kv.Key) {
+				kept = append(kept, kv)
+			}
+		}
+		out[i] = strippedSpan{ReadOnlySpan: s, attrs: kept}
+	}
+	return p.next.ExportSpans(ctx, out)
+}
+
+func (p payloadStripper) Shutdown(ctx context.Context) error { return p.next.Shutdown(ctx) }
+
+func hasPayload(attrs []attribute.KeyValue) bool {
+	for _, kv := range attrs {
+		if isPayloadKey(kv.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+func isPayloadKey(k attribute.Key) bool {
+	for _, p := range semconv.PayloadKeys {
+		if k == p {
+			return true
+		}
+	}
+	return false
+}
+
+// strippedSpan is a ReadOnlySpan whose attributes lack the payloads.
+type strippedSpan struct {
+	sdktrace.ReadOnlySpan
+	attrs []attribute.KeyValue
+}
+
+func (s strippedSpan) Attributes() []attribute.KeyValue { return s.attrs }

@@ -1,0 +1,115 @@
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// DurableProcessor is an sdktrace.SpanProcessor that writes the capture record of every model-call
+// span synchronously in OnEnd (DESIGN.md "Durability before completion"): when span.End returns, the
+// record is on stable storage, or its write failed and the rollout was marked incomplete. Register it
+// first on a TracerProvider whose sampler records every model-call span; it ignores the sampled flag
+// (capture never depends on sampling) and ignores spans that are not model calls.
+//
+// It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
+// (group commit), different rollouts never wait for each other.
+//
+// After Shutdown, OnEnd writes nothing: a model-call span is counted as dropped, logged, and its
+// rollout marked incomplete, so the loss is visible to readers (SPEC §5.3 model_call_capture_incomplete).
+type DurableProcessor struct {
+	w *recordWriter
+
+	mu       sync.Mutex
+	closed   bool
+	inflight int
+	idle     []chan struct{}
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+var _ sdktrace.SpanProcessor = (*DurableProcessor)(nil)
+
+// NewDurableProcessor returns a processor writing to store. Options: [WithLogger]. It returns an
+// error when store is nil.
+func NewDurableProcessor(store *capture.Store, opts ...Option) (*DurableProcessor, error) {
+	w, err := newRecordWriter(store, newConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	return &DurableProcessor{w: w}, nil
+}
+
+// OnStart does nothing.
+func (p *DurableProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd writes the span's capture record when it is a model-call span (see [DurableProcessor]).
+func (p *DurableProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !p.begin() {
+		p.w.drop(s)
+		return
+	}
+	defer p.end()
+	_, _ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
+}
+
+func (p *DurableProcessor) begin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.inflight++
+	return true
+}
+
+func (p *DurableProcessor) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if p.inflight == 0 {
+		for _, c := range p.idle {
+			close(c)
+		}
+		p.idle = nil
+	}
+}
+
+// ForceFlush returns ctx's error, or nil: records are written synchronously in OnEnd, so nothing is
+// ever pending.
+func (p *DurableProcessor) ForceFlush(ctx context.Context) error {
+	return ctx.Err()
+}
+
+// Shutdown stops writing (see [DurableProcessor]) and waits for OnEnd calls in progress to finish,
+// or for ctx to be done (then it returns ctx's error; those writes still complete). It runs once;
+// later calls return the first result.
+func (p *DurableProcessor) Shutdown(ctx context.Context) error {
+	p.shutdownOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		var wait chan struct{}
+		if p.inflight > 0 {
+			wait = make(chan struct{})
+			p.idle = append(p.idle, wait)
+		}
+		p.mu.Unlock()
+		if wait == nil {
+			return
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			p.shutdownErr = fmt.Errorf("exporter: durable processor shutdown: %w", ctx.Err())
+		}
+	})
+	return p.shutdownErr
+}
+
+// Stats returns the processor's counters.
+func (p *DurableProcessor) Stats() Stats { return p.w.stats() }

@@ -1,0 +1,154 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// Stats counts what a [DurableProcessor] or an [Exporter] did with model-call spans.
+type Stats struct {
+	// Records is the number of records appended durably.
+	Records int64
+	// Failures is the number of model-call spans whose record could not be written (the rollout
+	// was marked incomplete).
+	Failures int64
+	// Partial is the number of records written with a payload set to null because its attribute
+	// was cut or missing (the rollout was marked incomplete).
+	Partial int64
+	// Dropped is the number of model-call spans received after Shutdown (not written; the rollout
+	// was marked incomplete).
+	Dropped int64
+}
+
+// spanAttrs adapts a span's attribute slice to [capture.AttributeLookup] without allocating.
+type spanAttrs []attribute.KeyValue
+
+// Lookup returns the value of key (the last one when a key repeats).
+func (a spanAttrs) Lookup(key string) (attribute.Value, bool) {
+	for i := len(a) - 1; i >= 0; i-- {
+		if string(a[i].Key) == key {
+			return a[i].Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// modelCallRollout returns the span's rollout id when it is a model-call span.
+func modelCallRollout(attrs spanAttrs) (string, bool) {
+	rid, ok := attrs.Lookup(string(semconv.GymtraceRolloutIDKey))
+	if !ok || rid.Type() != attribute.STRING {
+		return "", false
+	}
+	if _, ok := attrs.Lookup(string(semconv.GymtraceModelCallIDKey)); !ok {
+		return "", false
+	}
+	return rid.AsString(), true
+}
+
+// encodeRecord appends the capture line of a model-call span to dst.
+func encodeRecord(dst []byte, attrs spanAttrs, s sdktrace.ReadOnlySpan) ([]byte, capture.Problems, error) {
+	ex, problems, err := capture.ExchangeFromAttributes(attrs, s.StartTime(), s.EndTime())
+	if err != nil {
+		return dst, nil, err
+	}
+	sc := s.SpanContext()
+	if sc.HasTraceID() {
+		ex.TraceID = sc.TraceID().String()
+	}
+	if sc.HasSpanID() {
+		ex.SpanID = sc.SpanID().String()
+	}
+	return ex.AppendJSON(dst), problems, nil
+}
+
+// recordWriter is the part shared by DurableProcessor and Exporter: span -> line -> store.
+type recordWriter struct {
+	store  *capture.Store
+	logger *slog.Logger
+	bufs   sync.Pool
+
+	records, failures, partial, dropped atomic.Int64
+}
+
+func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
+	if store == nil {
+		return nil, errors.New("exporter: capture store is nil")
+	}
+	w := &recordWriter{store: store, logger: cfg.logger}
+	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	return w, nil
+}
+
+func (w *recordWriter) stats() Stats {
+	return Stats{Records: w.records.Load(), Failures: w.failures.Load(), Partial: w.partial.Load(), Dropped: w.dropped.Load()}
+}
+
+// write writes the record of s when it is a model-call span. It returns whether s was one, and the
+// error of a failed write (after marking the rollout incomplete).
+func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool, error) {
+	attrs := spanAttrs(s.Attributes())
+	rid, ok := modelCallRollout(attrs)
+	if !ok {
+		return false, nil
+	}
+	bp := w.bufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			w.bufs.Put(bp)
+		}
+	}()
+	line, problems, err := encodeRecord((*bp)[:0], attrs, s)
+	*bp = line[:0]
+	if err != nil {
+		return true, w.fail(rid, s, fmt.Errorf("exporter: build record: %w", err))
+	}
+	if err := w.store.Append(context.WithoutCancel(ctx), rid, line); err != nil {
+		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))
+	}
+	w.records.Add(1)
+	if len(problems) > 0 {
+		w.partial.Add(1)
+		w.logger.Warn("gymtrace capture: record written with a cut payload set to null; marking the rollout incomplete",
+			"rollout_id", rid, "span_id", s.SpanContext().SpanID().String(), "problems", problems.Error())
+		w.markIncomplete(rid)
+	}
+	return true, nil
+}
+
+// fail counts a failed record, marks its rollout incomplete and logs; it returns err.
+func (w *recordWriter) fail(rid string, s sdktrace.ReadOnlySpan, err error) error {
+	w.failures.Add(1)
+	w.logger.Error("gymtrace capture: record not written; marking the rollout incomplete",
+		"rollout_id", rid, "span_id", s.SpanContext().SpanID().String(), "error", err)
+	w.markIncomplete(rid)
+	return err
+}
+
+// drop handles a model-call span that arrives after Shutdown.
+func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
+	rid, ok := modelCallRollout(spanAttrs(s.Attributes()))
+	if !ok {
+		return false
+	}
+	w.dropped.Add(1)
+	w.logger.Error("gymtrace capture: model-call span ended after shutdown; record not written, marking the rollout incomplete",
+		"rollout_id", rid, "span_id", s.SpanContext().SpanID().String())
+	w.markIncomplete(rid)
+	return true
+}
+
+func (w *recordWriter) markIncomplete(rid string) {
+	if err := w.store.MarkIncomplete(rid); err != nil {
+		w.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rid, "error", err)
+	}
+}

@@ -1,0 +1,154 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// printReport writes the end of the demo's output: the files, the per-rollout table computed from
+// the capture files, capture problems if any, and the commands to look further.
+func printReport(w io.Writer, res *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nfiles\n")
+	fmt.Fprintf(&b, "  captures           %s  (one <rollout_id>.capture.jsonl per rollout)\n", res.CaptureDir)
+	fmt.Fprintf(&b, "  rollouts           %s\n", res.RolloutsPath)
+	fmt.Fprintf(&b, "  attached rollouts  %s  (ng_model_call_capture on every line)\n\n", res.AttachedPath)
+
+	writeTable(&b, summaryTable(res.Rollouts))
+
+	var notes []string
+	for _, r := range res.Rollouts {
+		if r.Capture.Invalid > 0 {
+			notes = append(notes, fmt.Sprintf("rollout %s: %d damaged capture line(s) skipped", r.ID, r.Capture.Invalid))
+		}
+		if r.Capture.Incomplete {
+			notes = append(notes, fmt.Sprintf("rollout %s: capture marked incomplete (a record could not be written)", r.ID))
+		}
+		if r.Capture.Calls != len(r.Calls) {
+			notes = append(notes, fmt.Sprintf("rollout %s: the agent made %d call(s), the capture holds %d", r.ID, len(r.Calls), r.Capture.Calls))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(&b, "\ncapture problems:\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
+
+	if len(res.Rollouts) > 0 {
+		id := res.Rollouts[0].ID
+		dir := shellQuote(res.CaptureDir)
+		fmt.Fprintf(&b, "\nlook further (from a source checkout, `go run ./cmd/gymtrace` in place of `gymtrace`):\n")
+		fmt.Fprintf(&b, "  gymtrace calls --capture-dir %s %s      # one ModelCallRecord per call\n", dir, id)
+		fmt.Fprintf(&b, "  gymtrace metrics --capture-dir %s %s    # the rollout's token and latency totals\n", dir, id)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// table is a text table: a header, rows of cells, and which columns are right-aligned.
+type table struct {
+	header []string
+	rows   [][]string
+	right  []bool
+}
+
+// summaryTable is the per-rollout summary table, with a total row when there is more than one
+// rollout.
+func summaryTable(rs []Rollout) table {
+	t := table{
+		header: []string{"ROLLOUT", "CALLS", "DIALECTS", "TOKENS IN", "OUT", "REASONING", "CACHED", "LATENCY MS", "ERRORS", "REWARD"},
+		right:  []bool{false, true, false, true, true, true, true, true, true, true},
+	}
+	var recs int
+	var errs int
+	var reward float64
+	var total []capture.ModelCallRecord // one pseudo-record per rollout, to sum with Aggregate's rules
+	for _, r := range rs {
+		m := r.Capture.Metrics
+		t.rows = append(t.rows, []string{
+			r.ID, strconv.Itoa(r.Capture.Calls), strings.Join(r.Capture.Dialects, ","),
+			optInt(m.TokensIn), optInt(m.TokensOut), optInt(m.TokensReasoning), optInt(m.CachedTokens),
+			optMS(m.LatencyTotalMS), strconv.Itoa(r.Capture.Errors), pyFloat(r.Reward),
+		})
+		recs += r.Capture.Calls
+		errs += r.Capture.Errors
+		reward += r.Reward
+		total = append(total, capture.ModelCallRecord{
+			TokensIn: m.TokensIn, TokensOut: m.TokensOut, TokensReasoning: m.TokensReasoning,
+			CachedTokens: m.CachedTokens, LatencyTotalMS: m.LatencyTotalMS,
+		})
+	}
+	if len(rs) > 1 {
+		m := capture.Aggregate(total)
+		t.rows = append(t.rows, []string{
+			"total", strconv.Itoa(recs), "", optInt(m.TokensIn), optInt(m.TokensOut), optInt(m.TokensReasoning),
+			optInt(m.CachedTokens), optMS(m.LatencyTotalMS), strconv.Itoa(errs),
+			"mean " + strconv.FormatFloat(reward/float64(len(rs)), 'f', 2, 64),
+		})
+	}
+	return t
+}
+
+// writeTable writes t with two spaces between columns and no trailing blanks.
+func writeTable(b *strings.Builder, t table) {
+	width := make([]int, len(t.header))
+	for i, h := range t.header {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for _, row := range t.rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(cells []string) {
+		var l strings.Builder
+		for i, c := range cells {
+			if i > 0 {
+				l.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if t.right[i] {
+				l.WriteString(pad + c)
+			} else {
+				l.WriteString(c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " "))
+		b.WriteByte('\n')
+	}
+	line(t.header)
+	for _, row := range t.rows {
+		line(row)
+	}
+}
+
+// optInt formats a nullable count, "-" for null.
+func optInt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// optMS formats a nullable latency in milliseconds with one decimal, "-" for null.
+func optMS(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters, digits and
+// "/._-+,:@%=".
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,282 @@
+package sdk
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gymtrace/gymtrace/sdk/stream"
+)
+
+// modelCallIDHeader is the response header naming a captured call's model_call_id.
+const modelCallIDHeader = "X-Gymtrace-Model-Call-Id"
+
+// captureWriter is the http.ResponseWriter a captured call's handler writes to. It implements the
+// forwarding half of SPEC §0 "Durability contract":
+//
+//   - every Write goes to the client at once and is flushed (read by read), and a copy is kept for
+//     the record: decoded (SPEC §0 D4) and, for SSE, fed to a [stream.Capture];
+//   - for SSE, the Write whose bytes complete the terminal event and everything after it is held;
+//   - for a non-SSE body with a Content-Length, the Write that completes the length is held;
+//   - a response without a body (204, 304, Content-Length 0) is held whole, status line included;
+//   - the end of the response is the handler's return, which the Handler delays until the record
+//     is durable, then [captureWriter.release] sends what was held.
+//
+// Forwarding never depends on parsing. The writer is meant for one goroutine (the handler's) but
+// guards its state with a mutex so that a Flush from another goroutine is safe.
+type captureWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	call    *callState
+	dialect string
+	id      string
+	clock   func() (time.Time, time.Duration)
+	maxEv   int
+
+	mu          sync.Mutex
+	wroteHeader bool // the handler sent a final (non-1xx) status
+	status      int
+	sentHeader  bool // the status line went to the client
+	holdHeader  bool // a body-less response: the status line is held too
+	holding     bool // every later byte is held
+	held        []byte
+	sse         bool
+	length      int64 // declared Content-Length, -1 when none
+	written     int64 // body bytes the handler wrote
+	clientErr   error // first error writing to the client
+
+	// Capture of what the handler wrote (never what a synthetic answer of the proxy wrote).
+	raw       []byte // body bytes as written (content-encoded)
+	decoded   []byte // decoded body, when encoded (raw is the body otherwise)
+	encoded   bool
+	decoder   *pushDecoder
+	decodeErr error
+	undecoded bool // unknown Content-Encoding: raw bytes are captured as they are
+	sc        *stream.Capture
+	ttft      time.Duration
+	ttftSet   bool
+	synthetic bool // the status came from the proxy itself (SPEC §0 D5), not the upstream
+}
+
+func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int) *captureWriter {
+	return &captureWriter{
+		w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id,
+		clock: clock, maxEv: maxEventBytes, length: -1,
+	}
+}
+
+// Header returns the header map of the underlying writer.
+func (cw *captureWriter) Header() http.Header { return cw.w.Header() }
+
+// Unwrap returns the underlying ResponseWriter (for http.ResponseController).
+func (cw *captureWriter) Unwrap() http.ResponseWriter { return cw.w }
+
+// WriteHeader records the status and, unless the response is body-less, sends the status line at
+// once. 1xx informational statuses pass through unrecorded.
+func (cw *captureWriter) WriteHeader(code int) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.writeHeaderLocked(code)
+}
+
+func (cw *captureWriter) writeHeaderLocked(code int) {
+	if cw.wroteHeader {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		cw.w.WriteHeader(code)
+		return
+	}
+	cw.wroteHeader = true
+	cw.status = code
+	h := cw.w.Header()
+	cw.synthetic = cw.call.isSynthetic()
+	if !cw.synthetic {
+		cw.setupCapture(h)
+	}
+	h.Set(modelCallIDHeader, cw.id)
+	if cl := h.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64); err == nil && n >= 0 {
+			cw.length = n
+		}
+	}
+	if code == http.StatusNoContent || code == http.StatusNotModified || cw.length == 0 {
+		cw.holdHeader = true
+		cw.holding = true
+		return
+	}
+	cw.sentHeader = true
+	cw.w.WriteHeader(code)
+	cw.flushLocked()
+}
+
+// setupCapture decides SSE-ness and content decoding from the response headers (SPEC §4.1: the
+// Content-Type value starts with the exact bytes "text/event-stream"; D4).
+func (cw *captureWriter) setupCapture(h http.Header) {
+	if ct := h.Values("Content-Type"); len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream") {
+		cw.sse = true
+		sc, err := stream.NewCapture(cw.dialect, stream.WithMaxEventBytes(cw.maxEv))
+		if err == nil {
+			cw.sc = sc
+		}
+	}
+	codings, ok := contentCodings(h.Values("Content-Encoding"))
+	switch {
+	case !ok:
+		cw.undecoded = true
+	case len(codings) > 0:
+		cw.encoded = true
+		cw.decoder = newPushDecoder(codings, cw.onDecoded)
+	}
+}
+
+// onDecoded receives decoded body bytes from the decoder goroutine, while a push or close waits.
+func (cw *captureWriter) onDecoded(p []byte) {
+	cw.decoded = append(cw.decoded, p...)
+	if cw.sc != nil {
+		cw.sc.Feed(p)
+	}
+}
+
+// Write sends p to the client (or holds it, see captureWriter) and captures a copy. It returns the
+// client's write error, if any, so a forwarder can stop and cancel its upstream (SPEC §0 D3).
+func (cw *captureWriter) Write(p []byte) (int, error) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if !cw.wroteHeader {
+		if cw.w.Header().Get("Content-Type") == "" && len(p) > 0 {
+			cw.w.Header().Set("Content-Type", http.DetectContentType(p))
+		}
+		cw.writeHeaderLocked(http.StatusOK)
+	}
+	n := len(p)
+	if n == 0 {
+		return 0, nil
+	}
+	terminal := false
+	if !cw.synthetic {
+		if !cw.ttftSet {
+			_, cw.ttft = cw.clock()
+			cw.ttftSet = true
+		}
+		cw.raw = append(cw.raw, p...)
+		switch {
+		case cw.decoder != nil:
+			cw.decoder.push(p)
+		case cw.sc != nil && !cw.undecoded:
+			cw.sc.Feed(p)
+		}
+		terminal = cw.sc != nil && cw.sc.Terminal() != stream.TerminalNone
+	}
+	if !cw.holding {
+		switch {
+		case cw.sse && terminal:
+			cw.holding = true
+		case cw.length >= 0 && cw.written+int64(n) >= cw.length:
+			cw.holding = true
+		}
+	}
+	cw.written += int64(n)
+	if cw.holding {
+		cw.held = append(cw.held, p...)
+		return n, nil
+	}
+	if cw.clientErr != nil {
+		return 0, cw.clientErr
+	}
+	if _, err := cw.w.Write(p); err != nil {
+		cw.clientErr = err
+		return 0, err
+	}
+	cw.flushLocked()
+	return n, nil
+}
+
+// Flush flushes the underlying writer unless bytes are being held (held bytes wait for the record).
+func (cw *captureWriter) Flush() {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if !cw.wroteHeader || cw.holdHeader {
+		return
+	}
+	cw.flushLocked()
+}
+
+func (cw *captureWriter) flushLocked() {
+	if cw.clientErr != nil {
+		return
+	}
+	if err := cw.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		cw.clientErr = err
+	}
+}
+
+// Hijack is refused for captured calls: the capture needs to see the response.
+func (cw *captureWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, errors.New("gymtrace capture: hijacking a captured response is not supported")
+}
+
+// finish ends the capture side once the handler is done: it closes the decoder, and, when the
+// handler never wrote a status, records the implicit 200 of net/http (held: there is no body).
+// It reports whether the handler wrote a status.
+func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if cw.decoder != nil {
+		cw.decodeErr = cw.decoder.close()
+	}
+	wrote = cw.wroteHeader
+	if !cw.wroteHeader && implicitOK {
+		cw.wroteHeader = true
+		cw.status = http.StatusOK
+		cw.holdHeader = true
+		cw.holding = true
+		cw.w.Header().Set(modelCallIDHeader, cw.id)
+	}
+	return wrote
+}
+
+// release sends what was held (status line and body bytes) and flushes. Called once the record is
+// durable or its write failed and the rollout was marked incomplete.
+func (cw *captureWriter) release() {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if !cw.wroteHeader {
+		return
+	}
+	if !cw.sentHeader {
+		cw.sentHeader = true
+		cw.w.WriteHeader(cw.status)
+	}
+	if len(cw.held) > 0 && cw.clientErr == nil {
+		if _, err := cw.w.Write(cw.held); err != nil {
+			cw.clientErr = err
+		}
+	}
+	cw.held = nil
+	cw.flushLocked()
+}
+
+// clientGone reports whether the client went away before the end of the response was held for it
+// (SPEC §0 D3): a write to it failed, or ctx (the request's) ended while bytes still flowed.
+func (cw *captureWriter) clientGone(ctx context.Context) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return cw.clientErr != nil || (ctx.Err() != nil && !cw.holding)
+}
+
+// closeDecoder releases the decoder goroutine (idempotent); used on every exit path.
+func (cw *captureWriter) closeDecoder() {
+	cw.mu.Lock()
+	d := cw.decoder
+	cw.mu.Unlock()
+	if d != nil {
+		_ = d.close()
+	}
+}

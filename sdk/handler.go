@@ -1,0 +1,517 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/exporter"
+	"github.com/gymtrace/gymtrace/sdk/stream"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// instrumentationName is the tracer name of the model-call spans.
+const instrumentationName = "github.com/gymtrace/gymtrace/sdk"
+
+// Handler is the capture middleware (SPEC §1.6, §3, §4, §0): an http.Handler that strips the
+// rollout prefix from every request, and records each call to one of the three model endpoints under
+// a prefix as a model-call span and a durable capture record. Build it with [CaptureHandler] (over
+// any model server handler) or [NewProxy] (over the built-in forwarder to one upstream).
+//
+// A Handler owns an OpenTelemetry TracerProvider whose spans always reach the durable capture
+// processor (package exporter) and, when the export sampler keeps them, the processors given with
+// [WithSpanProcessor]. It never sets OpenTelemetry globals.
+//
+// ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
+// nothing is forwarded (a capture proxy never forwards calls it cannot capture).
+type Handler struct {
+	next    http.Handler
+	cfg     config
+	store   *capture.Store
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	durable *exporter.DurableProcessor
+	prop    propagation.TextMapPropagator
+
+	fwd        *forwarder // NewProxy only
+	serverAttr []attribute.KeyValue
+
+	// Lifecycle: captured calls in flight, so Shutdown can let them end before the provider stops.
+	mu           sync.Mutex
+	closed       bool
+	inflight     int
+	idle         chan struct{} // closed when inflight drops to 0 after Shutdown began
+	endMu        sync.RWMutex  // held (read) around span.End; Shutdown takes it to stop the provider
+	providerDown bool          // guarded by endMu
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// begin admits a captured call unless the handler is shut down.
+func (h *Handler) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.inflight++
+	return true
+}
+
+func (h *Handler) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inflight--
+	if h.inflight == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+func (h *Handler) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+// CaptureHandler wraps next, any Go model server handler, with capture (SPEC §1.6, §4.1):
+//
+//   - A request whose decoded path starts with /ng-rollout/<id>/ (optionally followed by
+//     training-token-capture/) has the prefix stripped before next sees it: r.URL.Path becomes the
+//     rest, r.URL.RawPath the client's own escaping of it (re-escaped when that is not possible).
+//   - A prefix id that fails [ValidatePrefixID] is answered 400 with [InvalidRolloutIDBody]
+//     (SPEC §0 D12); nothing is forwarded or written.
+//   - Calls to /v1/responses, /v1/chat/completions and /v1/messages under a prefix are captured;
+//     other paths are stripped and served uncaptured; unprefixed calls are never captured.
+//
+// A captured call reads the request body whole (it is replayed to next), streams next's response to
+// the client write by write, and writes the record before the client can see the end of the call
+// (SPEC §0 "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
+//
+// Exactly one of [WithStore] and [WithCaptureDir] is required; other options are optional. The
+// error names the offending option or value.
+func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
+	if next == nil {
+		return nil, errors.New("sdk capture handler: next handler is nil")
+	}
+	return newHandler(next, newConfig(opts))
+}
+
+func newHandler(next http.Handler, cfg config) (*Handler, error) {
+	store := cfg.store
+	switch {
+	case store != nil && cfg.captureDir != "":
+		return nil, errors.New("sdk capture handler: both WithStore and WithCaptureDir given; use exactly one")
+	case store == nil && cfg.captureDir == "":
+		return nil, errors.New("sdk capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
+	case store == nil:
+		s, err := capture.NewStore(cfg.captureDir, cfg.storeOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("sdk capture handler: %w", err)
+		}
+		store = s
+	}
+	durable, err := exporter.NewDurableProcessor(store, exporter.WithLogger(cfg.logger))
+	if err != nil {
+		return nil, fmt.Errorf("sdk capture handler: %w", err)
+	}
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithSampler(recordAlways{export: cfg.exportSampler}),
+		sdktrace.WithRawSpanLimits(spanLimits()),
+		sdktrace.WithSpanProcessor(durable),
+	}
+	for _, sp := range cfg.spanProcessors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampledOnly{next: sp}))
+	}
+	if cfg.resource != nil {
+		tpOpts = append(tpOpts, sdktrace.WithResource(cfg.resource))
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+	return &Handler{
+		next:    next,
+		cfg:     cfg,
+		store:   store,
+		tp:      tp,
+		tracer:  tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		durable: durable,
+		prop:    propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}, nil
+}
+
+// Store returns the capture store the handler writes to.
+func (h *Handler) Store() *capture.Store { return h.store }
+
+// TracerProvider returns the handler's own tracer provider (for tests and for adding spans to the
+// same pipeline). Spans of other tracers are not captured.
+func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
+
+// Shutdown stops accepting calls (later requests are answered 503), waits for the captured calls in
+// flight to end (their records written), then shuts the tracer provider down: the durable processor
+// and the processors of [WithSpanProcessor] are flushed and shut down (OTLP export drains). Call it
+// after the http.Server finished its in-flight calls. It honours ctx: when ctx ends first, the
+// provider is shut down anyway and a call still in flight cannot write its record, so it marks its
+// rollout incomplete instead (never a silent loss). It runs once; later calls return the first
+// result. The capture store is not closed (it needs none).
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.shutdownOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		var idle chan struct{}
+		if h.inflight > 0 {
+			idle = make(chan struct{})
+			h.idle = idle
+		}
+		h.mu.Unlock()
+		var errs []error
+		if idle != nil {
+			select {
+			case <-idle:
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("waiting for in-flight calls: %w", ctx.Err()))
+			}
+		}
+		h.endMu.Lock()
+		h.providerDown = true
+		h.endMu.Unlock()
+		if err := h.tp.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if h.fwd != nil {
+			if t, ok := h.fwd.transport.(interface{ CloseIdleConnections() }); ok {
+				t.CloseIdleConnections()
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			h.shutdownErr = fmt.Errorf("sdk capture handler shutdown: %w", err)
+		}
+	})
+	return h.shutdownErr
+}
+
+// endSpan ends the model-call span, which writes the record synchronously (durable processor), or,
+// when the provider was already shut down, marks the rollout incomplete.
+func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) {
+	h.endMu.RLock()
+	defer h.endMu.RUnlock()
+	if !h.providerDown {
+		span.End(trace.WithTimestamp(end))
+		return
+	}
+	h.cfg.logger.Error("gymtrace capture: call ended after shutdown; record not written, marking the rollout incomplete", "rollout_id", rolloutID, "model_call_id", id)
+	if err := h.store.MarkIncomplete(rolloutID); err != nil {
+		h.cfg.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rolloutID, "error", err)
+	}
+}
+
+// ServeHTTP implements http.Handler (see [CaptureHandler]).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.isClosed() {
+		writeShutDown(w, r)
+		return
+	}
+	if h.fwd != nil && !h.fwd.accepts(w, r) {
+		return
+	}
+	p, ok := ParsePrefix(r.URL.Path)
+	if !ok {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	if err := ValidatePrefixID(p.RolloutID); err != nil {
+		status, body := InvalidRolloutIDBody(p.Rest, err)
+		writeJSON(w, status, body)
+		return
+	}
+	r2 := stripPrefix(r, p.Rest)
+	dialect := CapturedDialect(p.Rest)
+	if dialect == "" {
+		h.next.ServeHTTP(w, r2)
+		return
+	}
+	if !h.begin() {
+		writeShutDown(w, r2)
+		return
+	}
+	defer h.end()
+	h.serveCaptured(w, r2, p.RolloutID, dialect)
+}
+
+// writeShutDown answers a request that arrives after Shutdown.
+func writeShutDown(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusServiceUnavailable, ErrorBody(r.URL.Path, "api_error", "gymtrace: capture handler is shut down", "shutting_down"))
+}
+
+// writeJSON answers with a JSON body the handler makes itself.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// stripPrefix returns a shallow copy of r whose URL path is rest (SPEC §1.6). RawPath is the suffix
+// of the client's escaped path that decodes to rest, so the client's escaping is kept; when there is
+// none, the path is re-escaped (SPEC §0 D12).
+func stripPrefix(r *http.Request, rest string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path = rest
+	u.RawPath = escapedSuffix(r.URL.EscapedPath(), rest)
+	if u.RawPath == (&url.URL{Path: rest}).EscapedPath() {
+		u.RawPath = ""
+	}
+	r2.URL = &u
+	r2.RequestURI = u.RequestURI()
+	return r2
+}
+
+// escapedSuffix returns the suffix of the escaped path that starts with "/" and decodes to rest, or "".
+func escapedSuffix(escaped, rest string) string {
+	for i := 0; i < len(escaped); i++ {
+		if escaped[i] != '/' || len(escaped)-i < len(rest)/3 {
+			continue
+		}
+		if dec, err := url.PathUnescape(escaped[i:]); err == nil && dec == rest {
+			return escaped[i:]
+		}
+	}
+	return ""
+}
+
+// serveCaptured runs one captured call (SPEC §3.1, §4.1, §0 "Durability contract").
+func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string) {
+	startWall, startMono := h.cfg.clock()
+	id := h.cfg.newID()
+	call := &callState{}
+
+	body, readErr := io.ReadAll(r.Body)
+
+	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, links := ParentForModelCall(ctx, rolloutID)
+	ctx, span := h.tracer.Start(ctx, semconv.GenAIOperationNameChat,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(startWall),
+		trace.WithLinks(links...),
+		trace.WithAttributes(
+			semconv.GenAIOperationNameKey.String(semconv.GenAIOperationNameChat),
+			semconv.GenAIProviderNameKey.String(semconv.ProviderForDialect(dialect)),
+			semconv.GymtraceRolloutIDKey.String(rolloutID),
+			semconv.GymtraceModelCallIDKey.String(id),
+			semconv.GymtraceDialectKey.String(dialect),
+		))
+	ctx = context.WithValue(ctx, callStateKey{}, call)
+
+	r2 := r.WithContext(ctx)
+	if readErr == nil {
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.TransferEncoding = nil
+		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	} else {
+		// Replay what arrived, then the same error, so next sees the client's broken body.
+		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
+	}
+
+	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
+	defer cw.closeDecoder()
+	pv, stack, panicked := runHandler(h.next, cw, r2)
+	endWall, endMono := h.cfg.clock()
+
+	transport := call.transportKind()
+	forwarderAbort := panicked && pv == http.ErrAbortHandler && transport != ""
+	userPanic := panicked && !forwarderAbort
+	if userPanic {
+		transport = panicTransport(pv)
+	}
+	if !panicked && transport == "" && cw.clientGone(r.Context()) {
+		transport = transportCancelled
+	}
+	clean := !panicked && transport == ""
+	wrote := cw.finish(!panicked)
+
+	ex := h.exchange(cw, body, id, dialect, startMono, endMono, transport, clean, userPanic)
+	attrs := capture.ExchangeAttributes(&ex)
+	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
+	attrs = append(attrs, h.serverAttr...)
+	span.SetAttributes(attrs...)
+	if m, ok := requestModel(attrs); ok {
+		span.SetName(semconv.GenAIOperationNameChat + " " + m)
+	}
+	if ex.ErrorCategory != "" {
+		span.SetStatus(codes.Error, ex.ErrorCategory)
+	}
+	// The durable processor writes the record synchronously in End (group-committed fsync), or marks
+	// the rollout incomplete when the write fails.
+	h.endSpan(span, endWall, rolloutID, id)
+	h.markIncompleteIfLossy(cw, rolloutID, id, clean)
+
+	switch {
+	case userPanic && !wrote:
+		// Nothing reached the client yet: answer like net/http would, with a JSON error.
+		h.cfg.logger.Error("gymtrace capture: model server handler panicked", "rollout_id", rolloutID, "model_call_id", id, "panic", fmt.Sprint(pv), "stack", string(stack))
+		w.Header().Set(modelCallIDHeader, id)
+		writeJSON(w, http.StatusInternalServerError, ErrorBody(r.URL.Path, "api_error", "internal server error", "internal_error"))
+	case panicked:
+		if userPanic && pv != http.ErrAbortHandler {
+			h.cfg.logger.Error("gymtrace capture: model server handler panicked after the response started", "rollout_id", rolloutID, "model_call_id", id, "panic", fmt.Sprint(pv), "stack", string(stack))
+		}
+		cw.release()
+		// The client's response must not end cleanly (SPEC §0 D5): abort it.
+		panic(http.ErrAbortHandler)
+	default:
+		cw.release()
+	}
+}
+
+// exchange builds the raw record of a finished call (SPEC §3.1, §3.3, §4.7, §0 D3–D6).
+func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
+	ex := capture.Exchange{
+		ModelCallID: id,
+		Dialect:     dialect,
+		LatencyMS:   capture.RoundMS(durationMS(endMono - startMono)),
+	}
+	if h.cfg.modelServerName != "" {
+		ex.ModelRef = &capture.ModelRef{Type: semconv.ModelRefTypeResponsesAPIModels, Name: h.cfg.modelServerName}
+	}
+	ex.Request, ex.RequestRaw = capture.RequestPayload(body)
+
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if cw.ttftSet {
+		ttft := capture.RoundMS(durationMS(cw.ttft - startMono))
+		ex.LatencyTTFTMS = &ttft
+	}
+	var status *int
+	if cw.wroteHeader && !cw.synthetic {
+		s := cw.status
+		status = &s
+		ex.StatusCode = status
+	}
+	respBody := cw.raw
+	if cw.encoded {
+		respBody = cw.decoded
+	}
+	terminal := stream.TerminalNone
+	switch {
+	case cw.synthetic:
+		// The proxy's own 502/504: no upstream status, no response (SPEC §0 D5).
+	case userPanic:
+		// Exception path (SPEC §3.1 #11, #13, §4.7): response null, the bytes seen as response_raw.
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.RawText(respBody)
+		}
+	case cw.sc != nil:
+		terminal = cw.sc.Close(clean)
+		if obj, ok := cw.sc.Response(); ok {
+			ex.Response = obj
+		}
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.RawText(respBody)
+		}
+	default:
+		ex.Response, ex.ResponseRaw = capture.ResponsePayload(respBody)
+	}
+	ex.ErrorCategory = capture.Category(capture.CategoryInput{
+		Status:       status,
+		Terminal:     terminal.String(),
+		SSE:          cw.sse && !cw.synthetic,
+		BodyNonEmpty: len(respBody) > 0,
+		ResponseNull: ex.Response == nil,
+		Transport:    transport,
+	})
+	return ex
+}
+
+// markIncompleteIfLossy marks the rollout incomplete when the record could not hold the whole
+// response although the exchange ended cleanly: an SSE event over the capture bound (SPEC §0 D2)
+// or a body that failed to decode (D4). It runs before the held bytes are released.
+func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string, clean bool) {
+	cw.mu.Lock()
+	var reason string
+	switch {
+	case cw.sc != nil && cw.sc.Stats().BoundHits > 0:
+		reason = "an SSE event exceeded the capture bound"
+	case clean && cw.decodeErr != nil:
+		reason = "the response body could not be decoded: " + cw.decodeErr.Error()
+	case cw.undecoded:
+		reason = "the response has an unsupported Content-Encoding"
+	}
+	cw.mu.Unlock()
+	if reason == "" {
+		return
+	}
+	h.cfg.logger.Warn("gymtrace capture: record is partial; marking the rollout incomplete", "rollout_id", rolloutID, "model_call_id", id, "reason", reason)
+	if err := h.store.MarkIncomplete(rolloutID); err != nil {
+		h.cfg.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rolloutID, "error", err)
+	}
+}
+
+// requestModel finds gen_ai.request.model among attrs.
+func requestModel(attrs []attribute.KeyValue) (string, bool) {
+	for _, kv := range attrs {
+		if kv.Key == semconv.GenAIRequestModelKey && kv.Value.Type() == attribute.STRING {
+			return kv.Value.AsString(), kv.Value.AsString() != ""
+		}
+	}
+	return "", false
+}
+
+func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// runHandler calls next and recovers a panic, returning its value and the panicking goroutine's
+// stack (for the log; net/http would have printed it).
+func runHandler(next http.Handler, w http.ResponseWriter, r *http.Request) (pv any, stack []byte, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			pv, panicked = v, true
+			if v != http.ErrAbortHandler {
+				stack = debug.Stack()
+			}
+		}
+	}()
+	next.ServeHTTP(w, r)
+	return nil, nil, false
+}
+
+// panicTransport classifies a panic of the model server handler the way SPEC §3.3 classifies an
+// exception: a timeout error → "timeout", a connection error → "connection", else "exception".
+func panicTransport(v any) string {
+	err, ok := v.(error)
+	if !ok || err == http.ErrAbortHandler {
+		return transportException
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return transportTimeout
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) || errors.As(err, &op) {
+		return transportConnection
+	}
+	return transportException
+}
+
+// errReader returns err on every read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -1,0 +1,225 @@
+package sdk
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// Defaults of the proxy's upstream timeouts (DESIGN.md "The proxy's upstream request").
+const (
+	// DefaultDialTimeout bounds connecting to the upstream (TCP and TLS handshake).
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultResponseHeaderTimeout bounds the wait for the upstream's status line and headers after
+	// the request was sent.
+	DefaultResponseHeaderTimeout = 15 * time.Minute
+	// DefaultIdleReadTimeout bounds the wait for each read of the upstream body after the status
+	// line (SPEC §0 D5: an idle read that times out is recorded as "timeout").
+	DefaultIdleReadTimeout = 15 * time.Minute
+)
+
+// Option configures [CaptureHandler] and [NewProxy].
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is the resolved configuration of a Handler.
+type config struct {
+	store      *capture.Store
+	captureDir string
+	storeOpts  []capture.StoreOption
+
+	modelServerName string
+	spanProcessors  []sdktrace.SpanProcessor
+	exportSampler   sdktrace.Sampler
+	resource        *resource.Resource
+	logger          *slog.Logger
+	maxEventBytes   int
+
+	dialTimeout           time.Duration
+	responseHeaderTimeout time.Duration
+	idleReadTimeout       time.Duration
+
+	// Test hooks (unexported).
+	clock     func() (wall time.Time, mono time.Duration)
+	newID     func() string
+	transport http.RoundTripper
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		exportSampler:         sdktrace.ParentBased(sdktrace.AlwaysSample()),
+		dialTimeout:           DefaultDialTimeout,
+		responseHeaderTimeout: DefaultResponseHeaderTimeout,
+		idleReadTimeout:       DefaultIdleReadTimeout,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.clock == nil {
+		c.clock = monotonicClock()
+	}
+	if c.newID == nil {
+		c.newID = newModelCallID
+	}
+	return c
+}
+
+// WithStore makes the handler write capture records to store (SPEC §2). Exactly one of WithStore and
+// [WithCaptureDir] is required: a handler without a store is refused at construction, because capture
+// must never silently depend on configuration (DESIGN.md "Sampling"). The store is shared, not owned:
+// Shutdown does not affect it.
+func WithStore(store *capture.Store) Option {
+	return optionFunc(func(c *config) { c.store = store })
+}
+
+// WithCaptureDir makes the handler create its own [capture.Store] rooted at dir, which must be an
+// absolute path (SPEC §7; created with mkdir -p semantics). File and directory modes default to 0600
+// and 0700 ([WithFileMode], [WithDirMode]). Exactly one of [WithStore] and WithCaptureDir is required.
+func WithCaptureDir(dir string) Option {
+	return optionFunc(func(c *config) { c.captureDir = dir })
+}
+
+// WithFileMode sets the permission bits of capture files and markers created by the store of
+// [WithCaptureDir] (default 0600). It has no effect with [WithStore].
+func WithFileMode(mode fs.FileMode) Option {
+	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithFileMode(mode)) })
+}
+
+// WithDirMode sets the permission bits of the capture directory created by [WithCaptureDir]
+// (default 0700). It has no effect with [WithStore].
+func WithDirMode(mode fs.FileMode) Option {
+	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithDirMode(mode)) })
+}
+
+// WithModelServerName sets the model server name written as the record's model_ref
+// {"type":"responses_api_models","name":name} (SPEC §3.1 #3). Default "": model_ref is null.
+func WithModelServerName(name string) Option {
+	return optionFunc(func(c *config) { c.modelServerName = name })
+}
+
+// WithSpanProcessor adds a span processor (typically a BatchSpanProcessor over an OTLP exporter) that
+// receives the model-call spans the export sampler ([WithExportSampler]) keeps. It is registered after
+// the durable capture processor, is shut down by [Handler.Shutdown], and may be given several times.
+func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
+	return optionFunc(func(c *config) {
+		if sp != nil {
+			c.spanProcessors = append(c.spanProcessors, sp)
+		}
+	})
+}
+
+// WithExportSampler sets the sampler that decides which model-call spans reach the processors of
+// [WithSpanProcessor] (and the sampled flag propagated upstream). It never affects capture: every
+// model-call span is recorded and written to the capture file (SPEC §0 "Durability contract").
+// Default sdktrace.ParentBased(sdktrace.AlwaysSample()).
+func WithExportSampler(s sdktrace.Sampler) Option {
+	return optionFunc(func(c *config) {
+		if s != nil {
+			c.exportSampler = s
+		}
+	})
+}
+
+// WithResource sets the OpenTelemetry resource of the handler's tracer provider (default: the SDK's
+// default resource, from the environment).
+func WithResource(r *resource.Resource) Option {
+	return optionFunc(func(c *config) { c.resource = r })
+}
+
+// WithLogger sets the logger for capture failures and forwarding problems (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithMaxEventBytes sets the SSE capture bound per event, in bytes (SPEC §0 D2; default 64 MiB). An
+// event over the bound is dropped from the capture and the rollout marked incomplete; forwarding is
+// never bounded. A value below 1 keeps the default.
+func WithMaxEventBytes(n int) Option {
+	return optionFunc(func(c *config) { c.maxEventBytes = n })
+}
+
+// WithDialTimeout bounds connecting to the upstream ([NewProxy] only; default [DefaultDialTimeout]).
+// A dial that fails is answered 502, one that times out 504 (SPEC §0 D5). Values below 1 keep the default.
+func WithDialTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.dialTimeout = d
+		}
+	})
+}
+
+// WithResponseHeaderTimeout bounds the wait for the upstream's status line after the request was
+// sent ([NewProxy] only; default [DefaultResponseHeaderTimeout]); expiry is answered 504 and recorded
+// as "timeout" (SPEC §0 D5). Values below 1 keep the default.
+func WithResponseHeaderTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.responseHeaderTimeout = d
+		}
+	})
+}
+
+// WithIdleReadTimeout bounds each wait for upstream body bytes after the status line ([NewProxy]
+// only; default [DefaultIdleReadTimeout]). Expiry cancels the upstream request, aborts the client's
+// response and records "timeout" (SPEC §0 D5). Values below 1 keep the default.
+func WithIdleReadTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.idleReadTimeout = d
+		}
+	})
+}
+
+// withClock replaces the clock (tests): each call returns the wall time and a monotonic reading;
+// it is called once at the start of a call, once at the first non-empty body write and once when
+// the body ended.
+func withClock(f func() (time.Time, time.Duration)) Option {
+	return optionFunc(func(c *config) { c.clock = f })
+}
+
+// withModelCallID replaces the model_call_id generator (tests).
+func withModelCallID(f func() string) Option {
+	return optionFunc(func(c *config) { c.newID = f })
+}
+
+// withTransport replaces the proxy's upstream transport (tests).
+func withTransport(rt http.RoundTripper) Option {
+	return optionFunc(func(c *config) { c.transport = rt })
+}
+
+// monotonicClock returns a clock whose monotonic readings are durations since its creation.
+func monotonicClock() func() (time.Time, time.Duration) {
+	base := time.Now()
+	return func() (time.Time, time.Duration) {
+		now := time.Now()
+		return now, now.Sub(base)
+	}
+}
+
+// newModelCallID returns uuid4().hex: 32 lowercase hex chars (SPEC §3.1 #1).
+func newModelCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.EncodeToString(b[:])
+}
