@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,29 +47,6 @@ func vecRolloutID(t *testing.T, record ojson.Value) (string, bool) {
 	return id, true
 }
 
-// writeVectorStore lays out a vector's input.store in s for id: the capture file made of the given
-// pieces when file_exists, and the marker when marker is true.
-func writeVectorStore(t *testing.T, s *Store, id string, store ojson.Value) {
-	t.Helper()
-	exists, _ := store.Get("file_exists")
-	if b, _ := exists.AsBool(); b {
-		var content strings.Builder
-		lines, _ := store.Get("lines")
-		for _, piece := range lines.Elems() {
-			str, ok := piece.AsString()
-			require.True(t, ok)
-			content.WriteString(str)
-		}
-		path, err := s.CapturePath(id)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(path, []byte(content.String()), 0o600))
-	}
-	marker, _ := store.Get("marker")
-	if b, _ := marker.AsBool(); b {
-		require.NoError(t, s.MarkIncomplete(id))
-	}
-}
-
 func TestBuildAttachmentVectors(t *testing.T) {
 	for _, c := range testvectors.Load(t, "attachment.json") {
 		t.Run(c.Name, func(t *testing.T) {
@@ -82,11 +58,11 @@ func TestBuildAttachmentVectors(t *testing.T) {
 				assert.Equal(t, "null", string(c.Expected), "no rollout id: the merge is a no-op")
 				return
 			}
-			want := vecCanonical(t, c.Expected)
+			want := testvectors.Canonical(t, c.Expected)
 
 			// The capture in the only store.
 			s := newTestStore(t)
-			writeVectorStore(t, s, id, store)
+			testvectors.WriteStore(t, s, id, store)
 			a, err := BuildAttachment([]*Store{s}, id, include)
 			require.NoError(t, err)
 			assert.Equal(t, want, string(a.AppendJSON(nil)))
@@ -95,7 +71,7 @@ func TestBuildAttachmentVectors(t *testing.T) {
 			empty, other := newTestStore(t), newTestStore(t)
 			mustAppend(t, other, id, `{"model_call_id":"decoy"}`+"\n")
 			s2 := newTestStore(t)
-			writeVectorStore(t, s2, id, store)
+			testvectors.WriteStore(t, s2, id, store)
 			a, err = BuildAttachment([]*Store{empty, s2, other}, id, include)
 			require.NoError(t, err)
 			has, err := s2.HasCapture(id)

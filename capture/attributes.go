@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,65 +51,89 @@ func (p Problems) Error() string {
 }
 
 // sizeKey returns the byte-size attribute of a payload attribute.
-func sizeKey(k attribute.Key) attribute.Key { return k + ".size" }
+func sizeKey(k attribute.Key) attribute.Key {
+	sk, _ := semconv.PayloadSizeKey(k)
+	return sk
+}
 
 // ExchangeAttributes returns the span attributes of a model-call record (SPEC §0 "Spans",
 // DESIGN.md "Spans follow the GenAI conventions", "Payloads travel on the span"):
 //
 //   - gen_ai.operation.name "chat"; gen_ai.provider.name from the dialect;
-//   - from the request object: gen_ai.request.model (a string model), gen_ai.request.stream (a
-//     boolean stream);
+//   - from the request object, the gen_ai.request.* parameters it carries (model, stream,
+//     temperature, top_p, top_k, max_tokens, seed, penalties, stop sequences, choice count,
+//     previous_response.id, reasoning.level; see appendRequestAttributes in genai.go);
 //   - from the response object: gen_ai.response.id and gen_ai.response.model (strings),
 //     gen_ai.response.finish_reasons (every string finish reason: Anthropic stop_reason, each Chat
 //     choice's finish_reason, Responses incomplete_details.reason), and the gen_ai.usage.* token
-//     counts of SPEC §3.5, each only when known (never 0 for unknown);
+//     counts of SPEC §3.5 — input, output, cache_read.input, cache-write (named per
+//     [WithConventions]), reasoning.output — each only when known (never 0 for unknown);
+//   - gen_ai.conversation.compacted = true when the request or response holds compacted
+//     conversation state (a "compaction" item or content block); never false;
 //   - gen_ai.response.time_to_first_chunk (seconds) when latency_ttft_ms is known;
 //   - http.response.status_code when known; error.type and gymtrace.error_category when the
 //     category is set;
 //   - gymtrace.model_call.id, gymtrace.dialect, gymtrace.model_ref.type/name (absent when model_ref
 //     is null), gymtrace.latency_ms, gymtrace.latency_ttft_ms (when known);
 //   - the payloads gymtrace.request.body / .raw and gymtrace.response.body / .raw, each with its
-//     ".size" attribute in bytes, present when the record's field is non-null.
+//     ".size" attribute in bytes, present when the record's field is non-null;
+//   - with [WithMessageContent], gen_ai.system_instructions, gen_ai.input.messages and
+//     gen_ai.output.messages (see genaimessages.go).
 //
 // The rollout id, server.address/port, times and trace ids are not part of the record: callers
 // add the first two, the span carries the others. Together with the span's start and end times
-// these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly.
-func ExchangeAttributes(e *Exchange) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 32)
+// these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly,
+// whatever the options. It is safe for concurrent use.
+func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
+	cfg := newAttributeConfig(opts)
+	attrs := make([]attribute.KeyValue, 0, 40)
 	attrs = append(attrs,
-		semconv.GenAIOperationNameKey.String(semconv.GenAIOperationNameChat),
-		semconv.GymtraceModelCallIDKey.String(e.ModelCallID),
-		semconv.GymtraceDialectKey.String(e.Dialect),
+		semconv.GenAIOperationName(semconv.GenAIOperationNameChat),
+		semconv.GymtraceModelCallID(e.ModelCallID),
+		semconv.GymtraceDialect(e.Dialect),
 	)
 	if p := semconv.ProviderForDialect(e.Dialect); p != "" {
-		attrs = append(attrs, semconv.GenAIProviderNameKey.String(p))
+		attrs = append(attrs, semconv.GenAIProviderName(p))
 	}
 	if e.ModelRef != nil {
 		attrs = append(attrs,
-			semconv.GymtraceModelRefTypeKey.String(e.ModelRef.Type),
-			semconv.GymtraceModelRefNameKey.String(e.ModelRef.Name))
+			semconv.GymtraceModelRefType(e.ModelRef.Type),
+			semconv.GymtraceModelRefName(e.ModelRef.Name))
 	}
-	attrs = append(attrs, semconv.GymtraceLatencyMSKey.Float64(e.LatencyMS))
+	attrs = append(attrs, semconv.GymtraceLatencyMS(e.LatencyMS))
 	if e.LatencyTTFTMS != nil {
 		attrs = append(attrs,
-			semconv.GymtraceLatencyTTFTMSKey.Float64(*e.LatencyTTFTMS),
-			semconv.GenAIResponseTimeToFirstChunkKey.Float64(*e.LatencyTTFTMS/1000))
+			semconv.GymtraceLatencyTTFTMS(*e.LatencyTTFTMS),
+			semconv.GenAIResponseTimeToFirstChunk(*e.LatencyTTFTMS/1000))
 	}
 	if e.StatusCode != nil {
-		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(*e.StatusCode))
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(*e.StatusCode))
 	}
 	if e.ErrorCategory != "" {
 		attrs = append(attrs,
-			semconv.GymtraceErrorCategoryKey.String(e.ErrorCategory),
-			semconv.ErrorTypeKey.String(e.ErrorCategory))
+			semconv.GymtraceErrorCategory(e.ErrorCategory),
+			semconv.ErrorType(e.ErrorCategory))
 	}
+	var req, resp *ojson.Value
 	if e.Request != nil {
-		attrs = appendRequestAttributes(attrs, e.Request)
+		attrs = appendRequestAttributes(attrs, e.Request, cfg.conv)
+		if cfg.messageContent {
+			if v, err := ojson.Parse(e.Request); err == nil {
+				req = &v
+			}
+		}
 	}
 	if e.Response != nil {
-		if resp, err := ojson.Parse(e.Response); err == nil {
-			attrs = appendResponseAttributes(attrs, resp)
+		if v, err := ojson.Parse(e.Response); err == nil {
+			resp = &v
+			attrs = appendResponseAttributes(attrs, v, cfg.conv)
 		}
+	}
+	if (e.Request != nil && requestCompacted(e.Request, req)) || (resp != nil && responseCompacted(*resp)) {
+		attrs = append(attrs, semconv.GenAIConversationCompacted(true))
+	}
+	if cfg.messageContent {
+		attrs = appendMessageAttributes(attrs, e.Dialect, req, resp)
 	}
 	attrs = appendPayload(attrs, semconv.GymtraceRequestBodyKey, e.Request)
 	if e.RequestRaw != nil {
@@ -132,51 +155,6 @@ func appendPayload(attrs []attribute.KeyValue, k attribute.Key, b []byte) []attr
 
 func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) []attribute.KeyValue {
 	return append(attrs, k.String(s), sizeKey(k).Int64(int64(len(s))))
-}
-
-// appendRequestAttributes adds gen_ai.request.model and gen_ai.request.stream from the request
-// object's top-level members. Requests can be large (whole conversations), so the object is scanned,
-// not parsed.
-func appendRequestAttributes(attrs []attribute.KeyValue, req []byte) []attribute.KeyValue {
-	var model, stream []byte
-	scanTopLevel(req, func(key, val []byte) {
-		switch {
-		case keyIs(key, "model"):
-			model = val
-		case keyIs(key, "stream"):
-			stream = val
-		}
-	})
-	if len(model) > 0 && model[0] == '"' {
-		if v, err := ojson.Parse(model); err == nil {
-			if s, ok := v.AsString(); ok {
-				attrs = append(attrs, semconv.GenAIRequestModelKey.String(s))
-			}
-		}
-	}
-	switch string(stream) {
-	case "true":
-		attrs = append(attrs, semconv.GenAIRequestStreamKey.Bool(true))
-	case "false":
-		attrs = append(attrs, semconv.GenAIRequestStreamKey.Bool(false))
-	}
-	return attrs
-}
-
-// keyIs reports whether the raw JSON string key decodes to name.
-func keyIs(key []byte, name string) bool {
-	if len(key) == len(name)+2 && string(key[1:len(key)-1]) == name {
-		return true
-	}
-	if bytes.IndexByte(key, '\\') < 0 {
-		return false
-	}
-	v, err := ojson.Parse(key)
-	if err != nil {
-		return false
-	}
-	s, _ := v.AsString()
-	return s == name
 }
 
 // scanTopLevel calls fn with the raw key (quotes included) and raw value text of each member of
@@ -267,21 +245,21 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-func appendResponseAttributes(attrs []attribute.KeyValue, resp ojson.Value) []attribute.KeyValue {
+func appendResponseAttributes(attrs []attribute.KeyValue, resp ojson.Value, conv semconv.GenAIConventions) []attribute.KeyValue {
 	if v, ok := resp.Get("id"); ok {
 		if s, ok := v.AsString(); ok {
-			attrs = append(attrs, semconv.GenAIResponseIDKey.String(s))
+			attrs = append(attrs, semconv.GenAIResponseID(s))
 		}
 	}
 	if v, ok := resp.Get("model"); ok {
 		if s, ok := v.AsString(); ok && s != "" {
-			attrs = append(attrs, semconv.GenAIResponseModelKey.String(s))
+			attrs = append(attrs, semconv.GenAIResponseModel(s))
 		}
 	}
 	if fr := finishReasons(resp); len(fr) > 0 {
-		attrs = append(attrs, semconv.GenAIResponseFinishReasonsKey.StringSlice(fr))
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(fr...))
 	}
-	return appendUsageAttributes(attrs, resp)
+	return appendUsageAttributes(attrs, resp, conv)
 }
 
 // finishReasons collects the string finish reasons of a response object, in the order of SPEC §3.2
@@ -526,8 +504,8 @@ func TimeFromUnixSeconds(sec float64) (time.Time, error) {
 
 // appendUsageAttributes adds the gen_ai.usage.* counts of the response's usage (SPEC §3.5 rules:
 // input includes Anthropic cache reads and writes; cache_read is the cached-token count), each only
-// when known.
-func appendUsageAttributes(attrs []attribute.KeyValue, resp ojson.Value) []attribute.KeyValue {
+// when known. The cache-write count is named per conv.
+func appendUsageAttributes(attrs []attribute.KeyValue, resp ojson.Value, conv semconv.GenAIConventions) []attribute.KeyValue {
 	usage, ok := resp.Get("usage")
 	if !ok {
 		return attrs
@@ -540,7 +518,7 @@ func appendUsageAttributes(attrs []attribute.KeyValue, resp ojson.Value) []attri
 		{semconv.GenAIUsageInputTokensKey, st.TokensIn},
 		{semconv.GenAIUsageOutputTokensKey, st.TokensOut},
 		{semconv.GenAIUsageCacheReadInputTokensKey, st.CachedTokens},
-		{semconv.GenAIUsageCacheCreationInputTokensKey, st.CacheCreationTokens},
+		{conv.UsageCacheWriteInputTokensKey(), st.CacheCreationTokens},
 		{semconv.GenAIUsageReasoningOutputTokensKey, st.TokensReasoning},
 	} {
 		if c.v != nil {

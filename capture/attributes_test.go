@@ -170,7 +170,7 @@ func TestExchangeAttributesValues(t *testing.T) {
 			absent: []attribute.Key{
 				semconv.ErrorTypeKey, semconv.GymtraceErrorCategoryKey, semconv.GenAIUsageReasoningOutputTokensKey,
 				semconv.GenAIUsageCacheReadInputTokensKey, semconv.GenAIUsageCacheCreationInputTokensKey,
-				semconv.GymtraceRequestRawKey, semconv.GymtraceRequestRawKey + ".size",
+				semconv.GymtraceRequestRawKey, semconv.GymtraceRequestRawSizeKey,
 			},
 		},
 		{
@@ -207,10 +207,10 @@ func TestExchangeAttributesValues(t *testing.T) {
 		{
 			name: "request body not an object (422) keeps request_raw",
 			want: map[attribute.Key]attribute.Value{
-				semconv.GymtraceRequestRawKey:           attribute.StringValue(`[{"role":"user","content":"hi"}]`),
-				semconv.GymtraceRequestRawKey + ".size": attribute.Int64Value(32),
+				semconv.GymtraceRequestRawKey:     attribute.StringValue(`[{"role":"user","content":"hi"}]`),
+				semconv.GymtraceRequestRawSizeKey: attribute.Int64Value(32),
 			},
-			absent: []attribute.Key{semconv.GymtraceRequestBodyKey, semconv.GymtraceRequestBodyKey + ".size", semconv.GenAIRequestModelKey},
+			absent: []attribute.Key{semconv.GymtraceRequestBodyKey, semconv.GymtraceRequestBodySizeKey, semconv.GenAIRequestModelKey},
 		},
 	}
 	for _, tt := range tests {
@@ -231,7 +231,8 @@ func TestExchangeAttributesValues(t *testing.T) {
 			}
 			for _, k := range semconv.PayloadKeys {
 				if v, ok := m.Lookup(string(k)); ok {
-					size, ok := m.Lookup(string(k) + ".size")
+					sk, _ := semconv.PayloadSizeKey(k)
+					size, ok := m.Lookup(string(sk))
 					require.True(t, ok)
 					assert.Equal(t, int64(len(v.AsString())), size.AsInt64(), "%s.size is its length in bytes", k)
 				}
@@ -250,6 +251,7 @@ func TestExchangeFromAttributesProblems(t *testing.T) {
 	}
 	start := time.Unix(100, 0)
 	end := time.Unix(100, 20_000_000)
+	reqBody := string(semconv.GymtraceRequestBodyKey)
 	tests := []struct {
 		name         string
 		extra        []attribute.KeyValue
@@ -258,20 +260,20 @@ func TestExchangeFromAttributesProblems(t *testing.T) {
 		wantProblems []string
 		wantErr      string
 	}{
-		{name: "whole body", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`{"a":1}`), attribute.Int64("gymtrace.request.body.size", 7)}, wantRequest: `{"a":1}`},
+		{name: "whole body", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`{"a":1}`), semconv.GymtraceRequestBodySizeKey.Int64(7)}, wantRequest: `{"a":1}`},
 		{name: "body without size is taken as whole", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`{"a":1}`)}, wantRequest: `{"a":1}`},
-		{name: "cut body", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`{"a":`), attribute.Int64("gymtrace.request.body.size", 7)},
-			wantProblems: []string{"gymtrace.request.body: cut by an attribute limit: 5 of 7 bytes"}},
-		{name: "stripped body", extra: []attribute.KeyValue{attribute.Int64("gymtrace.request.body.size", 7)},
-			wantProblems: []string{"gymtrace.request.body: missing although gymtrace.request.body.size is 7"}},
+		{name: "cut body", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`{"a":`), semconv.GymtraceRequestBodySizeKey.Int64(7)},
+			wantProblems: []string{reqBody + ": cut by an attribute limit: 5 of 7 bytes"}},
+		{name: "stripped body", extra: []attribute.KeyValue{semconv.GymtraceRequestBodySizeKey.Int64(7)},
+			wantProblems: []string{reqBody + ": missing although " + string(semconv.GymtraceRequestBodySizeKey) + " is 7"}},
 		{name: "body not an object", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String(`[1]`)},
-			wantProblems: []string{"gymtrace.request.body: not a JSON object"}},
+			wantProblems: []string{reqBody + ": not a JSON object"}},
 		{name: "body with a newline is compacted", extra: []attribute.KeyValue{semconv.GymtraceRequestBodyKey.String("{\n\"a\": 1}")}, wantRequest: `{"a":1}`},
-		{name: "cut raw", extra: []attribute.KeyValue{semconv.GymtraceRequestRawKey.String("ab"), attribute.Int64("gymtrace.request.raw.size", 3)},
-			wantProblems: []string{"gymtrace.request.raw: cut by an attribute limit: 2 of 3 bytes"}},
-		{name: "raw", extra: []attribute.KeyValue{semconv.GymtraceRequestRawKey.String("ab"), attribute.Int64("gymtrace.request.raw.size", 2)}, wantRaw: ptr("ab")},
-		{name: "mistyped status", extra: []attribute.KeyValue{semconv.HTTPResponseStatusCodeKey.String("200")}, wantErr: "http.response.status_code must be an integer, got string"},
-		{name: "mistyped size", extra: []attribute.KeyValue{attribute.String("gymtrace.response.raw.size", "3")}, wantErr: "gymtrace.response.raw.size must be an integer"},
+		{name: "cut raw", extra: []attribute.KeyValue{semconv.GymtraceRequestRawKey.String("ab"), semconv.GymtraceRequestRawSizeKey.Int64(3)},
+			wantProblems: []string{string(semconv.GymtraceRequestRawKey) + ": cut by an attribute limit: 2 of 3 bytes"}},
+		{name: "raw", extra: []attribute.KeyValue{semconv.GymtraceRequestRawKey.String("ab"), semconv.GymtraceRequestRawSizeKey.Int64(2)}, wantRaw: ptr("ab")},
+		{name: "mistyped status", extra: []attribute.KeyValue{semconv.HTTPResponseStatusCodeKey.String("200")}, wantErr: string(semconv.HTTPResponseStatusCodeKey) + " must be an integer, got string"},
+		{name: "mistyped size", extra: []attribute.KeyValue{semconv.GymtraceResponseRawSizeKey.String("3")}, wantErr: string(semconv.GymtraceResponseRawSizeKey) + " must be an integer"},
 		{name: "half a model_ref", extra: []attribute.KeyValue{semconv.GymtraceModelRefNameKey.String("x")}, wantErr: "must be set together"},
 	}
 	for _, tt := range tests {

@@ -20,7 +20,7 @@ func TestClassifyVectors(t *testing.T) {
 			fn, _ := vecField(t, c.Input, "fn").AsString()
 			counts[fn]++
 			want := ""
-			if s, ok := vecValue(t, c.Expected).AsString(); ok {
+			if s, ok := testvectors.Value(t, c.Expected).AsString(); ok {
 				want = s
 			}
 			switch fn {
@@ -49,8 +49,8 @@ func TestClassifyVectors(t *testing.T) {
 // SSE responses the vector's response_is_null is taken as the reassembly's result; terminal
 // detection uses the small test detector below (SPEC §4.2 with D1/D8).
 func checkExchangeCategory(t *testing.T, input, expected []byte) {
-	in := vecValue(t, input)
-	want := vecValue(t, expected)
+	in := testvectors.Value(t, input)
+	want := testvectors.Value(t, expected)
 	dialect := dialectOfPath(t, mustString(t, get(in, "path")))
 	contentType := mustString(t, get(in, "content_type"))
 	var body []byte

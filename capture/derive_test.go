@@ -18,7 +18,7 @@ func TestRecordsVectors(t *testing.T) {
 	require.Len(t, cases, 41)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			in := vecValue(t, c.Input)
+			in := testvectors.Value(t, c.Input)
 			line := get(in, "exchange").AppendJSON(nil)
 			idx, ok := get(in, "call_index").Int64()
 			require.True(t, ok)
@@ -28,7 +28,7 @@ func TestRecordsVectors(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, vecCanonical(t, c.Expected), string(rec.AppendJSON(nil, true)))
+			assert.Equal(t, testvectors.Canonical(t, c.Expected), string(rec.AppendJSON(nil, true)))
 		})
 	}
 }
@@ -38,10 +38,10 @@ func TestToolCallsVectors(t *testing.T) {
 	require.Len(t, cases, 53)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			in := vecValue(t, c.Input)
+			in := testvectors.Value(t, c.Input)
 			switch fn := mustString(t, get(in, "fn")); fn {
 			case "args":
-				assert.Equal(t, vecCanonical(t, c.Expected), asArguments(get(in, "value")).String())
+				assert.Equal(t, testvectors.Canonical(t, c.Expected), asArguments(get(in, "value")).String())
 			case "tool_calls_and_reasoning":
 				calls, reasoning, err := toolCallsAndReasoning(get(in, "response"))
 				if vecWantsError(t, c.Expected) {
@@ -60,7 +60,7 @@ func TestToolCallsVectors(t *testing.T) {
 				got = append(got, `],"reasoning_content":`...)
 				got = appendStrPtr(got, reasoning)
 				got = append(got, '}')
-				assert.Equal(t, vecCanonical(t, c.Expected), string(got))
+				assert.Equal(t, testvectors.Canonical(t, c.Expected), string(got))
 			default:
 				t.Fatalf("unknown fn %q", fn)
 			}
@@ -73,7 +73,7 @@ func TestTokensVectors(t *testing.T) {
 	require.Len(t, cases, 46)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			s := extractTokenStats(vecValue(t, c.Input))
+			s := extractTokenStats(testvectors.Value(t, c.Input))
 			got := []byte(`{"tokens_in":`)
 			got = appendIntPtr(got, s.TokensIn)
 			got = append(got, `,"tokens_out":`...)
@@ -93,7 +93,7 @@ func TestTokensVectors(t *testing.T) {
 			got = append(got, `,"cache_creation_tokens":`...)
 			got = appendIntPtr(got, s.CacheCreationTokens)
 			got = append(got, '}')
-			assert.Equal(t, vecCanonical(t, c.Expected), string(got))
+			assert.Equal(t, testvectors.Canonical(t, c.Expected), string(got))
 		})
 	}
 }

@@ -19,6 +19,14 @@
 // [ModelCallRecord] through [BuildModelCallRecord], which applies Gym's derivation and validation
 // rules exactly; a line it rejects is what SPEC §2.5 counts as unreadable.
 //
+// # Span attributes
+//
+// [ExchangeAttributes] and [ExchangeFromAttributes] are the one mapping between a record and its
+// model-call span (SPEC §0 "Spans"), shared by the SDK exporter and the Collector exporter. Besides
+// what the record needs, the span gets the GenAI attributes the request and response carry
+// (gen_ai.request.* parameters, usage, finish reasons), named per [WithConventions], and with
+// [WithMessageContent] the conversation as gen_ai.input.messages / gen_ai.output.messages.
+//
 // # Concurrency
 //
 // [Exchange], [ModelCallRecord] and [Metrics] are plain values: encoding and derivation functions

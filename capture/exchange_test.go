@@ -19,8 +19,8 @@ func TestExchangeGolden(t *testing.T) {
 	require.Len(t, cases, 7)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			in := vecValue(t, c.Input)
-			want := mustString(t, vecValue(t, c.Expected))
+			in := testvectors.Value(t, c.Input)
+			want := mustString(t, testvectors.Value(t, c.Expected))
 			resp := get(in, "response")
 
 			e := Exchange{

@@ -172,12 +172,12 @@ func isNotExist(err error) bool {
 	return errors.Is(err, unix.ENOENT)
 }
 
-// statExists reports whether path exists (lstat semantics are not needed: the store never creates
-// links). A missing path or a missing parent directory is (false, nil); other failures are errors.
+// statExists reports whether a directory entry named path exists, without following a symbolic link
+// (lstat). A missing path or a missing parent directory is (false, nil); other failures are errors.
 func statExists(path string) (bool, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Stat(path, &st)
+		err := unix.Lstat(path, &st)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -191,16 +191,17 @@ func statExists(path string) (bool, error) {
 	}
 }
 
-// unlink removes path; a missing path is not an error.
-func unlink(path string) error {
+// unlink removes the directory entry path (a symbolic link itself, never its target) and reports
+// whether it removed one; a missing path is not an error.
+func unlink(path string) (bool, error) {
 	for {
 		err := unix.Unlink(path)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		if err == nil || errors.Is(err, unix.ENOENT) {
-			return nil
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil
 		}
-		return err
+		return err == nil, err
 	}
 }

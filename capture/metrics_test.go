@@ -17,7 +17,7 @@ func TestMetricsVectors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			var recs []ModelCallRecord
-			for _, call := range vecValue(t, c.Input).Elems() {
+			for _, call := range testvectors.Value(t, c.Input).Elems() {
 				require.Equal(t, ojson.KindObject, call.Kind())
 				recs = append(recs, ModelCallRecord{
 					TokensIn:            vecInt64(t, get(call, "tokens_in")),
@@ -30,7 +30,7 @@ func TestMetricsVectors(t *testing.T) {
 					LatencyTTFTMS:       vecFloat(t, get(call, "latency_ttft_ms")),
 				})
 			}
-			assert.Equal(t, vecCanonical(t, c.Expected), string(Aggregate(recs).AppendJSON(nil)))
+			assert.Equal(t, testvectors.Canonical(t, c.Expected), string(Aggregate(recs).AppendJSON(nil)))
 		})
 	}
 }

@@ -87,13 +87,14 @@ func parseAvailable(data []byte) (lines []IndexedLine, invalid int) {
 }
 
 // readLocked returns the whole content of id's capture file, read under flock(LOCK_SH); a missing
-// file gives (nil, nil).
+// file gives (nil, nil). The file is never opened through a symbolic link and must be a regular file
+// (else the error wraps [ErrNotRegularFile] and names the path).
 func (s *Store) readLocked(id string) ([]byte, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return nil, fmt.Errorf("capture read: %w", err)
 	}
 	path := s.capturePath(id)
-	fd, err := openFile(path, unix.O_RDONLY, 0)
+	fd, err := openRegular(path, unix.O_RDONLY, 0)
 	if isNotExist(err) {
 		return nil, nil
 	}

@@ -44,8 +44,8 @@ func TestRoundMS(t *testing.T) {
 func TestRoundMSGoldenLatencies(t *testing.T) {
 	for _, c := range testvectors.Load(t, "raw_record_golden.json") {
 		t.Run(c.Name, func(t *testing.T) {
-			in := vecValue(t, c.Input)
-			line := vecValue(t, []byte(mustString(t, vecValue(t, c.Expected))))
+			in := testvectors.Value(t, c.Input)
+			line := testvectors.Value(t, []byte(mustString(t, testvectors.Value(t, c.Expected))))
 			for _, k := range [][2]string{{"latency_ms_unrounded", "latency_ms"}, {"latency_ttft_ms_unrounded", "latency_ttft_ms"}} {
 				want := vecFloat(t, get(line, k[1]))
 				require.NotNil(t, want)

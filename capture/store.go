@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 )
 
 // File name suffixes of the store layout (SPEC §2.1): <root>/<rollout_id>.capture.jsonl holds the
@@ -24,7 +22,9 @@ const (
 	MarkerFileSuffix  = ".capture.incomplete"
 )
 
-// Default permissions of what the store creates (DESIGN.md "Security"); the process umask still applies.
+// Default permissions of what the store creates (DESIGN.md "Security"). The store applies its modes
+// exactly: a directory or file it creates is chmod'ed to the mode after creation, so the process umask
+// neither narrows nor widens it.
 const (
 	DefaultDirMode  fs.FileMode = 0o700
 	DefaultFileMode fs.FileMode = 0o600
@@ -61,60 +61,12 @@ func ValidateRolloutID(id string) error {
 		}
 	}
 	return fmt.Errorf("%w: %s (want one or more ASCII letters, digits, '.', '_' or '-')",
-		ErrInvalidRolloutID, pythonRepr(id))
+		ErrInvalidRolloutID, pyrepr.Str(id))
 }
 
 func isIDByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 		c == '.' || c == '_' || c == '-'
-}
-
-// pythonRepr renders s the way Python's repr(str) does: single quotes unless s contains a single
-// quote and no double quote; backslash, the chosen quote, \t, \n and \r escaped; other non-printable
-// characters as \xNN, \uNNNN or \UNNNNNNNN; printable non-ASCII kept as is. Invalid UTF-8 bytes
-// (which a Python str cannot hold) are written as \xNN.
-func pythonRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(quote)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-			i++
-			continue
-		}
-		i += size
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(quote):
-			b.WriteByte('\\')
-			b.WriteByte(quote)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x80 && r >= 0x20 && r != 0x7f:
-			b.WriteRune(r)
-		case r >= 0x80 && unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
 }
 
 // StoreOption configures a [Store] built by [NewStore].
@@ -132,17 +84,21 @@ type storeOptionFunc func(*storeConfig)
 
 func (f storeOptionFunc) apply(c *storeConfig) { f(c) }
 
-// WithDirMode sets the permission bits used when [NewStore] creates the capture directory and any
-// missing parents (default [DefaultDirMode], 0700; the process umask applies). Existing directories
-// are left as they are.
+// WithDirMode sets the mode of the capture directory and of any missing parents when the store
+// creates them ([NewStore], and an [Store.Append] or [Store.MarkIncomplete] that finds the directory
+// removed). Default [DefaultDirMode], 0700. The mode is applied exactly (chmod after mkdir; the umask
+// does not narrow it). It must pass [ValidateDirMode] (permission bits only, including owner rwx),
+// else NewStore fails. Existing directories are left as they are.
 func WithDirMode(mode fs.FileMode) StoreOption {
-	return storeOptionFunc(func(c *storeConfig) { c.dirMode = mode.Perm() })
+	return storeOptionFunc(func(c *storeConfig) { c.dirMode = mode })
 }
 
-// WithFileMode sets the permission bits of the capture files and markers the store creates
-// (default [DefaultFileMode], 0600; the process umask applies). Existing files keep their mode.
+// WithFileMode sets the mode of the capture files and markers the store creates (default
+// [DefaultFileMode], 0600). The mode is applied exactly (fchmod after creation; the umask does not
+// narrow it). It must pass [ValidateFileMode] (permission bits only, including owner rw), else
+// NewStore fails. Existing files keep their mode.
 func WithFileMode(mode fs.FileMode) StoreOption {
-	return storeOptionFunc(func(c *storeConfig) { c.fileMode = mode.Perm() })
+	return storeOptionFunc(func(c *storeConfig) { c.fileMode = mode })
 }
 
 // WithSyncHook installs a function called with the capture file's path once per group commit, after
@@ -172,8 +128,10 @@ type Store struct {
 }
 
 // NewStore returns the store rooted at dir, creating dir and missing parents (mkdir -p, SPEC §2.1)
-// with the directory mode (default 0700, [WithDirMode]). dir must be an absolute path (SPEC §7); it is
-// used as given, without "~" expansion. The error names dir and the rule, or wraps the mkdir failure.
+// with exactly the directory mode (default 0700, [WithDirMode]). dir must be an absolute path (SPEC
+// §7); it is used as given, without "~" expansion, and may itself be or pass through a symbolic link
+// (only the files inside it are never opened through one). The error names dir or the mode and the
+// rule, or wraps the mkdir failure.
 func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 	cfg := storeConfig{dirMode: DefaultDirMode, fileMode: DefaultFileMode}
 	for _, o := range opts {
@@ -182,7 +140,13 @@ func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("capture store: directory %q must be an absolute path", dir)
 	}
-	if err := os.MkdirAll(dir, cfg.dirMode); err != nil {
+	if err := ValidateDirMode(cfg.dirMode); err != nil {
+		return nil, err
+	}
+	if err := ValidateFileMode(cfg.fileMode); err != nil {
+		return nil, err
+	}
+	if err := mkdirAllMode(dir, cfg.dirMode); err != nil {
 		return nil, fmt.Errorf("capture store: create directory %q: %w", dir, err)
 	}
 	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue)}, nil
@@ -214,7 +178,9 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // "Durability before completion"). line must be one complete JSON object text ending in "\n" with no
 // other newline (the output of the record encoder); anything else is refused before any I/O.
 //
-// The file is opened in append mode (created with the file mode if missing), locked with
+// The file is opened in append mode (created with exactly the file mode if missing; never through a
+// symbolic link, and only if it is a regular file, else the error wraps [ErrNotRegularFile] and names
+// the path; if the store directory was removed meanwhile it is recreated once), locked with
 // flock(LOCK_EX), repaired if its last byte is not "\n" (D7: a "\n" is written first so a torn line
 // from a crashed writer stays one unreadable line), written with one writev, fsynced, unlocked and
 // closed. When the file was created, its directory is fsynced too. Concurrent Appends to the same file
@@ -394,17 +360,13 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 
 var newline = []byte{'\n'}
 
-// openLocked opens path for appending (creating it if missing) and takes flock(LOCK_EX). If the file
-// was unlinked between open and lock (a concurrent Clear), it reopens, so a record is never written
-// into a removed file. created reports whether this call created the file.
+// openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
+// flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so
+// a record is never written into a removed file. created reports whether this call created the file.
 func (s *Store) openLocked(path string) (fd int, created bool, err error) {
+	recreated := false
 	for range maxReopen {
-		created = false
-		fd, err = openFile(path, unix.O_RDWR|unix.O_APPEND, 0)
-		if isNotExist(err) {
-			fd, err = openFile(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT, uint32(s.cfg.fileMode))
-			created = err == nil
-		}
+		fd, created, err = s.openOrCreate(path, unix.O_RDWR|unix.O_APPEND, &recreated)
 		if err != nil {
 			return -1, false, pathErr("open", path, err)
 		}
@@ -434,13 +396,17 @@ func pathErr(op, path string, err error) error {
 }
 
 // MarkIncomplete creates id's empty marker file <id>.capture.incomplete (SPEC §2.6; an existing marker
-// is kept) and fsyncs the directory so the marker survives a crash. Safe for concurrent use.
+// is kept) with exactly the file mode and fsyncs the directory so the marker survives a crash. Like
+// Append it never opens the marker through a symbolic link and accepts only a regular file (the error
+// wraps [ErrNotRegularFile] and names the path), and recreates a removed store directory once.
+// Safe for concurrent use.
 func (s *Store) MarkIncomplete(id string) error {
 	if err := ValidateRolloutID(id); err != nil {
 		return fmt.Errorf("capture mark incomplete: %w", err)
 	}
 	path := s.markerPath(id)
-	fd, err := openFile(path, unix.O_WRONLY|unix.O_CREAT, uint32(s.cfg.fileMode))
+	recreated := false
+	fd, _, err := s.openOrCreate(path, unix.O_WRONLY, &recreated)
 	if err != nil {
 		return fmt.Errorf("capture mark incomplete: %w", pathErr("open", path, err))
 	}
@@ -453,8 +419,9 @@ func (s *Store) MarkIncomplete(id string) error {
 	return nil
 }
 
-// IsIncomplete reports whether id's marker file exists (SPEC §2.6). A failing stat other than
-// "does not exist" is returned as an error.
+// IsIncomplete reports whether id's marker file exists (SPEC §2.6; any directory entry of that name
+// counts, a symbolic link is not followed). A failing lstat other than "does not exist" is returned
+// as an error.
 func (s *Store) IsIncomplete(id string) (bool, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return false, fmt.Errorf("capture is incomplete: %w", err)
@@ -467,8 +434,8 @@ func (s *Store) IsIncomplete(id string) (bool, error) {
 }
 
 // HasCapture reports whether id's capture file or its marker exists: the test by which SPEC §2.6's
-// _store_for_rollout picks the first store of a rollout. A failing stat other than "does not exist"
-// is returned as an error.
+// _store_for_rollout picks the first store of a rollout (any directory entry of those names counts, a
+// symbolic link is not followed). A failing lstat other than "does not exist" is returned as an error.
 func (s *Store) HasCapture(id string) (bool, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return false, fmt.Errorf("capture lookup: %w", err)

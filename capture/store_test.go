@@ -167,32 +167,6 @@ func TestValidateRolloutIDVectors(t *testing.T) {
 	}
 }
 
-func TestPythonRepr(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"plain", "abc", `'abc'`},
-		{"empty", "", `''`},
-		{"single quote only", "it's", `"it's"`},
-		{"both quotes", `it's "x"`, `'it\'s "x"'`},
-		{"double quote only", `say "x"`, `'say "x"'`},
-		{"controls", "a\tb\nc\rd\x00e\x7f", `'a\tb\nc\rd\x00e\x7f'`},
-		{"backslash", `a\b`, `'a\\b'`},
-		{"latin1 printable", "röllout", `'röllout'`},
-		{"nbsp", "a\u00a0", `'a\xa0'`},
-		{"line separator", "a\u2028", `'a\u2028'`},
-		{"bidi format char", "a\u200e", `'a\u200e'`},
-		{"astral private use", "a\U000F0000", `'a\U000f0000'`},
-		{"astral printable", "a😀", `'a😀'`},
-		{"invalid utf8", "a\xff", `'a\xff'`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, pythonRepr(tt.in))
-		})
-	}
-}
-
 func TestNewStore(t *testing.T) {
 	t.Run("relative dir refused", func(t *testing.T) {
 		_, err := NewStore("relative/dir")
@@ -730,12 +704,12 @@ func TestConformanceConcurrentWriters(t *testing.T) {
 	assert.Equal(t, expected.Capture.MarkerPresent, inc)
 
 	// The attachment: no gaps, the expected metrics, and every call derived as expected.record says.
-	want := vecValue(t, b)
+	want := testvectors.Value(t, b)
 	wantCapture, _ := want.Get("capture")
 	wantRecord, _ := want.Get("record")
 	a, err := BuildAttachment([]*Store{s}, "c042", false)
 	require.NoError(t, err)
-	got := vecValue(t, a.AppendJSON(nil))
+	got := testvectors.Value(t, a.AppendJSON(nil))
 	wantGaps, _ := wantCapture.Get("gaps")
 	gotGaps, ok := got.Get("gaps")
 	if wantGaps.Len() == 0 {

@@ -7,39 +7,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/testvectors"
 )
-
-// vecValue parses a vector's raw JSON strictly, keeping key order and number text.
-func vecValue(t *testing.T, raw json.RawMessage) ojson.Value {
-	t.Helper()
-	v, err := ojson.Parse(raw)
-	require.NoError(t, err)
-	return v
-}
 
 // vecField returns input[key] (null when missing).
 func vecField(t *testing.T, raw json.RawMessage, key string) ojson.Value {
 	t.Helper()
-	v, _ := vecValue(t, raw).Get(key)
+	v, _ := testvectors.Value(t, raw).Get(key)
 	return v
 }
 
 // vecWantsError reports whether expected is the vectors' {"error": "..."} form.
 func vecWantsError(t *testing.T, expected json.RawMessage) bool {
 	t.Helper()
-	v := vecValue(t, expected)
+	v := testvectors.Value(t, expected)
 	if v.Kind() != ojson.KindObject || v.Len() != 1 {
 		return false
 	}
 	e, ok := v.Get("error")
 	return ok && e.Kind() == ojson.KindString
-}
-
-// vecCanonical re-encodes expected JSON so it can be compared byte for byte (key order and number
-// text kept; strings in orjson form).
-func vecCanonical(t *testing.T, raw json.RawMessage) string {
-	t.Helper()
-	return vecValue(t, raw).String()
 }
 
 func vecInt64(t *testing.T, v ojson.Value) *int64 {

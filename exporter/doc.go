@@ -9,7 +9,8 @@
 // to <capture dir>/<rollout_id>.capture.jsonl with [capture.Store.Append]: one JSON object per line,
 // UTF-8, newline-terminated, keys in SPEC §3.1 order, flock + write + fsync, group-committed across
 // concurrent calls to the same file. A write that fails, or a record whose payload was cut by an
-// attribute limit (written with that payload null), marks the rollout incomplete
+// attribute limit (written with that payload null; detected by its ".size" attribute, or by the
+// span's dropped-attribute count), marks the rollout incomplete
 // (<rollout_id>.capture.incomplete), is logged and is counted: capture never fails silently.
 //
 // Both types are safe for concurrent use. Writes run on a context detached from the caller's

@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/syncbuf"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -102,26 +102,9 @@ func incomplete(t testing.TB, s *capture.Store, rid string) bool {
 	return ok
 }
 
-// logBuffer returns a logger writing text to a buffer.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newLogger() (*slog.Logger, *logBuffer) {
-	lb := &logBuffer{}
+// newLogger returns a logger writing text to a buffer, and the buffer.
+func newLogger() (*slog.Logger, *syncbuf.Buffer) {
+	lb := &syncbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(lb, nil)), lb
 }
 
@@ -136,17 +119,23 @@ func TestDurableProcessorOnEnd(t *testing.T) {
 	}
 	cutEx := *ex
 	cutEx.Request = nil
+	dropped := modelCallStub("r1", ex, 3)
+	dropped.DroppedAttributes = 2
 
 	tests := []struct {
 		name           string
 		span           tracetest.SpanStub
 		want           string
 		wantIncomplete bool
+		wantLog        string
 		wantStats      Stats
 	}{
 		{name: "model call", span: modelCallStub("r1", ex, 1), want: wantLine(ex, 1), wantStats: Stats{Records: 1}},
 		{name: "other span ignored", span: otherSpan, want: "", wantStats: Stats{}},
-		{name: "cut payload written as null", span: cut, want: wantLine(&cutEx, 2), wantIncomplete: true, wantStats: Stats{Records: 1, Partial: 1}},
+		{name: "cut payload written as null", span: cut, want: wantLine(&cutEx, 2), wantIncomplete: true,
+			wantLog: string(semconv.GymtraceRequestBodyKey) + ": cut by an attribute limit", wantStats: Stats{Records: 1, Partial: 1}},
+		{name: "dropped attributes: written, rollout incomplete", span: dropped, want: wantLine(ex, 3), wantIncomplete: true,
+			wantLog: "2 attributes dropped by a span attribute count limit", wantStats: Stats{Records: 1, Partial: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,8 +147,8 @@ func TestDurableProcessorOnEnd(t *testing.T) {
 			assert.Equal(t, tt.want, readFile(t, store, "r1"))
 			assert.Equal(t, tt.wantIncomplete, incomplete(t, store, "r1"))
 			assert.Equal(t, tt.wantStats, p.Stats())
-			if tt.wantIncomplete {
-				assert.Contains(t, logs.String(), "gymtrace.request.body: cut by an attribute limit")
+			if tt.wantLog != "" {
+				assert.Contains(t, logs.String(), tt.wantLog)
 			}
 			require.NoError(t, p.Shutdown(t.Context()))
 		})
@@ -182,6 +171,44 @@ func TestDurableProcessorInTracerProvider(t *testing.T) {
 	e.TraceID, e.SpanID = span.SpanContext().TraceID().String(), span.SpanContext().SpanID().String()
 	assert.Equal(t, string(e.AppendJSON(nil)), got)
 	require.NoError(t, tp.Shutdown(t.Context()))
+}
+
+// TestDurableProcessorEnvLimits: in a pipeline whose provider takes its span limits from the
+// environment, a payload cut by OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or lost to
+// OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT is never written as if whole: the record is written with the
+// payload null (or as it is), the rollout is marked incomplete and Stats.Partial counts it.
+func TestDurableProcessorEnvLimits(t *testing.T) {
+	tests := []struct {
+		name, env, value string
+		wantRequestNull  bool
+	}{
+		{name: "value length limit 10", env: "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", value: "10", wantRequestNull: true},
+		{name: "span value length limit 10", env: "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", value: "10", wantRequestNull: true},
+		{name: "span attribute count limit 8", env: "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", value: "8", wantRequestNull: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			store := newStore(t)
+			logger, _ := newLogger()
+			p, err := NewDurableProcessor(store, WithLogger(logger))
+			require.NoError(t, err)
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
+			ex := testExchange("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+			attrs := append([]attribute.KeyValue{semconv.GymtraceRolloutIDKey.String("lim")}, capture.ExchangeAttributes(ex)...)
+			_, span := tp.Tracer("test").Start(t.Context(), "chat policy", trace.WithTimestamp(testStart), trace.WithAttributes(attrs...))
+			span.End(trace.WithTimestamp(testEnd))
+			require.NoError(t, tp.Shutdown(t.Context()))
+
+			line := readFile(t, store, "lim")
+			if tt.wantRequestNull {
+				assert.Contains(t, line, `"request":null`, "a cut or dropped request is never written as if whole")
+			}
+			assert.NotContains(t, line, `"request":{"model":"po`, "no cut request text")
+			assert.True(t, incomplete(t, store, "lim"))
+			assert.Equal(t, Stats{Records: 1, Partial: 1}, p.Stats())
+		})
+	}
 }
 
 func TestDurableProcessorWriteFailure(t *testing.T) {
@@ -295,7 +322,7 @@ func TestExporterExportSpans(t *testing.T) {
 			semconv.GymtraceRolloutIDKey.String("r5"), semconv.GymtraceModelCallIDKey.String("x"),
 		}}
 		err = e.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{span.Snapshot()})
-		require.ErrorContains(t, err, "gymtrace.dialect is required")
+		require.ErrorContains(t, err, string(semconv.GymtraceDialectKey)+" is required")
 		assert.True(t, incomplete(t, store, "r5"))
 	})
 	t.Run("cancelled ctx writes nothing and marks", func(t *testing.T) {
@@ -336,6 +363,7 @@ func TestWithoutPayloads(t *testing.T) {
 	ex := testExchange("ab")
 	ex.RequestRaw = strp("raw")
 	with := modelCallStub("r1", ex, 1)
+	with.Attributes = append(capture.ExchangeAttributes(ex, capture.WithMessageContent(true)), semconv.GymtraceRolloutIDKey.String("r1"))
 	without := tracetest.SpanStub{Name: "plain", Attributes: []attribute.KeyValue{attribute.String("k", "v")}}
 	in := tracetest.SpanStubs{with, without}.Snapshots()
 	require.NoError(t, exp.ExportSpans(t.Context(), in))
@@ -347,8 +375,11 @@ func TestWithoutPayloads(t *testing.T) {
 	}
 	for _, k := range semconv.PayloadKeys {
 		assert.NotContains(t, keys, k, "payload %s stripped", k)
-		assert.Contains(t, keys, k+".size", "size of %s kept", k)
+		sk, ok := semconv.PayloadSizeKey(k)
+		require.True(t, ok)
+		assert.Contains(t, keys, sk, "size of %s kept", k)
 	}
+	assert.Contains(t, keys, semconv.GenAIOutputMessagesKey, "opt-in message content is not a payload: kept")
 	assert.Equal(t, "policy", keys[semconv.GenAIRequestModelKey].AsString())
 	assert.Equal(t, without.Attributes, got[1].Attributes)
 	assert.Len(t, in[0].Attributes(), len(with.Attributes), "the input span is not modified")

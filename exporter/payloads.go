@@ -12,8 +12,10 @@ import (
 // WithoutPayloads returns a span exporter that forwards spans to next without the payload
 // attributes (semconv.PayloadKeys: gymtrace.request.body, gymtrace.request.raw,
 // gymtrace.response.body, gymtrace.response.raw), for lean OTLP export (DESIGN.md "Payloads travel
-// on the span"). The size attributes are kept, so a reader can still tell a payload existed. Spans
-// without payloads are passed as they are. Shutdown is next's. It is safe for concurrent use when
+// on the span"). The size attributes are kept, so a reader can still tell a payload existed. The
+// opt-in GenAI content attributes (gen_ai.input.messages, gen_ai.output.messages,
+// gen_ai.system_instructions) are not payloads and are kept: whoever turned them on wants them in the
+// trace backend. Spans without payloads are passed as they are. Shutdown is next's. It is safe for concurrent use when
 // next is.
 func WithoutPayloads(next sdktrace.SpanExporter) sdktrace.SpanExporter {
 	return payloadStripper{next: next}

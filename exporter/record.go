@@ -23,12 +23,16 @@ type Stats struct {
 	// was marked incomplete).
 	Failures int64
 	// Partial is the number of records written with a payload set to null because its attribute
-	// was cut or missing (the rollout was marked incomplete).
+	// was cut or missing (its size attribute disagrees), or from a span that lost attributes to a
+	// count limit (ReadOnlySpan.DroppedAttributes > 0); the rollout was marked incomplete.
 	Partial int64
 	// Dropped is the number of model-call spans received after Shutdown (not written; the rollout
 	// was marked incomplete).
 	Dropped int64
 }
+
+// droppedAttributesKey names the span's dropped attributes in a [capture.Problem].
+const droppedAttributesKey = "(dropped attributes)"
 
 // spanAttrs adapts a span's attribute slice to [capture.AttributeLookup] without allocating.
 type spanAttrs []attribute.KeyValue
@@ -111,6 +115,11 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 	*bp = line[:0]
 	if err != nil {
 		return true, w.fail(rid, s, fmt.Errorf("exporter: build record: %w", err))
+	}
+	if n := s.DroppedAttributes(); n > 0 {
+		// A count limit dropped attributes: a payload and its size may be among them, so the
+		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
+		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
 	}
 	if err := w.store.Append(context.WithoutCancel(ctx), rid, line); err != nil {
 		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))

@@ -167,6 +167,16 @@ func (d *pushDecoder) push(p []byte) {
 	}
 }
 
+// failure returns the error the decoder already stopped with, or nil while it still decodes.
+func (d *pushDecoder) failure() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		return nil
+	}
+	return d.err
+}
+
 // close ends the input and waits for the decoder goroutine to exit. It returns the decode error, if
 // any (a truncated or corrupt body); the bytes decoded before it were handed to out. Idempotent.
 func (d *pushDecoder) close() error {

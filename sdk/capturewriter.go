@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -26,7 +27,9 @@ const modelCallIDHeader = "X-Gymtrace-Model-Call-Id"
 //   - for a non-SSE body with a Content-Length, the Write that completes the length is held;
 //   - a response without a body (204, 304, Content-Length 0) is held whole, status line included;
 //   - the end of the response is the handler's return, which the Handler delays until the record
-//     is durable, then [captureWriter.release] sends what was held.
+//     is durable, then [captureWriter.release] sends what was held;
+//   - after the terminal grace ended the call ([WithTerminalGrace]), [captureWriter.passThrough]
+//     makes every later Write go to the client at once, uncaptured.
 //
 // Forwarding never depends on parsing. The writer is meant for one goroutine (the handler's) but
 // guards its state with a mutex so that a Flush from another goroutine is safe.
@@ -50,6 +53,7 @@ type captureWriter struct {
 	length      int64 // declared Content-Length, -1 when none
 	written     int64 // body bytes the handler wrote
 	clientErr   error // first error writing to the client
+	passing     bool  // after the terminal grace ended the call: writes pass through uncaptured
 
 	// Capture of what the handler wrote (never what a synthetic answer of the proxy wrote).
 	raw       []byte // body bytes as written (content-encoded)
@@ -159,6 +163,9 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	if cw.passing {
+		return cw.writeClientLocked(p)
+	}
 	terminal := false
 	if !cw.synthetic {
 		if !cw.ttftSet {
@@ -178,6 +185,7 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		switch {
 		case cw.sse && terminal:
 			cw.holding = true
+			cw.call.markTerminal()
 		case cw.length >= 0 && cw.written+int64(n) >= cw.length:
 			cw.holding = true
 		}
@@ -187,6 +195,11 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		cw.held = append(cw.held, p...)
 		return n, nil
 	}
+	return cw.writeClientLocked(p)
+}
+
+// writeClientLocked writes p to the client and flushes.
+func (cw *captureWriter) writeClientLocked(p []byte) (int, error) {
 	if cw.clientErr != nil {
 		return 0, cw.clientErr
 	}
@@ -195,7 +208,17 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	cw.flushLocked()
-	return n, nil
+	return len(p), nil
+}
+
+// passThrough ends holding and capturing after the record was written and the held bytes released
+// by the terminal grace ([callState.forwardTail]): later Writes go to the client at once and are not
+// captured.
+func (cw *captureWriter) passThrough() {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.passing = true
+	cw.holding = false
 }
 
 // Flush flushes the underlying writer unless bytes are being held (held bytes wait for the record).
@@ -229,7 +252,14 @@ func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	if cw.decoder != nil {
-		cw.decodeErr = cw.decoder.close()
+		if cw.call.endedEarly() {
+			// The terminal grace ended the call with the upstream body still open: the encoded
+			// stream is unfinished by design, only an error the decoder already hit counts.
+			cw.decodeErr = cw.decoder.failure()
+			_ = cw.decoder.close()
+		} else {
+			cw.decodeErr = cw.decoder.close()
+		}
 	}
 	wrote = cw.wroteHeader
 	if !cw.wroteHeader && implicitOK {
@@ -269,6 +299,22 @@ func (cw *captureWriter) clientGone(ctx context.Context) bool {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	return cw.clientErr != nil || (ctx.Err() != nil && !cw.holding)
+}
+
+// keepsRawLocked reports whether the record keeps the response body as received instead of
+// decoded (SPEC §0 D4 when decoding is impossible): an unknown Content-Encoding, or a body the
+// decoder rejected. Such a record is complete — it holds every byte, as raw text — so the rollout is
+// not marked incomplete; its category is capture_parse_error unless the status (or a transport
+// break) says more. A decode cut short only because the exchange broke (transport error or client
+// gone, clean false) keeps the bytes decoded so far (D3). Called with cw.mu held, after finish.
+func (cw *captureWriter) keepsRawLocked(clean bool) bool {
+	if cw.synthetic {
+		return false
+	}
+	if cw.undecoded {
+		return true
+	}
+	return cw.decodeErr != nil && (clean || !errors.Is(cw.decodeErr, io.ErrUnexpectedEOF))
 }
 
 // closeDecoder releases the decoder goroutine (idempotent); used on every exit path.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/textproto"
@@ -29,8 +29,11 @@ const (
 // callState is the per-request state a forwarder shares with the capture layer of the same call.
 type callState struct {
 	mu        sync.Mutex
-	transport string // how the upstream exchange broke, "" when it did not
-	synthetic bool   // the response is the proxy's own (no upstream status, SPEC §0 D5)
+	transport string      // how the upstream exchange broke, "" when it did not
+	synthetic bool        // the response is the proxy's own (no upstream status, SPEC §0 D5)
+	terminal  bool        // the capture saw the terminal SSE event (set by the captureWriter)
+	tail      *bodyCopier // the upstream body that outlived the terminal grace (bodycopy.go)
+	early     bool        // the terminal grace ended the call (tail was set)
 }
 
 type callStateKey struct{}
@@ -70,16 +73,77 @@ func (c *callState) transportKind() string {
 	return c.transport
 }
 
+// markTerminal records that the capture saw the terminal SSE event (SPEC §4.2, §0 D1): the
+// forwarder then starts the terminal grace.
+func (c *callState) markTerminal() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.terminal = true
+	c.mu.Unlock()
+}
+
+func (c *callState) terminalSeen() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terminal
+}
+
+// handOff makes t the call's tail: the upstream body outlived the terminal grace, and the capture
+// layer ends the call, then lets t forward the rest ([callState.forwardTail]).
+func (c *callState) handOff(t *bodyCopier) {
+	c.mu.Lock()
+	c.tail = t
+	c.early = true
+	c.mu.Unlock()
+}
+
+// endedEarly reports whether the call was ended by the terminal grace (its upstream body still open).
+func (c *callState) endedEarly() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.early
+}
+
+// forwardTail forwards, after the record was written and the held bytes released, what the upstream
+// still sends on a call the terminal grace ended: read by read, unheld and not captured, until the
+// upstream body ends ([WithTerminalGrace]). It returns at once for every other call. Like the
+// forwarder's copy loop it runs on the handler goroutine, and it panics with http.ErrAbortHandler
+// when the upstream body breaks or the client goes away, so the client sees the break (SPEC §0 D5).
+func (c *callState) forwardTail(cw *captureWriter) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	t := c.tail
+	c.tail = nil
+	c.mu.Unlock()
+	if t == nil {
+		return
+	}
+	cw.passThrough()
+	t.forwardTail()
+}
+
 // errIdleRead is the cancel cause of an upstream request whose body stayed idle too long.
 var errIdleRead = errors.New("upstream body idle-read timeout")
 
 // forwarder is the proxy's own next handler: it forwards the request to one configured upstream
 // and copies the response back read by read (DESIGN.md "The proxy's upstream request").
 type forwarder struct {
-	upstream    *url.URL
-	transport   http.RoundTripper
-	idleTimeout time.Duration
-	traceProp   propagation.TraceContext
+	upstream      *url.URL
+	transport     http.RoundTripper
+	idleTimeout   time.Duration
+	terminalGrace time.Duration // <= 0: wait for the upstream's end (WithTerminalGrace)
+	logger        *slog.Logger
+	traceProp     propagation.TraceContext
 }
 
 func newTransport(cfg *config) *http.Transport {
@@ -138,7 +202,19 @@ func (f *forwarder) upstreamURL(in *url.URL) *url.URL {
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := callStateFrom(r.Context())
 	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
+	// The upstream request lives until ServeHTTP returns, unless its body was handed off to the
+	// call's tail (terminal grace, bodycopy.go), which then owns it.
+	var c *bodyCopier
+	handedOff := false
+	defer func() {
+		switch {
+		case handedOff:
+		case c != nil:
+			c.close()
+		default:
+			cancel(nil)
+		}
+	}()
 
 	out := &http.Request{
 		Method:        r.Method,
@@ -177,54 +253,20 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.noStatus(w, r, call, err)
 		return
 	}
-	defer resp.Body.Close()
-
+	// From here on c.close (deferred above) closes the body, even on a panic.
 	h := w.Header()
 	for k, vv := range resp.Header {
 		h[k] = append([]string(nil), vv...)
 	}
 	removeHopHeaders(h)
+	announced := announceTrailers(h, resp.Trailer)
 	if resp.ContentLength >= 0 && h.Get("Content-Length") == "" && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified && r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
+	c = newBodyCopier(f, w, r, call, resp, ctx, cancel, announced)
 	w.WriteHeader(resp.StatusCode)
-
-	buf := make([]byte, 32<<10)
-	idle := time.AfterFunc(f.idleTimeout, func() { cancel(errIdleRead) })
-	defer idle.Stop()
-	for {
-		idle.Reset(f.idleTimeout)
-		n, rerr := resp.Body.Read(buf)
-		idle.Stop()
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				// The client is gone (SPEC §0 D3): cancel the upstream request at once.
-				cancel(werr)
-				call.report(transportCancelled, false)
-				panic(http.ErrAbortHandler)
-			}
-		}
-		if rerr == nil {
-			continue
-		}
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		switch {
-		case errors.Is(context.Cause(ctx), errIdleRead):
-			call.report(transportTimeout, false)
-		case r.Context().Err() != nil:
-			call.report(transportCancelled, false)
-		default:
-			call.report(transportConnection, false)
-		}
-		panic(http.ErrAbortHandler)
-	}
-	for k, vv := range resp.Trailer {
-		for _, v := range vv {
-			h.Add(http.TrailerPrefix+k, v)
-		}
-	}
+	c.flush()
+	handedOff = c.run()
 }
 
 // noStatus handles an upstream exchange that produced no status line (SPEC §0 D5, D3).

@@ -50,6 +50,7 @@ type Handler struct {
 	tracer  trace.Tracer
 	durable *exporter.DurableProcessor
 	prop    propagation.TextMapPropagator
+	metrics *callMetrics // nil without WithMeterProvider (metrics.go)
 
 	fwd        *forwarder // NewProxy only
 	serverAttr []attribute.KeyValue
@@ -63,6 +64,8 @@ type Handler struct {
 	providerDown bool          // guarded by endMu
 	shutdownOnce sync.Once
 	shutdownErr  error
+
+	corr correlationCounters // calls naming no rollout (correlation.go)
 }
 
 // begin admits a captured call unless the handler is shut down.
@@ -116,6 +119,9 @@ func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 }
 
 func newHandler(next http.Handler, cfg config) (*Handler, error) {
+	if err := cfg.corr.validate(); err != nil {
+		return nil, fmt.Errorf("sdk capture handler: %w", err)
+	}
 	store := cfg.store
 	switch {
 	case store != nil && cfg.captureDir != "":
@@ -123,7 +129,7 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("sdk capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
 	case store == nil:
-		s, err := capture.NewStore(cfg.captureDir, cfg.storeOpts...)
+		s, err := capture.NewStore(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("sdk capture handler: %w", err)
 		}
@@ -144,8 +150,13 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	if cfg.resource != nil {
 		tpOpts = append(tpOpts, sdktrace.WithResource(cfg.resource))
 	}
+	metrics, err := newCallMetrics(cfg.meterProvider, durable.Stats)
+	if err != nil {
+		return nil, fmt.Errorf("sdk capture handler: %w", err)
+	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
+		metrics: metrics,
 		next:    next,
 		cfg:     cfg,
 		store:   store,
@@ -232,7 +243,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := ParsePrefix(r.URL.Path)
 	if !ok {
-		h.next.ServeHTTP(w, r)
+		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
 		return
 	}
 	if err := ValidatePrefixID(p.RolloutID); err != nil {
@@ -303,10 +314,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	id := h.cfg.newID()
 	call := &callState{}
 
-	body, readErr := io.ReadAll(r.Body)
+	body, readErr, refused := h.readRequestBody(w, r, rolloutID) // 413/408 answered (requestbody.go)
+	if refused {
+		return
+	}
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	ctx, links := ParentForModelCall(ctx, rolloutID)
+	ctx, links := ParentForModelCallInRun(ctx, h.cfg.corr.runID, rolloutID)
 	ctx, span := h.tracer.Start(ctx, semconv.GenAIOperationNameChat,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(startWall),
@@ -349,7 +363,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	wrote := cw.finish(!panicked)
 
 	ex := h.exchange(cw, body, id, dialect, startMono, endMono, transport, clean, userPanic)
-	attrs := capture.ExchangeAttributes(&ex)
+	attrs := capture.ExchangeAttributes(&ex, h.cfg.spanAttrs.opts...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)
@@ -363,6 +377,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	// the rollout incomplete when the write fails.
 	h.endSpan(span, endWall, rolloutID, id)
 	h.markIncompleteIfLossy(cw, rolloutID, id, clean)
+	h.metrics.recordCall(ctx, attrs, &ex)
 
 	switch {
 	case userPanic && !wrote:
@@ -379,6 +394,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		panic(http.ErrAbortHandler)
 	default:
 		cw.release()
+		call.forwardTail(cw) // an upstream body that outlived the terminal grace (bodycopy.go)
 	}
 }
 
@@ -406,8 +422,9 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 		status = &s
 		ex.StatusCode = status
 	}
+	rawOnly := cw.keepsRawLocked(clean)
 	respBody := cw.raw
-	if cw.encoded {
+	if cw.encoded && !rawOnly {
 		respBody = cw.decoded
 	}
 	terminal := stream.TerminalNone
@@ -416,6 +433,12 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 		// The proxy's own 502/504: no upstream status, no response (SPEC §0 D5).
 	case userPanic:
 		// Exception path (SPEC §3.1 #11, #13, §4.7): response null, the bytes seen as response_raw.
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.RawText(respBody)
+		}
+	case rawOnly:
+		// A body the capture cannot decode is kept as received (SPEC §0 D4): response null,
+		// capture_parse_error below.
 		if len(respBody) > 0 {
 			ex.ResponseRaw = capture.RawText(respBody)
 		}
@@ -433,7 +456,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 	ex.ErrorCategory = capture.Category(capture.CategoryInput{
 		Status:       status,
 		Terminal:     terminal.String(),
-		SSE:          cw.sse && !cw.synthetic,
+		SSE:          cw.sse && !cw.synthetic && !rawOnly,
 		BodyNonEmpty: len(respBody) > 0,
 		ResponseNull: ex.Response == nil,
 		Transport:    transport,
@@ -442,20 +465,25 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 }
 
 // markIncompleteIfLossy marks the rollout incomplete when the record could not hold the whole
-// response although the exchange ended cleanly: an SSE event over the capture bound (SPEC §0 D2)
-// or a body that failed to decode (D4). It runs before the held bytes are released.
+// response: an SSE event over the capture bound (SPEC §0 D2). A body that cannot be decoded (D4) is
+// not lossy — the record keeps it raw (captureWriter.keepsRawLocked) — and is only logged. It runs
+// before the held bytes are released.
 func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string, clean bool) {
 	cw.mu.Lock()
-	var reason string
+	var reason, rawWhy string
 	switch {
+	case cw.keepsRawLocked(clean):
+		rawWhy = "unsupported Content-Encoding"
+		if cw.decodeErr != nil {
+			rawWhy = cw.decodeErr.Error()
+		}
 	case cw.sc != nil && cw.sc.Stats().BoundHits > 0:
 		reason = "an SSE event exceeded the capture bound"
-	case clean && cw.decodeErr != nil:
-		reason = "the response body could not be decoded: " + cw.decodeErr.Error()
-	case cw.undecoded:
-		reason = "the response has an unsupported Content-Encoding"
 	}
 	cw.mu.Unlock()
+	if rawWhy != "" {
+		h.cfg.logger.Warn("gymtrace capture: response body could not be decoded; recorded as received (response_raw)", "rollout_id", rolloutID, "model_call_id", id, "reason", rawWhy)
+	}
 	if reason == "" {
 		return
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/syncbuf"
 )
 
 // testEnv is a capture handler (or proxy) served on 127.0.0.1 with its own store, client and an
@@ -30,26 +30,9 @@ type testEnv struct {
 	srv    *httptest.Server
 	client *http.Client
 	spans  *tracetest.InMemoryExporter
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 	// shutdownErr is what the cleanup's Shutdown must return (nil unless a test shut down with an error).
 	shutdownErr error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // newTestStore returns a store in a fresh temp dir.
@@ -77,7 +60,7 @@ func newEnv(t testing.TB, store *capture.Store, build func([]Option) (*Handler, 
 	if store == nil {
 		store = newTestStore(t)
 	}
-	e := &testEnv{store: store, spans: tracetest.NewInMemoryExporter(), logs: &lockedBuffer{}}
+	e := &testEnv{store: store, spans: tracetest.NewInMemoryExporter(), logs: &syncbuf.Buffer{}}
 	all := append([]Option{
 		WithStore(store),
 		WithModelServerName("policy_model"),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -25,6 +26,23 @@ const (
 	// DefaultIdleReadTimeout bounds the wait for each read of the upstream body after the status
 	// line (SPEC §0 D5: an idle read that times out is recorded as "timeout").
 	DefaultIdleReadTimeout = 15 * time.Minute
+	// DefaultTerminalGrace is how long the proxy waits, after the read that completed a terminal SSE
+	// event, for the upstream body to end before it finalizes the call itself ([WithTerminalGrace]).
+	// Upstreams end the body within milliseconds of the terminal event (usually in the same read or
+	// the next chunk terminator), so 250ms never cuts a normal stream, yet it bounds the extra delay a
+	// client sees from an upstream that keeps the response open to an imperceptible fraction of a
+	// model call.
+	DefaultTerminalGrace = 250 * time.Millisecond
+)
+
+// Defaults of the request-side limits of a captured call (the request body is read whole before it
+// is forwarded, see [CaptureHandler]).
+const (
+	// DefaultMaxRequestBytes is the largest captured request body accepted, in bytes (64 MiB,
+	// [WithMaxRequestBytes]).
+	DefaultMaxRequestBytes = 64 << 20
+	// DefaultRequestReadTimeout bounds reading a captured request body ([WithRequestReadTimeout]).
+	DefaultRequestReadTimeout = 60 * time.Second
 )
 
 // Option configures [CaptureHandler] and [NewProxy].
@@ -47,11 +65,17 @@ type config struct {
 	exportSampler   sdktrace.Sampler
 	resource        *resource.Resource
 	logger          *slog.Logger
+	meterProvider   metric.MeterProvider // nil: no metrics (metrics.go)
 	maxEventBytes   int
+	corr            correlationConfig // WithRunID, WithUncorrelatedRolloutID (correlation.go)
+	spanAttrs       spanAttrConfig    // WithMessageContent, WithGenAIConventions (spanattrs.go)
 
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	idleReadTimeout       time.Duration
+	terminalGrace         time.Duration // < 0: disabled
+	maxRequestBytes       int64
+	requestReadTimeout    time.Duration // < 0: disabled
 
 	// Test hooks (unexported).
 	clock     func() (wall time.Time, mono time.Duration)
@@ -65,6 +89,9 @@ func newConfig(opts []Option) config {
 		dialTimeout:           DefaultDialTimeout,
 		responseHeaderTimeout: DefaultResponseHeaderTimeout,
 		idleReadTimeout:       DefaultIdleReadTimeout,
+		terminalGrace:         DefaultTerminalGrace,
+		maxRequestBytes:       DefaultMaxRequestBytes,
+		requestReadTimeout:    DefaultRequestReadTimeout,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -80,6 +107,7 @@ func newConfig(opts []Option) config {
 	if c.newID == nil {
 		c.newID = newModelCallID
 	}
+	c.spanAttrs.resolve()
 	return c
 }
 
@@ -185,6 +213,58 @@ func WithIdleReadTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {
 			c.idleReadTimeout = d
+		}
+	})
+}
+
+// WithTerminalGrace sets how long the proxy waits for the upstream body to end after the read that
+// completed the terminal SSE event (SPEC §4.2, §0 D1; [NewProxy] only; default
+// [DefaultTerminalGrace]). That read is held until the record is durable (SPEC §0 "Durability
+// contract"); an upstream that keeps the response open after the terminal event would otherwise
+// withhold the answer from the client until it closes. When the body has not ended within d, the
+// proxy finalizes the call: completed_at is that moment, the record (with every byte received so far)
+// is written durably, the held bytes are released, and whatever the upstream still sends is forwarded
+// read by read, unheld, until its body ends. Those trailing bytes are not in the record (their count
+// is logged at debug level); an upstream error or idle timeout among them aborts the client's
+// response as usual but leaves the record as written. A body that ends within d is captured exactly
+// as without the grace. Only an explicit terminal event starts the grace: a chat stream that ends
+// without [DONE] (SPEC §0 D8) is known complete only at the end of the body.
+// d == 0 keeps the default; d < 0 disables the grace (the call ends only with the upstream body).
+func WithTerminalGrace(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d != 0 {
+			c.terminalGrace = d
+		}
+	})
+}
+
+// WithMaxRequestBytes bounds the body of a captured request, in bytes (default
+// [DefaultMaxRequestBytes]). A captured call reads its request body whole, once, before forwarding
+// it (into a buffer of exactly Content-Length bytes when the length is declared); a body over n bytes
+// (a declared Content-Length over n is refused before anything is read) is answered 413 with a JSON
+// error in the dialect's shape ([ErrorBody], code "request_too_large"), nothing is forwarded, no
+// record is written and a warning is logged. Uncaptured calls stream their body and are not
+// bounded. Values below 1 keep the default.
+func WithMaxRequestBytes(n int64) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxRequestBytes = n
+		}
+	})
+}
+
+// WithRequestReadTimeout bounds reading the body of a captured request (default
+// [DefaultRequestReadTimeout]): the connection's read deadline is set to now+d while the body is read
+// (through http.ResponseController, so it also replaces a shorter http.Server ReadTimeout for that
+// read) and cleared afterwards, so it never limits how long the response may stream. A client that
+// has not sent the whole body in time is answered 408 with a JSON error in the dialect's shape
+// (code "request_timeout"); nothing is forwarded, no record is written and a warning is logged. On a
+// ResponseWriter without deadline support the body is read without one. d == 0 keeps the default;
+// d < 0 disables the deadline.
+func WithRequestReadTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d != 0 {
+			c.requestReadTimeout = d
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gymtrace/gymtrace/internal/urlredact"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -28,8 +29,13 @@ import (
 // response is aborted and the call recorded as connection, timeout (idle read, [WithIdleReadTimeout])
 // or cancelled (the client left; the upstream request is cancelled at once).
 //
-// Options are those of CaptureHandler plus [WithDialTimeout], [WithResponseHeaderTimeout] and
-// [WithIdleReadTimeout]. The error names the invalid upstream or option.
+// Upstream trailers (declared with a Trailer header or not) are forwarded after the body. An
+// upstream that keeps the response open after the terminal SSE event does not withhold the answer:
+// after [WithTerminalGrace] the call is recorded and the held bytes released (see there).
+//
+// Options are those of CaptureHandler plus [WithDialTimeout], [WithResponseHeaderTimeout],
+// [WithIdleReadTimeout] and [WithTerminalGrace]. The error names the invalid upstream (its user info
+// redacted: a credential in the URL is never printed) or option.
 func NewProxy(upstream string, opts ...Option) (*Handler, error) {
 	u, err := parseUpstream(upstream)
 	if err != nil {
@@ -40,7 +46,7 @@ func NewProxy(upstream string, opts ...Option) (*Handler, error) {
 	if rt == nil {
 		rt = newTransport(&cfg)
 	}
-	f := &forwarder{upstream: u, transport: rt, idleTimeout: cfg.idleReadTimeout}
+	f := &forwarder{upstream: u, transport: rt, idleTimeout: cfg.idleReadTimeout, terminalGrace: cfg.terminalGrace, logger: cfg.logger}
 	h, err := newHandler(f, cfg)
 	if err != nil {
 		return nil, err
@@ -57,21 +63,23 @@ func NewProxy(upstream string, opts ...Option) (*Handler, error) {
 	return h, nil
 }
 
-// parseUpstream validates the upstream base URL.
+// parseUpstream validates the upstream base URL. Its errors show the URL with any user info
+// redacted (internal/urlredact), so a credential in it is never printed.
 func parseUpstream(upstream string) (*url.URL, error) {
+	shown := urlredact.String(upstream)
 	u, err := url.Parse(upstream)
 	if err != nil {
-		return nil, fmt.Errorf("sdk proxy: upstream %q: %w", upstream, err)
+		return nil, fmt.Errorf("sdk proxy: upstream %q: %w", shown, urlredact.Error(err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("sdk proxy: upstream %q: scheme must be http or https", upstream)
+		return nil, fmt.Errorf("sdk proxy: upstream %q: scheme must be http or https", shown)
 	case u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("sdk proxy: upstream %q: must name a host", upstream)
+		return nil, fmt.Errorf("sdk proxy: upstream %q: must name a host", shown)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return nil, fmt.Errorf("sdk proxy: upstream %q: must not have a query or fragment", upstream)
+		return nil, fmt.Errorf("sdk proxy: upstream %q: must not have a query or fragment", shown)
 	case u.User != nil:
-		return nil, fmt.Errorf("sdk proxy: upstream %q: must not carry user info (send credentials as headers)", upstream)
+		return nil, fmt.Errorf("sdk proxy: upstream %q: must not carry user info (send credentials as headers)", shown)
 	}
 	return u, nil
 }

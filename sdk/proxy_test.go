@@ -435,38 +435,28 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
+// compressWith returns a func compressing its input with a writer from newWriter (write, then close).
+func compressWith(newWriter func(io.Writer) io.WriteCloser) func([]byte) []byte {
+	return func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := newWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+}
+
 func TestProxyContentEncodings(t *testing.T) {
 	sse := chatEvent1 + chatEvent2 + chatDone
 	jsonBody := `{"id":"resp_9","object":"response","status":"completed","model":"m","output":[]}`
 	encode := map[string]func([]byte) []byte{
-		"gzip": func(b []byte) []byte {
-			var buf bytes.Buffer
-			w := gzip.NewWriter(&buf)
-			_, _ = w.Write(b)
-			_ = w.Close()
-			return buf.Bytes()
-		},
-		"deflate": func(b []byte) []byte {
-			var buf bytes.Buffer
-			w := zlib.NewWriter(&buf)
-			_, _ = w.Write(b)
-			_ = w.Close()
-			return buf.Bytes()
-		},
-		"deflate-raw": func(b []byte) []byte {
-			var buf bytes.Buffer
-			w, _ := flate.NewWriter(&buf, flate.DefaultCompression)
-			_, _ = w.Write(b)
-			_ = w.Close()
-			return buf.Bytes()
-		},
-		"br": func(b []byte) []byte {
-			var buf bytes.Buffer
-			w := brotli.NewWriter(&buf)
-			_, _ = w.Write(b)
-			_ = w.Close()
-			return buf.Bytes()
-		},
+		"gzip":    compressWith(func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }),
+		"deflate": compressWith(func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) }),
+		"deflate-raw": compressWith(func(w io.Writer) io.WriteCloser {
+			fw, _ := flate.NewWriter(w, flate.DefaultCompression)
+			return fw
+		}),
+		"br": compressWith(func(w io.Writer) io.WriteCloser { return brotli.NewWriter(w) }),
 		"zstd": func(b []byte) []byte {
 			w, _ := zstd.NewWriter(nil)
 			defer w.Close()
@@ -511,7 +501,7 @@ func TestProxyContentEncodings(t *testing.T) {
 			})
 		}
 	}
-	t.Run("corrupt gzip marks the rollout incomplete", func(t *testing.T) {
+	t.Run("corrupt gzip is recorded raw, the rollout stays complete", func(t *testing.T) {
 		up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Encoding", "gzip")
@@ -521,10 +511,13 @@ func TestProxyContentEncodings(t *testing.T) {
 		_, body, err := env.post(t, "/ng-rollout/bad/v1/responses", chatRequest, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "not gzip at all", string(body))
-		assert.Len(t, mustRecords(t, env, "bad"), 1)
+		rec := env.record(t, "bad")
+		assert.Equal(t, "capture_parse_error", rec["error_category"])
+		assert.Nil(t, rec["response"])
+		assert.Equal(t, "not gzip at all", rec["response_raw"])
 		incomplete, err := env.store.IsIncomplete("bad")
 		require.NoError(t, err)
-		assert.True(t, incomplete)
+		assert.False(t, incomplete, "the record holds every byte")
 	})
 }
 

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 )
 
 // pyMaxStrDigits is CPython's default limit (3.11+) on the number of digits converted between an int
@@ -267,7 +269,7 @@ func pyReprTo(b *strings.Builder, v any, depth int) error {
 			b.WriteString("False")
 		}
 	case string:
-		b.WriteString(pyStrRepr(x))
+		b.WriteString(pyrepr.Str(x))
 	case json.Number:
 		if isFloat, ok := jsonNumberKind(string(x)); ok && !isFloat && len(x) <= pyMaxStrDigits {
 			// JSON integer text is already canonical (no leading zeros), except "-0".
@@ -343,7 +345,7 @@ func pyReprTo(b *strings.Builder, v any, depth int) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(pyStrRepr(k))
+			b.WriteString(pyrepr.Str(k))
 			b.WriteString(": ")
 			if err := pyReprTo(b, x.vals[k], depth+1); err != nil {
 				return err
@@ -393,7 +395,7 @@ func pyReprReflect(b *strings.Builder, v any, depth int) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(pyStrRepr(k))
+			b.WriteString(pyrepr.Str(k))
 			b.WriteString(": ")
 			if err := pyReprTo(b, byKey[k].Interface(), depth+1); err != nil {
 				return err
@@ -428,59 +430,6 @@ func pyTypeName(v any) string {
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// pyStrRepr is Python's repr() of a str: single quotes unless the text holds a single quote and no
-// double quote; backslash, the quote, \t, \n, \r escaped; other C0 controls and DEL as \xhh;
-// non-ASCII kept when printable (Go's unicode.IsPrint equals Python's str.isprintable for non-ASCII,
-// checked over every code point up to U+31FFF; they differ only on characters Unicode 15 added, which
-// Python 3.11's Unicode 14 escapes), else \xhh, \uhhhh or \Uhhhhhhhh. Bytes that are not UTF-8 (a Python str cannot hold them) are
-// written as \xhh.
-func pyStrRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(quote)
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(`\x`)
-			b.WriteByte(hex[s[i]>>4])
-			b.WriteByte(hex[s[i]&0xf])
-			i++
-			continue
-		}
-		i += size
-		switch {
-		case r == rune(quote) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x7f:
-			b.WriteRune(r)
-		case unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
 }
 
 // pyFloatRepr is Python's repr() of a float: the shortest text that round-trips, positional with a
@@ -583,7 +532,7 @@ func pyInt(v any) (*big.Int, error) {
 		}
 		return pyInt(d)
 	}
-	return nil, fmt.Errorf("int() argument must be a string, a bytes-like object or a real number, not %s", pyStrRepr(pyTypeName(v)))
+	return nil, fmt.Errorf("int() argument must be a string, a bytes-like object or a real number, not %s", pyrepr.Str(pyTypeName(v)))
 }
 
 func pyIntFromFloat(f float64) (*big.Int, error) {
@@ -632,7 +581,7 @@ func pyDecimal(r rune) (int, bool) {
 // default conversion limit does. The error text is Python's.
 func pyParseIntString(s string) (*big.Int, error) {
 	invalid := func() error {
-		return fmt.Errorf("invalid literal for int() with base 10: %s", pyStrRepr(s))
+		return fmt.Errorf("invalid literal for int() with base 10: %s", pyrepr.Str(s))
 	}
 	t := strings.TrimFunc(s, pyIntSpace)
 	var digits []byte

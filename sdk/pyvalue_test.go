@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 )
 
 // Expected values in this file were produced by CPython 3.11.7 (the vectors' Python).
@@ -168,7 +170,7 @@ func TestPyParseIntString(t *testing.T) {
 		t.Run("invalid "+in, func(t *testing.T) {
 			_, err := pyParseIntString(in)
 			require.Error(t, err)
-			assert.Equal(t, "invalid literal for int() with base 10: "+pyStrRepr(in), err.Error())
+			assert.Equal(t, "invalid literal for int() with base 10: "+pyrepr.Str(in), err.Error())
 		})
 	}
 	t.Run("digit limit", func(t *testing.T) {

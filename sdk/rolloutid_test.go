@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
 )
 
@@ -105,7 +106,7 @@ func TestRolloutIDD10TrailingNewline(t *testing.T) {
 			_, ok, err := MaybeRolloutIDFromRunBody(map[string]any{RolloutIDKey: id})
 			require.Error(t, err)
 			assert.False(t, ok)
-			assert.Equal(t, explicitIDMessage+"; got "+pyStrRepr(id), err.Error())
+			assert.Equal(t, explicitIDMessage+"; got "+pyrepr.Str(id), err.Error())
 		})
 	}
 }

@@ -137,13 +137,43 @@ var captureOn = Correlation{ModelCallCapture: true}
 // BaseURLForRun is Correlation.BaseURLForRun with model-call capture on and no token capture: the
 // base URL a Go agent gives its model client for this run. Example: ("http://h:1",
 // {"_ng_task_index":3,"_ng_rollout_index":1}) gives "http://h:1/ng-rollout/3-1".
+//
+// Unlike the Gym-exact Correlation method, it also refuses a rollout id the proxy would answer with
+// 400 (SPEC D12, [ValidatePrefixID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes), such as the
+// "-1-1" of "_ng_task_index": -1 or an over-long _ng_rollout_id: the error matches
+// [ErrInvalidRolloutID] and names the id and the rule, so the agent fails before its first call
+// instead of every call failing.
 func BaseURLForRun(baseURL string, body any) (string, error) {
-	return captureOn.BaseURLForRun(baseURL, body)
+	id, err := proxyAcceptedRunID("base url for run", body)
+	if err != nil {
+		return "", err
+	}
+	return ApplyRolloutPrefix(baseURL, id, captureOn.TokenIDCapture), nil
 }
 
-// URLPathForRun is Correlation.URLPathForRun with model-call capture on and no token capture.
+// URLPathForRun is Correlation.URLPathForRun with model-call capture on and no token capture. Like
+// [BaseURLForRun] it refuses a rollout id that fails SPEC D12 ([ValidatePrefixID]).
 func URLPathForRun(path string, body any) (string, error) {
-	return captureOn.URLPathForRun(path, body)
+	id, err := proxyAcceptedRunID("url path for run", body)
+	if err != nil {
+		return "", err
+	}
+	return RolloutPathPrefix(id, captureOn.TokenIDCapture) + path, nil
+}
+
+// proxyAcceptedRunID returns the run's rollout id ("" when the body has none), refusing one the
+// proxy would answer with 400 (SPEC D12); op prefixes that error.
+func proxyAcceptedRunID(op string, body any) (string, error) {
+	id, ok, err := captureOn.RolloutIDFromRun(body)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		if err := ValidatePrefixID(id); err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return id, nil
 }
 
 // URLPathForRequest returns path prefixed with the rollout prefix of an inbound agent request (Gym's

@@ -42,10 +42,58 @@ const (
 	GymtraceResponseRawSizeKey = attribute.Key("gymtrace.response.raw.size")
 )
 
-// PayloadKeys lists the payload attributes and their size attributes, for stripping before OTLP export.
+// GymtraceRolloutIDBaggageMember is the W3C baggage member that may carry a call's rollout id when
+// the URL has no /ng-rollout/ prefix (issue 3 part 7). It is a baggage key, not a span attribute, and
+// not a semantic convention.
+const GymtraceRolloutIDBaggageMember = "gymtrace.rollout_id"
+
+// PayloadKeys lists the payload attributes (not their size attributes), for stripping before OTLP
+// export. Callers must not modify it.
 var PayloadKeys = []attribute.Key{
 	GymtraceRequestBodyKey, GymtraceRequestRawKey, GymtraceResponseBodyKey, GymtraceResponseRawKey,
 }
+
+// PayloadSizeKey returns the size attribute of a payload attribute (gymtrace.request.body →
+// gymtrace.request.body.size, and so on for the keys of [PayloadKeys]), and false for any other key.
+func PayloadSizeKey(payload attribute.Key) (attribute.Key, bool) {
+	switch payload {
+	case GymtraceRequestBodyKey:
+		return GymtraceRequestBodySizeKey, true
+	case GymtraceRequestRawKey:
+		return GymtraceRequestRawSizeKey, true
+	case GymtraceResponseBodyKey:
+		return GymtraceResponseBodySizeKey, true
+	case GymtraceResponseRawKey:
+		return GymtraceResponseRawSizeKey, true
+	}
+	return "", false
+}
+
+// GymtraceRolloutID returns the gymtrace.rollout.id attribute.
+func GymtraceRolloutID(v string) attribute.KeyValue { return GymtraceRolloutIDKey.String(v) }
+
+// GymtraceModelCallID returns the gymtrace.model_call.id attribute.
+func GymtraceModelCallID(v string) attribute.KeyValue { return GymtraceModelCallIDKey.String(v) }
+
+// GymtraceDialect returns the gymtrace.dialect attribute.
+func GymtraceDialect(v string) attribute.KeyValue { return GymtraceDialectKey.String(v) }
+
+// GymtraceModelRefType returns the gymtrace.model_ref.type attribute.
+func GymtraceModelRefType(v string) attribute.KeyValue { return GymtraceModelRefTypeKey.String(v) }
+
+// GymtraceModelRefName returns the gymtrace.model_ref.name attribute.
+func GymtraceModelRefName(v string) attribute.KeyValue { return GymtraceModelRefNameKey.String(v) }
+
+// GymtraceLatencyMS returns the gymtrace.latency_ms attribute (milliseconds).
+func GymtraceLatencyMS(ms float64) attribute.KeyValue { return GymtraceLatencyMSKey.Float64(ms) }
+
+// GymtraceLatencyTTFTMS returns the gymtrace.latency_ttft_ms attribute (milliseconds).
+func GymtraceLatencyTTFTMS(ms float64) attribute.KeyValue {
+	return GymtraceLatencyTTFTMSKey.Float64(ms)
+}
+
+// GymtraceErrorCategory returns the gymtrace.error_category attribute.
+func GymtraceErrorCategory(v string) attribute.KeyValue { return GymtraceErrorCategoryKey.String(v) }
 
 // Dialect values (gymtrace.dialect, the record's "dialect", SPEC §1.6).
 const (

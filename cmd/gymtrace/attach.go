@@ -23,10 +23,10 @@ const maxReported = 20
 // newAttachCmd builds `gymtrace attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl
 // [--include-payloads]` (SPEC §5.5 step 2 over a rollout file, see rollouts.Attach).
 func newAttachCmd() *cobra.Command {
-	var dir, input, output string
+	var dir, run, input, output string
 	var payloads bool
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
@@ -37,13 +37,20 @@ response_raw) are included only with --include-payloads, and never for a row who
 ng_agent_observations has a multimodal_history_redacted gap.
 
 OUT.jsonl is written atomically (a temporary file in its directory, then renamed) and must differ
-from ROLLOUTS.jsonl. A row that is not a JSON object or has a malformed rollout id is copied
-unchanged and reported with its line number; the command then exits 1 after writing OUT.jsonl.
+from ROLLOUTS.jsonl; a new OUT.jsonl is created with mode 0600 (it may hold payloads), an existing
+one keeps its mode. A row that is not a JSON object or has a malformed rollout id (SPEC §1.2's
+rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
+200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
+the command then exits 1 after writing OUT.jsonl.
 Rollouts without capture records, with damaged capture lines or marked incomplete are reported on
 stderr (exit 0).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkCaptureDir(dir); err != nil {
+				return err
+			}
+			runDir, err := runCaptureDir(dir, run)
+			if err != nil {
 				return err
 			}
 			if err := requireStringFlag(inputFlag, input); err != nil {
@@ -57,7 +64,7 @@ stderr (exit 0).`,
 			} else if same {
 				return usageErrorf("--%s %q and --%s %q are the same file; write the output elsewhere", outputFlag, output, inputFlag, input)
 			}
-			store, err := existingCaptureStore(dir)
+			store, err := existingCaptureStore(runDir)
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
@@ -65,6 +72,7 @@ stderr (exit 0).`,
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
+	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
@@ -90,24 +98,26 @@ func samePath(a, b string) (bool, error) {
 	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
 }
 
+// outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
+const outputFileMode fs.FileMode = 0o600
+
 // runAttach attaches into a temporary file next to output and renames it over output once every
-// row is written (also when some rows were malformed: they are copied unchanged).
+// row is written (also when some rows were malformed: they are copied unchanged). A new output gets
+// mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
 func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads bool) (err error) {
 	in, err := os.Open(input)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
 	defer in.Close()
-	mode := fs.FileMode(0o644)
-	if fi, err := in.Stat(); err == nil {
-		mode = fi.Mode().Perm() // the output is as sensitive as the input
-	}
+	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
+	mode := outputFileMode
 	if fi, err := os.Stat(output); err == nil {
 		mode = fi.Mode().Perm()
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("attach: %w", err)
+		return fmt.Errorf("attach: create output %s: %w", output, pathErrCause(err))
 	}
 	renamed := false
 	defer func() {
@@ -126,19 +136,19 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 	})
 	var malformed *rollouts.MalformedRowsError
 	if attachErr != nil && !errors.As(attachErr, &malformed) {
-		return fmt.Errorf("attach: %w", attachErr)
+		return fmt.Errorf("attach: output %s not written: %w", output, attachErr)
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("attach: %w", err)
+		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("attach: %w", err)
+		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("attach: %w", err)
+		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
 	}
 	if err := os.Rename(tmp.Name(), output); err != nil {
-		return fmt.Errorf("attach: %w", err)
+		return fmt.Errorf("attach: replace output %s: %w", output, pathErrCause(err))
 	}
 	renamed = true
 	syncParentDir(filepath.Dir(output))
@@ -205,4 +215,14 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 		msg += "; " + c
 	}
 	cmdNotef(cmd, "%s", msg)
+}
+
+// pathErrCause returns the cause of an *fs.PathError (dropping its operation and path, e.g. the name
+// of the temporary file), or err itself.
+func pathErrCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

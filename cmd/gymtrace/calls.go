@@ -9,10 +9,10 @@ func init() { commands = append(commands, newCallsCmd) }
 // newCallsCmd builds `gymtrace calls --capture-dir DIR [--payloads] ROLLOUT_ID` (DESIGN.md "CLI
 // contract"): one ModelCallRecord per line (SPEC §3.2 key order), read tolerantly (SPEC §2.5).
 func newCallsCmd() *cobra.Command {
-	var dir string
+	var dir, run string
 	var payloads bool
 	cmd := &cobra.Command{
-		Use:   "calls --capture-dir DIR [--payloads] ROLLOUT_ID",
+		Use:   "calls --capture-dir DIR [--run-id RUN] [--payloads] ROLLOUT_ID",
 		Short: "Print the captured model calls of one rollout, one JSON record per line",
 		Long: `Print the captured model calls of one rollout as JSON lines: one ModelCallRecord per call, all
 fields in SPEC §3.2 order (nulls included), in capture order. request, response, request_raw and
@@ -26,7 +26,11 @@ says so on stderr and exits 0. The capture directory is never created.`,
 			if err := checkCaptureDir(dir); err != nil {
 				return err
 			}
-			records, err := readRolloutRecords(cmd, dir, args[0])
+			runDir, err := runCaptureDir(dir, run)
+			if err != nil {
+				return err
+			}
+			records, err := readRolloutRecords(cmd, runDir, args[0])
 			if err != nil {
 				return err
 			}
@@ -39,6 +43,7 @@ says so on stderr and exits 0. The capture directory is never created.`,
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
+	addRunIDFlag(cmd, &run)
 	cmd.Flags().BoolVar(&payloads, "payloads", false, "include request, response, request_raw and response_raw in each record")
 	return cmd
 }

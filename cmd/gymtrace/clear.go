@@ -16,30 +16,36 @@ func init() { commands = append(commands, newClearCmd) }
 // newClearCmd builds `gymtrace clear --capture-dir DIR --input ROLLOUTS.jsonl`: SPEC §2.6's
 // pre-dispatch clear for the rows of ROLLOUTS.jsonl (see rollouts.Clear).
 func newClearCmd() *cobra.Command {
-	var dir, input string
+	var dir, run, input string
 	cmd := &cobra.Command{
-		Use:   "clear --capture-dir DIR --input ROLLOUTS.jsonl",
+		Use:   "clear --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl",
 		Short: "Remove the captures of the rollouts about to be dispatched (before a re-run)",
 		Long: `Remove <id>.capture.jsonl and <id>.capture.incomplete from DIR for the rollout id of every row of
 ROLLOUTS.jsonl (SPEC §1.2, §2.6), so a re-dispatched rollout does not mix its calls with a stale
 partial capture. Rows without a rollout id are skipped; other rollouts' files are untouched.
 
-Every row is checked first: if one is not a JSON object or has a malformed rollout id, nothing is
-removed and the command exits 1 naming the line, the value and the rule. A capture directory that
-does not exist has nothing to clear (it is not created).`,
+Every row is checked first: if one is not a JSON object or has a malformed rollout id (SPEC §1.2's
+rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
+200 bytes, SPEC D12), nothing is removed and the command exits 1 naming the line, the value and the
+rule. A capture directory that does not exist has nothing to clear (it is not created). The summary
+on stderr counts the files removed and the rollouts that had nothing to remove.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkCaptureDir(dir); err != nil {
+				return err
+			}
+			runDir, err := runCaptureDir(dir, run)
+			if err != nil {
 				return err
 			}
 			if err := requireStringFlag(inputFlag, input); err != nil {
 				return err
 			}
 			var stores []*capture.Store
-			store, err := existingCaptureStore(dir)
+			store, err := existingCaptureStore(runDir)
 			switch {
 			case errors.Is(err, errNoCaptureDir):
-				cmdNotef(cmd, "capture directory %s does not exist: nothing to clear", dir)
+				cmdNotef(cmd, "capture directory %s does not exist: nothing to clear", runDir)
 			case err != nil:
 				return fmt.Errorf("clear: %w", err)
 			default:
@@ -50,20 +56,32 @@ does not exist has nothing to clear (it is not created).`,
 				return fmt.Errorf("clear: %w", err)
 			}
 			defer in.Close()
-			ids, err := rollouts.Clear(in, stores)
+			sum, err := rollouts.Clear(in, stores)
 			if err != nil {
-				if len(ids) > 0 {
-					cmdNotef(cmd, "cleared %d rollout%s before the failure", len(ids), pluralSuffix(len(ids)))
+				if sum.Files > 0 {
+					cmdNotef(cmd, "before the failure: %s", clearReport(sum, runDir))
 				}
 				return err
 			}
 			if len(stores) > 0 {
-				cmdNotef(cmd, "cleared the captures of %d rollout%s in %s", len(ids), pluralSuffix(len(ids)), dir)
+				cmdNotef(cmd, "%s", clearReport(sum, runDir))
 			}
 			return nil
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
+	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file whose rows are about to be dispatched (required)")
 	return cmd
+}
+
+// clearReport says how many rollouts had files removed (and how many files), and how many had
+// nothing to remove, e.g. "removed 2 files of 1 rollout in DIR; 1 rollout had nothing to remove".
+func clearReport(sum rollouts.ClearSummary, dir string) string {
+	msg := fmt.Sprintf("removed %d file%s of %d rollout%s in %s",
+		sum.Files, pluralSuffix(sum.Files), len(sum.Cleared), pluralSuffix(len(sum.Cleared)), dir)
+	if n := len(sum.IDs) - len(sum.Cleared); n > 0 {
+		msg += fmt.Sprintf("; %d rollout%s had nothing to remove", n, pluralSuffix(n))
+	}
+	return msg
 }

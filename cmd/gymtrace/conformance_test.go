@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/syncbuf"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
 )
 
@@ -252,26 +253,9 @@ type proxyProcess struct {
 	cmd        *exec.Cmd
 	stdout     bytes.Buffer // after the ready line; read only after stdoutDone
 	stdoutDone chan struct{}
-	stderr     *lockedBuf
+	stderr     *syncbuf.Buffer
 	waitOnce   sync.Once
 	waitErr    error
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // wait waits for the process to exit (after its stdout is drained) and returns Wait's error.
@@ -288,7 +272,7 @@ func (p *proxyProcess) wait() error {
 func startProxy(t *testing.T, bin, upstream, dir string, args ...string) *proxyProcess {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"proxy", "--upstream", upstream, "--capture-dir", dir, "--listen", "127.0.0.1:0"}, args...)...)
-	p := &proxyProcess{cmd: cmd, stderr: &lockedBuf{}, stdoutDone: make(chan struct{})}
+	p := &proxyProcess{cmd: cmd, stderr: &syncbuf.Buffer{}, stdoutDone: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -417,14 +401,14 @@ func checkRecordLine(t *testing.T, c *confCase, line []byte) {
 	assert.NotContains(t, string(line), "sk-conformance-secret", "auth headers are never captured")
 	rec, err := capture.BuildModelCallRecord(line, 0)
 	require.NoError(t, err)
-	got := decodeNumbers(t, rec.AppendJSON(nil, true)).(map[string]any)
+	got := testvectors.Decode(t, rec.AppendJSON(nil, true)).(map[string]any)
 	for k, raw := range c.expected.Record {
-		assert.Equal(t, decodeNumbers(t, raw), got[k], "record.%s", k)
+		assert.Equal(t, testvectors.Decode(t, raw), got[k], "record.%s", k)
 	}
 	for ptr, raw := range c.expected.ResponseChecks {
 		v, ok := jsonPointer(got["response"], ptr)
 		if assert.True(t, ok, "response%s exists", ptr) {
-			assert.Equal(t, decodeNumbers(t, raw), v, "response%s", ptr)
+			assert.Equal(t, testvectors.Decode(t, raw), v, "response%s", ptr)
 		}
 	}
 	_, hasRespRaw := got["response_raw"].(string)
@@ -563,9 +547,9 @@ func runConcurrentWriters(t *testing.T, bin, upstream string, c *confCase) {
 	records, invalid, err := store.ReadAvailableModelCallRecords(rid)
 	require.NoError(t, err)
 	assert.Zero(t, invalid)
-	m := decodeNumbers(t, capture.Aggregate(records).AppendJSON(nil)).(map[string]any)
+	m := testvectors.Decode(t, capture.Aggregate(records).AppendJSON(nil)).(map[string]any)
 	for k, raw := range cc.Metrics {
-		assert.Equal(t, decodeNumbers(t, raw), m[k], "metrics.%s", k)
+		assert.Equal(t, testvectors.Decode(t, raw), m[k], "metrics.%s", k)
 	}
 	att, err := capture.BuildAttachment([]*capture.Store{store}, rid, false)
 	require.NoError(t, err)
@@ -573,16 +557,6 @@ func runConcurrentWriters(t *testing.T, bin, upstream string, c *confCase) {
 	for _, l := range rawLines[:3] {
 		checkRecordLine(t, c, l)
 	}
-}
-
-// decodeNumbers decodes JSON keeping number text (json.Number).
-func decodeNumbers(t *testing.T, b []byte) any {
-	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	require.NoError(t, d.Decode(&v), "%s", b)
-	return v
 }
 
 // jsonPointer resolves an RFC 6901 pointer in a decoded JSON value.

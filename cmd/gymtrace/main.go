@@ -35,6 +35,7 @@ func newRootCmd() *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
+	enforceUsageErrors(root) // usage.go: unknown commands and bad arguments exit 2
 	return root
 }
 

@@ -11,9 +11,9 @@ func init() { commands = append(commands, newMetricsCmd) }
 // newMetricsCmd builds `gymtrace metrics --capture-dir DIR ROLLOUT_ID`: the SPEC §5.2 metrics object
 // of one rollout on one line.
 func newMetricsCmd() *cobra.Command {
-	var dir string
+	var dir, run string
 	cmd := &cobra.Command{
-		Use:   "metrics --capture-dir DIR ROLLOUT_ID",
+		Use:   "metrics --capture-dir DIR [--run-id RUN] ROLLOUT_ID",
 		Short: "Print the aggregated metrics of one rollout's captured calls as one JSON object",
 		Long: `Print the SPEC §5.2 metrics of one rollout as one JSON line: tokens_in, tokens_out,
 tokens_reasoning, tokens_total, cached_tokens (sums of the non-null values), latency_total_ms and
@@ -25,7 +25,11 @@ the .capture.incomplete marker. A rollout without a capture file prints the empt
 			if err := checkCaptureDir(dir); err != nil {
 				return err
 			}
-			records, err := readRolloutRecords(cmd, dir, args[0])
+			runDir, err := runCaptureDir(dir, run)
+			if err != nil {
+				return err
+			}
+			records, err := readRolloutRecords(cmd, runDir, args[0])
 			if err != nil {
 				return err
 			}
@@ -34,5 +38,6 @@ the .capture.incomplete marker. A rollout without a capture file prints the empt
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
+	addRunIDFlag(cmd, &run)
 	return cmd
 }

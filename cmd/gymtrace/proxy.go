@@ -4,25 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/gymtrace/gymtrace/exporter"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -34,8 +25,9 @@ type proxyOptions struct {
 	captureDir            string
 	listen                string
 	modelServerName       string
-	otlpEndpoint          string
-	otlpPayloads          bool
+	messageContent        bool               // --capture-message-content
+	otlp                  otlpOptions        // otlp.go
+	corr                  correlationOptions // runid.go: --run-id, --uncorrelated-rollout-id
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
@@ -54,11 +46,19 @@ func newProxyCmd() *cobra.Command {
 OpenAI-compatible endpoint). Calls to /ng-rollout/<rollout_id>/v1/{responses,chat/completions,messages}
 are forwarded to the upstream with the prefix stripped, streamed back unchanged, and written durably to
 <capture-dir>/<rollout_id>.capture.jsonl before the client sees their end; every call is also an
-OpenTelemetry span, exported over OTLP/HTTP when --otlp-endpoint is set.
+OpenTelemetry span and feeds the GenAI client metrics; both are exported over OTLP (http/protobuf or
+grpc) when --otlp-endpoint or the standard OTEL_EXPORTER_OTLP_* variables name an endpoint.
+
+A call without the path prefix is captured under the rollout named by its X-Gymtrace-Rollout-Id
+header or its W3C baggage member gymtrace.rollout_id (prefix > header > baggage; an invalid id is
+answered 400). A call naming no rollout is logged and counted, and forwarded uncaptured unless
+--uncorrelated-rollout-id gives the id to capture it under. --run-id RUN keeps concurrent runs apart:
+captures go to <capture-dir>/RUN/ and trace ids derive from gymtrace/rollout/RUN/<rollout_id>.
 
 When ready the proxy prints one line "listening on http://HOST:PORT" to stdout. SIGINT or SIGTERM
-stops accepting connections, lets in-flight calls finish, then drains OTLP export; a second signal
-aborts in-flight calls.`,
+stops accepting connections, lets in-flight calls finish, then drains OTLP export (spans, then the
+last metrics). A second signal more than 1s after the first aborts in-flight calls and the proxy
+exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliver one signal twice).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runProxy(cmd, o) },
 	}
@@ -67,8 +67,9 @@ aborts in-flight calls.`,
 	addCaptureDirFlag(cmd, &o.captureDir)
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:8000", "address to listen on (HOST:PORT; port 0 picks a free port)")
 	fl.StringVar(&o.modelServerName, "model-server-name", "policy_model", `model server name recorded as model_ref.name ("" records model_ref null)`)
-	fl.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "OTLP/HTTP traces endpoint URL (e.g. http://127.0.0.1:4318; /v1/traces is used when the URL has no path); export is off when empty")
-	fl.BoolVar(&o.otlpPayloads, "otlp-payloads", false, "keep the request/response payload attributes on exported spans (default: stripped, sizes kept)")
+	addOTLPFlags(cmd, &o.otlp)
+	fl.BoolVar(&o.messageContent, "capture-message-content", false, "add the conversation to every span as the GenAI attributes gen_ai.input.messages, gen_ai.output.messages and gen_ai.system_instructions (user content: kept on OTLP export even when payloads are stripped)")
+	addCorrelationFlags(cmd, &o.corr)
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", sdk.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
 	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", sdk.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
@@ -76,44 +77,7 @@ aborts in-flight calls.`,
 	return cmd
 }
 
-// parseMode parses an octal permission flag value (at most 0777).
-func parseMode(flag, v string) (fs.FileMode, error) {
-	n, err := strconv.ParseUint(v, 8, 32)
-	if err != nil || n > 0o777 {
-		return 0, usageErrorf("--%s %q must be octal permission bits between 0000 and 0777", flag, v)
-	}
-	return fs.FileMode(n), nil
-}
-
-// checkUpstream validates --upstream: an absolute http(s) base URL that does not end in /v1.
-func checkUpstream(v string) error {
-	if err := requireStringFlag("upstream", v); err != nil {
-		return err
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("--upstream %q must be an absolute http:// or https:// URL", v)
-	}
-	if p := strings.TrimRight(u.Path, "/"); p == "/v1" || strings.HasSuffix(p, "/v1") {
-		return usageErrorf("--upstream %q must be the base URL without /v1 (requests keep their /v1/... path)", v)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return usageErrorf("--upstream %q must not carry a query, fragment or user info", v)
-	}
-	return nil
-}
-
-// otlpURL returns the OTLP/HTTP traces URL for --otlp-endpoint.
-func otlpURL(v string) (string, error) {
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", usageErrorf("--otlp-endpoint %q must be an absolute http:// or https:// URL", v)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/v1/traces"
-	}
-	return u.String(), nil
-}
+// parseMode and checkUpstream: proxyflags.go. Signal handling: signals.go.
 
 func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err := checkUpstream(o.upstream); err != nil {
@@ -136,10 +100,15 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if o.dialTimeout <= 0 || o.responseHeaderTimeout <= 0 {
 		return usageErrorf("--dial-timeout and --response-header-timeout must be positive durations")
 	}
+	corrOpts, err := o.corr.sdkOptions()
+	if err != nil {
+		return err
+	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	sigs := watchShutdownSignals(cmd.Context(), logger)
+	defer sigs.stop()
+	ctx := sigs.ctx
 
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "gymtrace-proxy")),
@@ -152,30 +121,29 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		sdk.WithFileMode(fileMode),
 		sdk.WithDirMode(dirMode),
 		sdk.WithModelServerName(o.modelServerName),
+		sdk.WithMessageContent(o.messageContent),
 		sdk.WithDialTimeout(o.dialTimeout),
 		sdk.WithResponseHeaderTimeout(o.responseHeaderTimeout),
 		sdk.WithLogger(logger),
 		sdk.WithResource(res),
 	}
-	if o.otlpEndpoint != "" {
-		endpoint, err := otlpURL(o.otlpEndpoint)
-		if err != nil {
-			return err
-		}
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
-		if err != nil {
-			return fmt.Errorf("proxy: otlp exporter: %w", err)
-		}
-		var se sdktrace.SpanExporter = exp
-		if !o.otlpPayloads {
-			se = exporter.WithoutPayloads(exp)
-		}
-		opts = append(opts, sdk.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(se)))
-	}
-	h, err := sdk.NewProxy(o.upstream, opts...)
+	opts = append(opts, corrOpts...)
+	otlp, err := newOTLPPipeline(ctx, o.otlp, res, os.Getenv)
 	if err != nil {
+		return err
+	}
+	h, err := sdk.NewProxy(o.upstream, append(opts, otlp.options()...)...)
+	if err != nil {
+		otlp.abort()
 		return fmt.Errorf("proxy: %w", err)
 	}
+	defer func() { // runs after the handler's Shutdown below: the last metrics include every call
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdownTimeout)
+		defer cancel()
+		if err := otlp.shutdown(sctx); err != nil {
+			logger.Error("gymtrace proxy: shutdown", "error", err)
+		}
+	}()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdownTimeout)
 		defer cancel()
@@ -206,26 +174,23 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		return fmt.Errorf("proxy: serve: %w", err)
 	case <-ctx.Done():
 	}
-	// A second signal aborts in-flight calls (registered before the first handler is released).
-	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(again)
-	stop()
 	logger.Info("gymtrace proxy: shutting down; waiting for in-flight calls")
 	drained := make(chan error, 1)
 	go func() { drained <- srv.Shutdown(context.Background()) }()
+	var aborted error
 	select {
 	case err := <-drained:
 		if err != nil {
 			return fmt.Errorf("proxy: shutdown: %w", err)
 		}
-	case <-again:
+	case <-sigs.abort: // a deliberate second signal (signals.go)
 		logger.Warn("gymtrace proxy: second signal; aborting in-flight calls")
 		_ = srv.Close()
 		<-drained
+		aborted = errors.New("proxy: in-flight calls aborted by a second signal")
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve: %w", err)
 	}
-	return nil
+	return aborted
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 func TestProxyCmdUsageErrors(t *testing.T) {
@@ -131,7 +132,8 @@ func (s *otlpSink) all() ([]byte, []string) {
 }
 
 // TestProxyCmdOTLPExport: spans reach the OTLP endpoint (drained at shutdown), payloads stripped
-// unless --otlp-payloads.
+// unless --otlp-payloads; --capture-message-content adds the conversation as GenAI content
+// attributes, which stripping keeps (they are not payloads).
 func TestProxyCmdOTLPExport(t *testing.T) {
 	bin := buildGymtrace(t)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,21 +142,26 @@ func TestProxyCmdOTLPExport(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":"resp_otlp","model":"m","status":"completed","usage":{"input_tokens":4,"output_tokens":1}}`)
 	}))
 	defer up.Close()
-	for _, payloads := range []bool{false, true} {
-		name := "stripped"
-		if payloads {
-			name = "with payloads"
-		}
-		t.Run(name, func(t *testing.T) {
+	const marker = "UNIQUE-PAYLOAD-MARKER"
+	tests := []struct {
+		name             string
+		args             []string
+		wantMarkers      int // the request body carries the marker once, gen_ai.input.messages once
+		wantInputMessage bool
+	}{
+		{name: "stripped", wantMarkers: 0},
+		{name: "with payloads", args: []string{"--otlp-payloads"}, wantMarkers: 1},
+		{name: "stripped with message content", args: []string{"--capture-message-content"}, wantMarkers: 1, wantInputMessage: true},
+		{name: "payloads and message content", args: []string{"--otlp-payloads", "--capture-message-content"}, wantMarkers: 2, wantInputMessage: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			sink := &otlpSink{}
 			collector := httptest.NewServer(sink)
 			defer collector.Close()
-			args := []string{"--otlp-endpoint", collector.URL}
-			if payloads {
-				args = append(args, "--otlp-payloads")
-			}
+			args := append([]string{"--otlp-endpoint", collector.URL}, tt.args...)
 			p := startProxy(t, bin, up.URL, filepath.Join(t.TempDir(), "caps"), args...)
-			resp, err := http.Post(p.url+"/ng-rollout/otlp-1/v1/responses", "application/json", strings.NewReader(`{"model":"m","input":"UNIQUE-PAYLOAD-MARKER"}`))
+			resp, err := http.Post(p.url+"/ng-rollout/otlp-1/v1/responses", "application/json", strings.NewReader(`{"model":"m","input":"`+marker+`"}`))
 			require.NoError(t, err)
 			_, _ = io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -163,10 +170,11 @@ func TestProxyCmdOTLPExport(t *testing.T) {
 			body, paths := sink.all()
 			require.NotEmpty(t, paths, "spans exported at shutdown")
 			assert.Equal(t, "/v1/traces", paths[0])
-			assert.Contains(t, string(body), "gymtrace.model_call.id")
+			assert.Contains(t, string(body), string(semconv.GymtraceModelCallIDKey))
 			assert.Contains(t, string(body), "resp_otlp")
-			assert.Contains(t, string(body), "gymtrace.request.body.size")
-			assert.Equal(t, payloads, strings.Contains(string(body), "UNIQUE-PAYLOAD-MARKER"), "payload attributes exported only with --otlp-payloads")
+			assert.Contains(t, string(body), string(semconv.GymtraceRequestBodySizeKey))
+			assert.Equal(t, tt.wantMarkers, strings.Count(string(body), marker), "payload attributes exported only with --otlp-payloads; content only with --capture-message-content")
+			assert.Equal(t, tt.wantInputMessage, strings.Contains(string(body), string(semconv.GenAIInputMessagesKey)))
 		})
 	}
 }

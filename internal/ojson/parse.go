@@ -216,34 +216,17 @@ func (p *parser) array() (Value, error) {
 			if p.mode != modeCompact {
 				p.vstack = append(p.vstack, v)
 			}
-			p.skipWS()
-			if p.pos >= len(p.data) {
-				return Value{}, p.fail("unexpected end of input in array")
-			}
-			c := p.data[p.pos]
-			p.pos++
-			if c == ']' {
+			if done, err := p.next(']', "array"); err != nil {
+				return Value{}, err
+			} else if done {
 				break
-			}
-			if c != ',' {
-				p.pos--
-				return Value{}, p.fail("expected ',' or ']' in array")
-			}
-			if p.mode == modeCompact {
-				p.out = append(p.out, ',')
 			}
 		}
 	}
-	p.depth--
-	if p.mode == modeCompact {
-		p.out = append(p.out, ']')
+	if p.leave(']') {
 		return Value{}, nil
 	}
-	elems := make([]Value, len(p.vstack)-base)
-	copy(elems, p.vstack[base:])
-	clear(p.vstack[base:])
-	p.vstack = p.vstack[:base]
-	return Array(elems...), nil
+	return Array(popFrom(&p.vstack, base)...), nil
 }
 
 func (p *parser) object() (Value, error) {
@@ -296,34 +279,62 @@ func (p *parser) object() (Value, error) {
 					p.mstack = append(p.mstack, Member{Key: key, Value: v})
 				}
 			}
-			p.skipWS()
-			if p.pos >= len(p.data) {
-				return Value{}, p.fail("unexpected end of input in object")
-			}
-			c := p.data[p.pos]
-			p.pos++
-			if c == '}' {
+			if done, err := p.next('}', "object"); err != nil {
+				return Value{}, err
+			} else if done {
 				break
-			}
-			if c != ',' {
-				p.pos--
-				return Value{}, p.fail("expected ',' or '}' in object")
-			}
-			if p.mode == modeCompact {
-				p.out = append(p.out, ',')
 			}
 		}
 	}
-	p.depth--
-	if p.mode == modeCompact {
-		p.out = append(p.out, '}')
+	if p.leave('}') {
 		return Value{}, nil
 	}
-	members := make([]Member, len(p.mstack)-base)
-	copy(members, p.mstack[base:])
-	clear(p.mstack[base:])
-	p.mstack = p.mstack[:base]
-	return Object(members...), nil
+	return Object(popFrom(&p.mstack, base)...), nil
+}
+
+// next reads what follows an element of an array or object (after optional whitespace): the
+// closing byte (done) or a ',' (copied to out in modeCompact). Anything else, or the end of the
+// input, is a syntax error naming the container (in: "array" or "object").
+func (p *parser) next(closing byte, in string) (done bool, err error) {
+	p.skipWS()
+	if p.pos >= len(p.data) {
+		return false, p.fail("unexpected end of input in " + in)
+	}
+	c := p.data[p.pos]
+	p.pos++
+	if c == closing {
+		return true, nil
+	}
+	if c != ',' {
+		p.pos--
+		return false, p.fail("expected ',' or '" + string(closing) + "' in " + in)
+	}
+	if p.mode == modeCompact {
+		p.out = append(p.out, ',')
+	}
+	return false, nil
+}
+
+// leave ends an array or object: it undoes enter and, in modeCompact, copies the closing byte to
+// out and reports true (there is no value to build).
+func (p *parser) leave(closing byte) (compact bool) {
+	p.depth--
+	if p.mode == modeCompact {
+		p.out = append(p.out, closing)
+		return true
+	}
+	return false
+}
+
+// popFrom returns a copy of (*stack)[base:] and truncates the stack to base, zeroing the popped
+// entries so the shared stack does not keep them alive.
+func popFrom[T any](stack *[]T, base int) []T {
+	s := *stack
+	out := make([]T, len(s)-base)
+	copy(out, s[base:])
+	clear(s[base:])
+	*stack = s[:base]
+	return out
 }
 
 // str reads a string starting at the opening quote. In modeCompact it copies the raw text to out

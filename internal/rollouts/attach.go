@@ -33,7 +33,8 @@ type Summary struct {
 
 // RowError is one input row Attach or Clear could not read: a line that is not a JSON object, or a
 // row whose rollout id breaks SPEC §1.2 (malformed explicit _ng_rollout_id, _ng_attempt_index not an
-// integer) or is not a capture file name (SPEC §2.2). Err names the value and the rule.
+// integer) or is one the proxy refuses (SPEC D12: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes).
+// Err names the value and the rule.
 type RowError struct {
 	Line int   // 1-based input line number
 	Err  error // why the row could not be read
@@ -42,8 +43,7 @@ type RowError struct {
 // Error returns "line <n>: <reason>".
 func (e RowError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
 
-// Unwrap returns the underlying error (e.g. one matching sdk.ErrInvalidRolloutID or
-// capture.ErrInvalidRolloutID).
+// Unwrap returns the underlying error (e.g. one matching sdk.ErrInvalidRolloutID).
 func (e RowError) Unwrap() error { return e.Err }
 
 // MalformedRowsError is the error [Attach] returns, after writing every row, when some rows were
@@ -136,9 +136,9 @@ func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //     calls carry payloads when opts.IncludePayloads is set and the row's ng_trajectory and
 //     ng_agent_observations have no multimodal_history_redacted gap;
 //   - a row without an identity, and a blank line, is written unchanged;
-//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or an id
-//     that fails [capture.ValidateRolloutID]), is written unchanged and recorded in
-//     Summary.RowErrors.
+//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or a
+//     derived id that fails SPEC D12, [sdk.ValidatePrefixID], as the proxy would refuse it), is
+//     written unchanged and recorded in Summary.RowErrors.
 //
 // Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
 // Lines may be of any length.

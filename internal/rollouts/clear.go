@@ -8,21 +8,35 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 )
 
+// ClearSummary is what [Clear] did.
+type ClearSummary struct {
+	// IDs lists the distinct rollout ids of the rows in first-seen order: all of them on success; on
+	// a failure while removing, those cleared in every store before it.
+	IDs []string
+	// Cleared lists the ids of IDs for which at least one file (capture file or marker, in any
+	// store) was removed, in the same order; the other ids had nothing to remove.
+	Cleared []string
+	// Files counts the files removed, capture files and markers, over every store.
+	Files int
+}
+
 // Clear is the pre-dispatch clear of SPEC §2.6 (clear_model_call_captures_for_rollouts) over the
 // rollout JSONL rows of in, the rows about to be dispatched (attempt suffixes already assigned).
 //
 // It reads every row first and derives its rollout id (SPEC §1.2); blank lines and rows without an
 // identity are skipped. If any row is not a JSON object, has a malformed id (SPEC §1.2's error) or an
-// id that is not a capture file name ([capture.ValidateRolloutID]), Clear removes nothing and returns
-// an error naming each bad line, its value and the rule (the errors are [RowError]s joined with
+// id the proxy would refuse (SPEC D12, [sdk.ValidatePrefixID]), Clear removes nothing and returns an
+// error naming each bad line, its value and the rule (the errors are [RowError]s joined with
 // errors.Join). Otherwise it removes, in every store, each id's capture file and incomplete marker
-// ([capture.Store.Clear]; missing files are fine; other rollouts are untouched).
+// ([capture.Store.ClearCount]; missing files are fine; other rollouts are untouched), and the summary
+// says which ids had files and how many were removed.
 //
-// ids lists the distinct rollout ids in first-seen order: all of them on success; on a failure while
-// removing, those cleared in every store before it (the error names the id and file). With no stores
-// nothing is removed (SPEC §2.6: no capture dirs is a no-op) but the rows are still validated. A
-// failure reading in is returned before anything is removed.
-func Clear(in io.Reader, stores []*capture.Store) (ids []string, err error) {
+// On a failure while removing, the summary covers the ids cleared in every store before it (the
+// error names the id and file). With no stores nothing is removed (SPEC §2.6: no capture dirs is a
+// no-op) but the rows are still validated. A failure reading in is returned before anything is
+// removed.
+func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
+	var sum ClearSummary
 	lr := newLineReader(in)
 	seen := make(map[string]bool)
 	var all []string
@@ -33,7 +47,7 @@ func Clear(in io.Reader, stores []*capture.Store) (ids []string, err error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("rollouts clear: read line %d: %w", lr.line+1, err)
+			return sum, fmt.Errorf("rollouts clear: read line %d: %w", lr.line+1, err)
 		}
 		if isBlank(line) {
 			continue
@@ -48,15 +62,26 @@ func Clear(in io.Reader, stores []*capture.Store) (ids []string, err error) {
 		}
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(bad...))
+		return sum, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(bad...))
 	}
 	for _, id := range all {
+		n := 0
 		for _, s := range stores {
-			if err := s.Clear(id); err != nil {
-				return ids, fmt.Errorf("rollouts clear: %w", err)
+			removed, err := s.ClearCount(id)
+			n += removed
+			sum.Files += removed
+			if err != nil {
+				if n > 0 {
+					// Part of this id was removed: list it as cleared, though not in IDs.
+					sum.Cleared = append(sum.Cleared, id)
+				}
+				return sum, fmt.Errorf("rollouts clear: %w", err)
 			}
 		}
-		ids = append(ids, id)
+		sum.IDs = append(sum.IDs, id)
+		if n > 0 {
+			sum.Cleared = append(sum.Cleared, id)
+		}
 	}
-	return all, nil
+	return sum, nil
 }

@@ -47,9 +47,13 @@ func TestClear(t *testing.T) {
 {"_ng_task_index":0,"_ng_rollout_index":0}
 {"_ng_task_index":4,"_ng_rollout_index":4}
 `
-	ids, err := Clear(strings.NewReader(input), []*capture.Store{a, b})
+	sum, err := Clear(strings.NewReader(input), []*capture.Store{a, b})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"0-0", "0-1-a1", "s7", "4-4"}, ids)
+	assert.Equal(t, ClearSummary{
+		IDs:     []string{"0-0", "0-1-a1", "s7", "4-4"},
+		Cleared: []string{"0-0", "0-1-a1", "s7"}, // 4-4 had nothing to remove
+		Files:   2 + 2 + 2 + 2,                   // 0-0 in a and b, 0-1-a1 and s7 in a
+	}, sum)
 	for _, s := range []*capture.Store{a, b} {
 		for _, id := range []string{"0-0", "0-1-a1", "s7", "4-4"} {
 			f, m := present(t, s, id)
@@ -71,7 +75,13 @@ func TestClearValidatesEveryRowFirst(t *testing.T) {
 		{name: "malformed explicit id", bad: `{"_ng_rollout_id":"has space"}`,
 			want: []string{"line 3:", "_ng_rollout_id must be a string", "'has space'"}, is: sdk.ErrInvalidRolloutID},
 		{name: "derived id not a file name", bad: `{"_ng_task_index":"../x","_ng_rollout_index":0}`,
-			want: []string{"line 3:", "Invalid rollout id: '../x-0'"}, is: capture.ErrInvalidRolloutID},
+			want: []string{"line 3:", `"../x-0"`, "SPEC D12", sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+		{name: "derived id with a leading dash", bad: `{"_ng_task_index":-1,"_ng_rollout_index":1}`,
+			want: []string{"line 3:", `"-1-1"`, sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+		{name: "explicit id longer than 200 bytes", bad: `{"_ng_rollout_id":"` + strings.Repeat("r", 300) + `"}`,
+			want: []string{"line 3:", strings.Repeat("r", 300), "longer than 200 bytes (300)"}, is: sdk.ErrInvalidRolloutID},
+		{name: "attempt suffix pushes the id over 200 bytes", bad: `{"_ng_rollout_id":"` + strings.Repeat("r", 199) + `","_ng_attempt_index":1}`,
+			want: []string{"line 3:", "-a1", "longer than 200 bytes (202)"}, is: sdk.ErrInvalidRolloutID},
 		{name: "bad attempt index", bad: `{"_ng_task_index":1,"_ng_rollout_index":0,"_ng_attempt_index":[1]}`,
 			want: []string{"line 3:", "_ng_attempt_index"}},
 		{name: "not an object", bad: `"row"`, want: []string{"line 3:", `not a JSON object (line starts "\"row\"")`}},
@@ -82,9 +92,9 @@ func TestClearValidatesEveryRowFirst(t *testing.T) {
 			s := newStore(t)
 			seed(t, s, "0-0", "0-1")
 			input := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n\n" + tt.bad + "\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n"
-			ids, err := Clear(strings.NewReader(input), []*capture.Store{s})
+			sum, err := Clear(strings.NewReader(input), []*capture.Store{s})
 			require.Error(t, err)
-			assert.Nil(t, ids)
+			assert.Equal(t, ClearSummary{}, sum)
 			assert.Contains(t, err.Error(), "nothing removed")
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
@@ -112,9 +122,9 @@ func TestClearReportsEveryBadRow(t *testing.T) {
 }
 
 func TestClearNoStores(t *testing.T) {
-	ids, err := Clear(strings.NewReader("{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n"), nil)
+	sum, err := Clear(strings.NewReader("{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n"), nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"0-0"}, ids)
+	assert.Equal(t, ClearSummary{IDs: []string{"0-0"}}, sum)
 	_, err = Clear(strings.NewReader("[]\n"), nil)
 	require.Error(t, err, "rows are validated even without stores")
 }
@@ -137,10 +147,10 @@ func TestClearRemoveFailure(t *testing.T) {
 	require.NoError(t, os.WriteFile(p+"/x", nil, 0o600))
 	seed(t, s, "0-0", "0-2")
 	input := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":2}\n"
-	ids, err := Clear(strings.NewReader(input), []*capture.Store{s})
+	sum, err := Clear(strings.NewReader(input), []*capture.Store{s})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "0-1")
-	assert.Equal(t, []string{"0-0"}, ids, "only the ids cleared before the failure")
+	assert.Equal(t, ClearSummary{IDs: []string{"0-0"}, Cleared: []string{"0-0"}, Files: 2}, sum, "only the ids cleared before the failure")
 	f, _ := present(t, s, "0-2")
 	assert.True(t, f, "clearing stops at the failure")
 }

@@ -33,9 +33,9 @@ func ExampleClear() {
 	_ = store.MarkIncomplete("3-1-a1")
 
 	rows := strings.NewReader(`{"_ng_task_index":3,"_ng_rollout_index":1,"_ng_attempt_index":1}` + "\n")
-	ids, err := rollouts.Clear(rows, []*capture.Store{store})
+	sum, err := rollouts.Clear(rows, []*capture.Store{store})
 	incomplete, _ := store.IsIncomplete("3-1-a1")
-	fmt.Println(ids, err, incomplete)
+	fmt.Println(sum.IDs, sum.Cleared, sum.Files, err, incomplete)
 	// Output:
-	// [3-1-a1] <nil> false
+	// [3-1-a1] [3-1-a1] 1 <nil> false
 }

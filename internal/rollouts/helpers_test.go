@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/rolloutline"
 )
 
@@ -55,14 +54,6 @@ func member(t *testing.T, line, key string) string {
 	v, ok := l.Get(key)
 	require.True(t, ok, "%s missing in %s", key, line)
 	return string(v)
-}
-
-// canonical re-encodes JSON text with key order and number text kept (orjson string form).
-func canonical(t *testing.T, raw []byte) string {
-	t.Helper()
-	v, err := ojson.Parse(raw)
-	require.NoError(t, err)
-	return v.String()
 }
 
 // lines splits output into its lines (each without "\n").

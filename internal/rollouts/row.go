@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/rolloutline"
 	"github.com/gymtrace/gymtrace/sdk"
 )
@@ -19,10 +18,12 @@ const redactedGapCode = "multimodal_history_redacted"
 // excerptBytes bounds how much of an unreadable line an error quotes.
 const excerptBytes = 80
 
-// parseRow parses one non-blank rollout line and finds its rollout id (SPEC §1.2). ok is false for
-// a row without an identity. err reports a line that is not a JSON object, an explicit id or an
-// attempt index SPEC §1.2 rejects, or an id that is not a safe capture file name (SPEC §2.2); it
-// names the value and the rule.
+// parseRow parses one non-blank rollout line and finds its rollout id (SPEC §1.2, derived exactly as
+// Gym derives it). ok is false for a row without an identity. err reports a line that is not a JSON
+// object, an explicit id or an attempt index SPEC §1.2 rejects, or a derived id that the proxy would
+// refuse (SPEC D12, [sdk.ValidatePrefixID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; e.g.
+// "_ng_task_index": -1 gives "-1-1"), so attach and clear accept exactly the ids the proxy captures
+// under; it names the value and the rule.
 func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 	l, err = rolloutline.Parse(line)
 	if err != nil {
@@ -32,8 +33,8 @@ func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 	if err != nil || !ok {
 		return l, "", false, err
 	}
-	if err := capture.ValidateRolloutID(id); err != nil {
-		return l, "", false, fmt.Errorf("rollout id %q is not a capture file name: %w", id, err)
+	if err := sdk.ValidatePrefixID(id); err != nil {
+		return l, "", false, fmt.Errorf("rollout id of the row is not one the proxy accepts (SPEC D12): %w", err)
 	}
 	return l, id, true, nil
 }

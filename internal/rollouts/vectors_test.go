@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
 	"github.com/gymtrace/gymtrace/sdk"
 )
@@ -21,8 +20,7 @@ import (
 func TestAttachVectors(t *testing.T) {
 	for _, c := range testvectors.Load(t, "attachment.json") {
 		t.Run(c.Name, func(t *testing.T) {
-			in, err := ojson.Parse(c.Input)
-			require.NoError(t, err)
+			in := testvectors.Value(t, c.Input)
 			record, _ := in.Get("record")
 			storeSpec, _ := in.Get("store")
 			include, _ := in.Get("include_payloads")
@@ -32,7 +30,7 @@ func TestAttachVectors(t *testing.T) {
 			require.NoError(t, json.Compact(&row, []byte(record.String())))
 			s := newStore(t)
 			if id, ok, err := sdk.RolloutIDFromRunJSON(row.Bytes()); err == nil && ok {
-				layOutStore(t, s, id, storeSpec)
+				testvectors.WriteStore(t, s, id, storeSpec)
 			}
 
 			input := row.String() + "\n"
@@ -46,28 +44,9 @@ func TestAttachVectors(t *testing.T) {
 				return
 			}
 			assert.Equal(t, 1, sum.Attached)
-			assert.Equal(t, canonical(t, c.Expected), member(t, out, capture.AttachmentKey))
+			assert.Equal(t, testvectors.Canonical(t, c.Expected), member(t, out, capture.AttachmentKey))
 			// Every other key is kept as it was, and the attachment is the last key.
 			assert.Equal(t, row.String()[:row.Len()-1]+`,"ng_model_call_capture":`, out[:row.Len()+len(`,"ng_model_call_capture":`)-1])
 		})
-	}
-}
-
-// layOutStore writes a vector's input.store for id: the capture file made of the given pieces when
-// file_exists, and the marker when marker is true.
-func layOutStore(t *testing.T, s *capture.Store, id string, spec ojson.Value) {
-	t.Helper()
-	if exists, _ := spec.Get("file_exists"); exists.Truthy() {
-		var content bytes.Buffer
-		pieces, _ := spec.Get("lines")
-		for _, p := range pieces.Elems() {
-			str, ok := p.AsString()
-			require.True(t, ok)
-			content.WriteString(str)
-		}
-		writeCapture(t, s, id, content.String())
-	}
-	if marker, _ := spec.Get("marker"); marker.Truthy() {
-		require.NoError(t, s.MarkIncomplete(id))
 	}
 }

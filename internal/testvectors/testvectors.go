@@ -1,5 +1,7 @@
 // Package testvectors loads the SPEC test vectors and conformance cases copied under the repository's
-// testdata/ folder (from ../shared/vectors and ../shared/conformance). It is for tests only.
+// testdata/ folder (from ../shared/vectors and ../shared/conformance), and offers the few helpers
+// several packages need to read them: strict ordered parsing ([Value]), byte-comparable re-encoding
+// ([Canonical]) and laying out a vector's capture store on disk ([WriteStore]). It is for tests only.
 //
 // Missing data is a test failure, never a skip: a checkout without testdata/ must not pass silently.
 package testvectors
@@ -82,7 +84,7 @@ func Decode(t testing.TB, raw json.RawMessage) any {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		t.Fatalf("testvectors: decode: %v", err)
+		t.Fatalf("testvectors: decode %s: %v", raw, err)
 	}
 	return v
 }

@@ -1,0 +1,38 @@
+package capture
+
+import "github.com/gymtrace/gymtrace/semconv"
+
+// AttributeOption configures [ExchangeAttributes]. Build options once (at construction) and reuse
+// them for every call.
+type AttributeOption func(*attributeConfig)
+
+type attributeConfig struct {
+	conv           semconv.GenAIConventions
+	messageContent bool
+}
+
+func newAttributeConfig(opts []AttributeOption) attributeConfig {
+	var c attributeConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithConventions selects the GenAI conventions version of the attributes where versions differ
+// (default [semconv.GenAIConventionsV1_41]; see [semconv.GenAIConventions]). It never changes the
+// attributes [ExchangeFromAttributes] reads, so records rebuild the same under either version.
+func WithConventions(c semconv.GenAIConventions) AttributeOption {
+	return func(cfg *attributeConfig) { cfg.conv = c }
+}
+
+// WithMessageContent adds the opt-in content attributes gen_ai.system_instructions,
+// gen_ai.input.messages and gen_ai.output.messages (JSON strings per the conventions' message JSON
+// schemas) when on is true (default false: they repeat the user content of the payloads in a form
+// trace UIs show). They are derived from the record's request and response and are not needed to
+// rebuild the record.
+func WithMessageContent(on bool) AttributeOption {
+	return func(cfg *attributeConfig) { cfg.messageContent = on }
+}

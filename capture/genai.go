@@ -1,0 +1,284 @@
+package capture
+
+import (
+	"bytes"
+	"math"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// requestParams holds the raw JSON text of the request members the gen_ai.request.* attributes
+// come from (nil when absent; the last of duplicate members wins, as json.loads does).
+type requestParams struct {
+	model, stream                                 []byte
+	temperature, topP, topK                       []byte
+	maxTokens, maxOutputTokens, maxCompletionToks []byte
+	seed, frequencyPenalty, presencePenalty, n    []byte
+	stop, stopSequences                           []byte
+	previousResponseID                            []byte
+	reasoning, reasoningEffort, outputConfig      []byte
+}
+
+// appendRequestAttributes adds the gen_ai.request.* attributes of a request object (SPEC §0
+// "Spans"), each only when the request carries it with a usable JSON type — a missing or mistyped
+// parameter stays absent, never a default:
+//
+//   - gen_ai.request.model (string model) and gen_ai.request.stream (boolean stream);
+//   - gen_ai.request.temperature, top_p, frequency_penalty, presence_penalty (numbers, as doubles)
+//     and top_k (a double under v1.41.0, an int under the latest experimental conventions when
+//     integral, see [semconv.GenAIConventions.RequestTopK]);
+//   - gen_ai.request.max_tokens: the first integer of max_completion_tokens (Chat),
+//     max_output_tokens (Responses), max_tokens (Anthropic, legacy Chat);
+//   - gen_ai.request.seed (integer seed); gen_ai.request.choice.count (integer n, only when not 1);
+//   - gen_ai.request.stop_sequences: the strings of stop_sequences (Anthropic) or stop (Chat: a
+//     string or an array), absent when there are none;
+//   - gen_ai.request.previous_response.id: a non-empty string previous_response_id (Responses);
+//   - gen_ai.request.reasoning.level: the non-empty string of reasoning.effort (Responses), else
+//     reasoning_effort (Chat), else output_config.effort (Anthropic), as sent.
+//
+// Requests can be large (whole conversations), so only the top-level members are scanned and only
+// the small ones parsed.
+func appendRequestAttributes(attrs []attribute.KeyValue, req []byte, conv semconv.GenAIConventions) []attribute.KeyValue {
+	var p requestParams
+	scanTopLevel(req, func(key, val []byte) {
+		name, ok := keyName(key)
+		if !ok {
+			return
+		}
+		switch string(name) {
+		case "model":
+			p.model = val
+		case "stream":
+			p.stream = val
+		case "temperature":
+			p.temperature = val
+		case "top_p":
+			p.topP = val
+		case "top_k":
+			p.topK = val
+		case "max_tokens":
+			p.maxTokens = val
+		case "max_output_tokens":
+			p.maxOutputTokens = val
+		case "max_completion_tokens":
+			p.maxCompletionToks = val
+		case "seed":
+			p.seed = val
+		case "frequency_penalty":
+			p.frequencyPenalty = val
+		case "presence_penalty":
+			p.presencePenalty = val
+		case "n":
+			p.n = val
+		case "stop":
+			p.stop = val
+		case "stop_sequences":
+			p.stopSequences = val
+		case "previous_response_id":
+			p.previousResponseID = val
+		case "reasoning":
+			p.reasoning = val
+		case "reasoning_effort":
+			p.reasoningEffort = val
+		case "output_config":
+			p.outputConfig = val
+		}
+	})
+
+	if s, ok := rawString(p.model); ok {
+		attrs = append(attrs, semconv.GenAIRequestModel(s))
+	}
+	switch string(p.stream) {
+	case "true":
+		attrs = append(attrs, semconv.GenAIRequestStream(true))
+	case "false":
+		attrs = append(attrs, semconv.GenAIRequestStream(false))
+	}
+	if f, ok := rawFloat(p.temperature); ok {
+		attrs = append(attrs, semconv.GenAIRequestTemperature(f))
+	}
+	if f, ok := rawFloat(p.topP); ok {
+		attrs = append(attrs, semconv.GenAIRequestTopP(f))
+	}
+	if f, ok := rawFloat(p.topK); ok {
+		attrs = append(attrs, conv.RequestTopK(f))
+	}
+	for _, raw := range [][]byte{p.maxCompletionToks, p.maxOutputTokens, p.maxTokens} {
+		if n, ok := rawInt(raw); ok {
+			attrs = append(attrs, semconv.GenAIRequestMaxTokens(n))
+			break
+		}
+	}
+	if n, ok := rawInt(p.seed); ok {
+		attrs = append(attrs, semconv.GenAIRequestSeed(n))
+	}
+	if f, ok := rawFloat(p.frequencyPenalty); ok {
+		attrs = append(attrs, semconv.GenAIRequestFrequencyPenalty(f))
+	}
+	if f, ok := rawFloat(p.presencePenalty); ok {
+		attrs = append(attrs, semconv.GenAIRequestPresencePenalty(f))
+	}
+	if n, ok := rawInt(p.n); ok && n != 1 {
+		attrs = append(attrs, semconv.GenAIRequestChoiceCount(n))
+	}
+	stop := rawStrings(p.stopSequences)
+	if stop == nil {
+		stop = rawStrings(p.stop)
+	}
+	if len(stop) > 0 {
+		attrs = append(attrs, semconv.GenAIRequestStopSequences(stop...))
+	}
+	if s, ok := rawString(p.previousResponseID); ok && s != "" {
+		attrs = append(attrs, semconv.GenAIRequestPreviousResponseID(s))
+	}
+	if level := reasoningLevel(p); level != "" {
+		attrs = append(attrs, semconv.GenAIRequestReasoningLevel(level))
+	}
+	return attrs
+}
+
+// reasoningLevel returns the first non-empty effort string of reasoning.effort, reasoning_effort,
+// output_config.effort.
+func reasoningLevel(p requestParams) string {
+	if v, ok := rawValue(p.reasoning); ok {
+		if s, ok := get(v, "effort").AsString(); ok && s != "" {
+			return s
+		}
+	}
+	if s, ok := rawString(p.reasoningEffort); ok && s != "" {
+		return s
+	}
+	if v, ok := rawValue(p.outputConfig); ok {
+		if s, ok := get(v, "effort").AsString(); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// keyName returns the decoded name of a raw JSON string key (quotes included). Keys without
+// escapes are returned as a subslice, without allocating.
+func keyName(key []byte) ([]byte, bool) {
+	if len(key) < 2 {
+		return nil, false
+	}
+	if bytes.IndexByte(key, '\\') < 0 {
+		return key[1 : len(key)-1], true
+	}
+	v, err := ojson.Parse(key)
+	if err != nil {
+		return nil, false
+	}
+	s, ok := v.AsString()
+	return []byte(s), ok
+}
+
+// rawValue parses a member's raw value text (nil when absent).
+func rawValue(raw []byte) (ojson.Value, bool) {
+	if len(raw) == 0 {
+		return ojson.Value{}, false
+	}
+	v, err := ojson.Parse(raw)
+	return v, err == nil
+}
+
+func rawString(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	v, ok := rawValue(raw)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// rawFloat returns a finite JSON number as a float64.
+func rawFloat(raw []byte) (float64, bool) {
+	v, ok := rawValue(raw)
+	if !ok {
+		return 0, false
+	}
+	f, ok := v.Float64()
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// rawInt returns a JSON integer (no fraction, no exponent) that fits int64.
+func rawInt(raw []byte) (int64, bool) {
+	v, ok := rawValue(raw)
+	if !ok {
+		return 0, false
+	}
+	return v.Int64()
+}
+
+// rawStrings returns a JSON string as a one-element list, or the string elements of a JSON array
+// (other elements skipped); nil otherwise.
+func rawStrings(raw []byte) []string {
+	v, ok := rawValue(raw)
+	if !ok {
+		return nil
+	}
+	if s, ok := v.AsString(); ok {
+		return []string{s}
+	}
+	var out []string
+	for _, e := range v.Elems() {
+		if s, ok := e.AsString(); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// compactionType is the item / content block type of compacted conversation state: a Responses
+// input or output item, an Anthropic content block.
+const compactionType = "compaction"
+
+// requestCompacted reports whether a request object sends compacted conversation state to the
+// model: a Responses input item, or a content block of an Anthropic message, of type "compaction".
+// The request is parsed only when its text mentions "compaction".
+func requestCompacted(req []byte, parsed *ojson.Value) bool {
+	if !bytes.Contains(req, []byte(`"`+compactionType+`"`)) {
+		return false
+	}
+	v := parsed
+	if v == nil {
+		p, err := ojson.Parse(req)
+		if err != nil {
+			return false
+		}
+		v = &p
+	}
+	if hasTyped(get(*v, "input").Elems(), compactionType) {
+		return true
+	}
+	for _, m := range get(*v, "messages").Elems() {
+		if hasTyped(get(m, "content").Elems(), compactionType) {
+			return true
+		}
+	}
+	return false
+}
+
+// responseCompacted reports whether a response object returns compacted conversation state: a
+// Responses output item or an Anthropic content block of type "compaction".
+func responseCompacted(resp ojson.Value) bool {
+	return hasTyped(get(resp, "output").Elems(), compactionType) || hasTyped(get(resp, "content").Elems(), compactionType)
+}
+
+// hasTyped reports whether one of the objects has "type" equal to typ.
+func hasTyped(items []ojson.Value, typ string) bool {
+	for _, it := range items {
+		if s, ok := get(it, "type").AsString(); ok && s == typ {
+			return true
+		}
+	}
+	return false
+}

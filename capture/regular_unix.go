@@ -1,0 +1,198 @@
+//go:build unix
+
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file holds how the store opens its files and creates its directories: capture files and
+// markers are opened only as regular files and never through a symbolic link (O_NOFOLLOW), so a link
+// planted in the capture directory cannot redirect a record or a marker to a file outside it; what
+// the store creates gets exactly the configured mode, whatever the process umask.
+
+// ErrNotRegularFile is wrapped by every error about a capture file or marker path that exists but is
+// not a regular file: a symbolic link (never followed), a directory, a FIFO, a socket or a device.
+// The error's path names the file; its text names the rule.
+var ErrNotRegularFile = errors.New("not a regular file")
+
+// notRegularError reports that the store refused a path of the given kind ("a symbolic link", ...).
+func notRegularError(kind string) error {
+	return fmt.Errorf("%w (%s): capture files and markers must be regular files and symbolic links are never followed", ErrNotRegularFile, kind)
+}
+
+// openRegular opens path with flags (O_CLOEXEC, O_NOFOLLOW and, for the open itself, O_NONBLOCK
+// added, so opening a FIFO never blocks) and returns the descriptor only if it is a regular file; perm
+// is used only with O_CREAT. A path that exists but is not a regular file gives an error wrapping
+// [ErrNotRegularFile]; other failures are the raw errno (ENOENT for a missing file or directory,
+// EEXIST for O_CREAT|O_EXCL on an existing entry), for the caller to wrap with the path.
+func openRegular(path string, flags int, perm uint32) (int, error) {
+	fd, err := openFile(path, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)
+	if err != nil {
+		if !isNotExist(err) && !errors.Is(err, unix.EEXIST) {
+			if kind := nonRegularKind(path); kind != "" {
+				return -1, notRegularError(kind)
+			}
+		}
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := fstatRetry(fd, &st); err != nil {
+		return -1, errors.Join(err, closeFile(fd))
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return -1, errors.Join(notRegularError(kindOf(st.Mode)), closeFile(fd))
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		return -1, errors.Join(err, closeFile(fd))
+	}
+	return fd, nil
+}
+
+// nonRegularKind returns the kind of the entry at path (without following a link) when it exists and
+// is not a regular file, else "".
+func nonRegularKind(path string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return ""
+	}
+	return kindOf(st.Mode)
+}
+
+// kindOf names a file type for error messages.
+func kindOf(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// fstatRetry is fstat(2) retried on EINTR.
+func fstatRetry(fd int, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstat(fd, st)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// fchmod sets the exact permission bits of an open file (the umask narrowed them at creation).
+func fchmod(fd int, mode fs.FileMode) error {
+	for {
+		err := unix.Fchmod(fd, uint32(mode.Perm()))
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// openOrCreate opens the store file path with flags (read/write flags, O_APPEND), as a regular file
+// and never through a symbolic link ([openRegular]). A missing file is created exclusively with the
+// store's file mode, then fchmod'ed to exactly that mode (created true); if another writer creates it
+// first, that file is opened instead. When the create fails with ENOENT because the store directory
+// was removed while the store was in use, the directory (and missing parents) is recreated with the
+// directory mode once per *recreated flag, and the open is retried.
+func (s *Store) openOrCreate(path string, flags int, recreated *bool) (fd int, created bool, err error) {
+	for range maxReopen {
+		fd, err = openRegular(path, flags, 0)
+		if !isNotExist(err) {
+			return fd, false, err
+		}
+		fd, err = openRegular(path, flags|unix.O_CREAT|unix.O_EXCL, uint32(s.cfg.fileMode))
+		switch {
+		case err == nil:
+			if err := fchmod(fd, s.cfg.fileMode); err != nil {
+				return -1, false, errors.Join(err, closeFile(fd))
+			}
+			return fd, true, nil
+		case errors.Is(err, unix.EEXIST):
+			// Created by another writer since our first open: open that one.
+		case isNotExist(err) && !*recreated:
+			*recreated = true
+			if err := mkdirAllMode(s.dir, s.cfg.dirMode); err != nil {
+				return -1, false, fmt.Errorf("recreate the removed capture directory: %w", err)
+			}
+		default:
+			return -1, false, err
+		}
+	}
+	return -1, false, fmt.Errorf("file keeps appearing and disappearing while being opened (%d attempts)", maxReopen)
+}
+
+// mkdirAllMode is mkdir -p for dir: every missing directory of the path is created with exactly mode
+// (fchmod after mkdir, so the umask does not narrow it) and its parent is fsynced, so the new entry
+// survives a crash. Existing directories, including ones reached through a symbolic link that the
+// user configured, are used as they are, keeping their mode. A path component that exists but is not
+// a directory gives an error wrapping ENOTDIR.
+func mkdirAllMode(dir string, mode fs.FileMode) error {
+	var missing []string
+	for p := filepath.Clean(dir); ; {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return &fs.PathError{Op: "mkdir", Path: p, Err: unix.ENOTDIR}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, p)
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		p := missing[i]
+		err := unix.Mkdir(p, uint32(mode.Perm()))
+		if errors.Is(err, unix.EINTR) {
+			i++ // retry this directory
+			continue
+		}
+		if errors.Is(err, unix.EEXIST) {
+			// Created concurrently by someone else: use it as it is if it is a directory.
+			if fi, serr := os.Stat(p); serr != nil || !fi.IsDir() {
+				return &fs.PathError{Op: "mkdir", Path: p, Err: unix.ENOTDIR}
+			}
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "mkdir", Path: p, Err: err}
+		}
+		if err := chmodDir(p, mode); err != nil {
+			return &fs.PathError{Op: "chmod", Path: p, Err: err}
+		}
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return &fs.PathError{Op: "fsync", Path: filepath.Dir(p), Err: err}
+		}
+	}
+	return nil
+}
+
+// chmodDir sets the exact mode of the directory we just created, through a descriptor opened without
+// following a symbolic link.
+func chmodDir(dir string, mode fs.FileMode) error {
+	fd, err := openFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fchmod(fd, mode), closeFile(fd))
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/gymtrace/gymtrace/exporter"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// OTLP protocols (the values of OTEL_EXPORTER_OTLP_PROTOCOL the official Go exporters implement).
+const (
+	protocolGRPC         = "grpc"
+	protocolHTTPProtobuf = "http/protobuf"
+)
+
+// otlpOptions are the OTLP flags of `gymtrace proxy`.
+type otlpOptions struct {
+	endpoint string // --otlp-endpoint
+	protocol string // --otlp-protocol
+	payloads bool   // --otlp-payloads
+}
+
+// addOTLPFlags registers the OTLP flags on cmd.
+func addOTLPFlags(cmd *cobra.Command, o *otlpOptions) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.endpoint, "otlp-endpoint", "", "OTLP endpoint URL for traces and metrics (http/protobuf: base URL such as http://127.0.0.1:4318, /v1/traces and /v1/metrics are appended; grpc: http://HOST:4317, https:// for TLS); overrides OTEL_EXPORTER_OTLP_ENDPOINT and the per-signal variables. Without it export follows the OTEL_EXPORTER_OTLP_* variables and is off when no endpoint variable is set")
+	fl.StringVar(&o.protocol, "otlp-protocol", "", `OTLP protocol: "grpc" or "http/protobuf" (default: OTEL_EXPORTER_OTLP_{TRACES,METRICS}_PROTOCOL, then OTEL_EXPORTER_OTLP_PROTOCOL, then http/protobuf)`)
+	fl.BoolVar(&o.payloads, "otlp-payloads", false, "keep the request/response payload attributes on exported spans (default: stripped, sizes kept)")
+}
+
+// otlpSignal is one signal's export plan: whether it is on, and the protocol.
+type otlpSignal struct {
+	enabled  bool
+	protocol string
+}
+
+// planSignal decides one signal's export (signal is "TRACES" or "METRICS"): on when --otlp-endpoint
+// or OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_<signal>_ENDPOINT is set, unless
+// OTEL_<signal>_EXPORTER is "none"; the protocol from --otlp-protocol, else
+// OTEL_EXPORTER_OTLP_<signal>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. An
+// empty variable counts as unset. A protocol other than grpc and http/protobuf is an error naming
+// its source.
+func planSignal(o otlpOptions, signal string, getenv func(string) string) (otlpSignal, error) {
+	var s otlpSignal
+	s.enabled = o.endpoint != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_"+signal+"_EXPORTER")), "none") {
+		s.enabled = false
+	}
+	source := "--otlp-protocol"
+	s.protocol = o.protocol
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if s.protocol == "" {
+			source, s.protocol = name, strings.TrimSpace(getenv(name))
+		}
+	}
+	switch s.protocol {
+	case "":
+		s.protocol = protocolHTTPProtobuf
+	case protocolGRPC, protocolHTTPProtobuf:
+	default:
+		if source == "--otlp-protocol" {
+			return s, usageErrorf("--otlp-protocol %q must be %q or %q", s.protocol, protocolGRPC, protocolHTTPProtobuf)
+		}
+		return s, fmt.Errorf("proxy: %s=%q: the OTLP protocol must be %q or %q", source, s.protocol, protocolGRPC, protocolHTTPProtobuf)
+	}
+	return s, nil
+}
+
+// signalURL returns the URL --otlp-endpoint gives a signal (path "/v1/traces" or "/v1/metrics"):
+// for http/protobuf the path is appended to the endpoint's path, as for OTEL_EXPORTER_OTLP_ENDPOINT
+// (an endpoint already ending in /v1/traces, the flag's earlier form, counts as its base); for grpc
+// the endpoint is used as is and must have no path.
+func signalURL(endpoint, protocol, path string) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", usageErrorf("--otlp-endpoint %q must be an absolute http:// or https:// URL", endpoint)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", usageErrorf("--otlp-endpoint %q must not carry a query, fragment or user info", endpoint)
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1/traces")
+	if protocol == protocolGRPC {
+		if base != "" {
+			return "", usageErrorf("--otlp-endpoint %q: a gRPC endpoint is http(s)://HOST:PORT without a path", endpoint)
+		}
+		return u.String(), nil
+	}
+	u.Path, u.RawPath = base+path, ""
+	return u.String(), nil
+}
+
+// otlpPipeline is the proxy's OTLP export: a batch span processor (handed to the handler, which
+// shuts it down) and a meter provider with a periodic reader (shut down by shutdown, after the
+// handler). Either is nil when its signal is off.
+type otlpPipeline struct {
+	spans sdktrace.SpanProcessor
+	mp    *sdkmetric.MeterProvider
+}
+
+// newOTLPPipeline builds the exporters the flags and the OTEL_EXPORTER_OTLP_* variables ask for. The
+// official exporters read the other variables themselves (headers, timeout, compression,
+// certificates, insecure, per-signal endpoints); an explicit --otlp-endpoint overrides the endpoint
+// variables. Spans lose their payload attributes unless o.payloads (exporter.WithoutPayloads).
+// The metric export interval follows OTEL_METRIC_EXPORT_INTERVAL (default 60 s); the last values
+// are exported at shutdown.
+func newOTLPPipeline(ctx context.Context, o otlpOptions, res *resource.Resource, getenv func(string) string) (*otlpPipeline, error) {
+	traces, err := planSignal(o, "TRACES", getenv)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := planSignal(o, "METRICS", getenv)
+	if err != nil {
+		return nil, err
+	}
+	if o.endpoint != "" {
+		for _, s := range []otlpSignal{traces, metrics} {
+			if _, err := signalURL(o.endpoint, s.protocol, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p := &otlpPipeline{}
+	if traces.enabled {
+		se, err := newSpanExporter(ctx, o.endpoint, traces.protocol)
+		if err != nil {
+			return nil, err
+		}
+		if !o.payloads {
+			se = exporter.WithoutPayloads(se)
+		}
+		p.spans = sdktrace.NewBatchSpanProcessor(se)
+	}
+	if metrics.enabled {
+		me, err := newMetricExporter(ctx, o.endpoint, metrics.protocol)
+		if err != nil {
+			p.abort()
+			return nil, err
+		}
+		opts := []sdkmetric.Option{sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me))}
+		if res != nil {
+			opts = append(opts, sdkmetric.WithResource(res))
+		}
+		p.mp = sdkmetric.NewMeterProvider(opts...)
+	}
+	return p, nil
+}
+
+func newSpanExporter(ctx context.Context, endpoint, protocol string) (sdktrace.SpanExporter, error) {
+	var (
+		se  sdktrace.SpanExporter
+		err error
+	)
+	switch protocol {
+	case protocolGRPC:
+		var opts []otlptracegrpc.Option
+		if endpoint != "" {
+			u, err := signalURL(endpoint, protocol, "")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, otlptracegrpc.WithEndpointURL(u))
+		}
+		se, err = otlptracegrpc.New(ctx, opts...)
+	default:
+		var opts []otlptracehttp.Option
+		if endpoint != "" {
+			u, err := signalURL(endpoint, protocol, "/v1/traces")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, otlptracehttp.WithEndpointURL(u))
+		}
+		se, err = otlptracehttp.New(ctx, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy: otlp trace exporter (%s): %w", protocol, err)
+	}
+	return se, nil
+}
+
+func newMetricExporter(ctx context.Context, endpoint, protocol string) (sdkmetric.Exporter, error) {
+	var (
+		me  sdkmetric.Exporter
+		err error
+	)
+	switch protocol {
+	case protocolGRPC:
+		var opts []otlpmetricgrpc.Option
+		if endpoint != "" {
+			u, err := signalURL(endpoint, protocol, "")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(u))
+		}
+		me, err = otlpmetricgrpc.New(ctx, opts...)
+	default:
+		var opts []otlpmetrichttp.Option
+		if endpoint != "" {
+			u, err := signalURL(endpoint, protocol, "/v1/metrics")
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(u))
+		}
+		me, err = otlpmetrichttp.New(ctx, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy: otlp metric exporter (%s): %w", protocol, err)
+	}
+	return me, nil
+}
+
+// options returns the sdk options that connect the pipeline to the capture handler.
+func (p *otlpPipeline) options() []sdk.Option {
+	var opts []sdk.Option
+	if p.spans != nil {
+		opts = append(opts, sdk.WithSpanProcessor(p.spans))
+	}
+	if p.mp != nil {
+		opts = append(opts, sdk.WithMeterProvider(p.mp))
+	}
+	return opts
+}
+
+// shutdown exports the last metrics and stops the meter provider. Call it after the handler's
+// Shutdown (which drains the span processor).
+func (p *otlpPipeline) shutdown(ctx context.Context) error {
+	if p.mp == nil {
+		return nil
+	}
+	if err := p.mp.Shutdown(ctx); err != nil {
+		return fmt.Errorf("proxy: otlp metrics shutdown: %w", err)
+	}
+	return nil
+}
+
+// abort stops everything the pipeline started, for when the handler was never built. Nothing was
+// exported yet, so there is nothing to report: the caller returns its own error.
+func (p *otlpPipeline) abort() {
+	if p.spans != nil {
+		_ = p.spans.Shutdown(context.Background())
+	}
+	_ = p.shutdown(context.Background())
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io/fs"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/urlredact"
+)
+
+// modeRules maps each mode flag of `gymtrace proxy` to the capture store's rule for it.
+var modeRules = map[string]func(fs.FileMode) error{
+	"file-mode": capture.ValidateFileMode, // owner rw at least
+	"dir-mode":  capture.ValidateDirMode,  // owner rwx at least
+}
+
+// parseMode parses the octal permission flag --flag (file-mode or dir-mode): permission bits only
+// (0000-0777, no setuid, setgid or sticky bit) that pass the store's rule for that flag
+// (capture.ValidateFileMode: owner rw; capture.ValidateDirMode: owner rwx). A violation is a usage
+// error naming the flag, the value and the rule. The store applies the mode exactly (not narrowed by
+// the umask).
+func parseMode(flag, v string) (fs.FileMode, error) {
+	n, err := strconv.ParseUint(v, 8, 32)
+	if err != nil || n > 0o777 {
+		return 0, usageErrorf("--%s %q must be octal permission bits between 0000 and 0777 (no setuid, setgid or sticky bit)", flag, v)
+	}
+	mode := fs.FileMode(n)
+	if rule := modeRules[flag]; rule != nil {
+		if err := rule(mode); err != nil {
+			return 0, usageErrorf("--%s %q: %v", flag, v, err)
+		}
+	}
+	return mode, nil
+}
+
+// checkUpstream validates --upstream: an absolute http(s) base URL that does not end in /v1 and
+// carries no query, fragment or user info. Its messages show the URL with any user info redacted
+// (internal/urlredact), so a credential given there is never printed.
+func checkUpstream(v string) error {
+	if err := requireStringFlag("upstream", v); err != nil {
+		return err
+	}
+	shown := urlredact.String(v)
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErrorf("--upstream %q must be an absolute http:// or https:// URL", shown)
+	}
+	if p := strings.TrimRight(u.Path, "/"); p == "/v1" || strings.HasSuffix(p, "/v1") {
+		return usageErrorf("--upstream %q must be the base URL without /v1 (requests keep their /v1/... path)", shown)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return usageErrorf("--upstream %q must not carry a query, fragment or user info (send credentials as headers)", shown)
+	}
+	return nil
+}

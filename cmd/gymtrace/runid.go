@@ -1,0 +1,76 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// Flag names of run namespaces and prefix-less correlation (issue 3 parts 7 and 8).
+const (
+	runIDFlag                 = "run-id"
+	uncorrelatedRolloutIDFlag = "uncorrelated-rollout-id"
+)
+
+// addRunIDFlag registers --run-id on a command that reads or writes captures, stored in run.
+func addRunIDFlag(cmd *cobra.Command, run *string) {
+	cmd.Flags().StringVar(run, runIDFlag, "", "run namespace: captures live in <capture-dir>/RUN/ and trace ids derive from gymtrace/rollout/RUN/<rollout_id> "+
+		"(RUN matches "+sdk.RolloutIDPattern+", at most 200 bytes; default: none, Gym's layout)")
+}
+
+// runCaptureDir returns the capture directory of --run-id: dir without a run, dir/RUN with one. An
+// invalid RUN is a usage error naming the value and the rule.
+func runCaptureDir(dir, run string) (string, error) {
+	if err := checkRunID(run); err != nil {
+		return "", err
+	}
+	d, err := sdk.RunCaptureDir(dir, run)
+	if err != nil {
+		return "", usageErrorf("--%s: %w", runIDFlag, err)
+	}
+	return d, nil
+}
+
+// checkRunID validates a given --run-id (sdk.ValidateRunID, the D12 rule of rollout ids).
+func checkRunID(run string) error {
+	if run == "" {
+		return nil
+	}
+	if err := sdk.ValidateRunID(run); err != nil {
+		return usageErrorf("--%s: %w", runIDFlag, err)
+	}
+	return nil
+}
+
+// correlationOptions are the proxy's --run-id and --uncorrelated-rollout-id.
+type correlationOptions struct {
+	runID        string
+	uncorrelated string
+}
+
+// addCorrelationFlags registers --run-id and --uncorrelated-rollout-id on the proxy command.
+func addCorrelationFlags(cmd *cobra.Command, o *correlationOptions) {
+	addRunIDFlag(cmd, &o.runID)
+	cmd.Flags().StringVar(&o.uncorrelated, uncorrelatedRolloutIDFlag, "",
+		"capture calls that name no rollout (no /ng-rollout/<id>/ prefix, no "+sdk.RolloutIDHeader+" header, no "+sdk.RolloutIDBaggageKey+
+			" baggage) under this rollout id instead of forwarding them uncaptured (they are counted and logged either way)")
+}
+
+// sdkOptions validates the flags and returns the proxy options they give: usage errors name the
+// flag, the value and the rule.
+func (o correlationOptions) sdkOptions() ([]sdk.Option, error) {
+	if err := checkRunID(o.runID); err != nil {
+		return nil, err
+	}
+	var opts []sdk.Option
+	if o.runID != "" {
+		opts = append(opts, sdk.WithRunID(o.runID))
+	}
+	if o.uncorrelated != "" {
+		if err := sdk.ValidatePrefixID(o.uncorrelated); err != nil {
+			return nil, usageErrorf("--%s: %w", uncorrelatedRolloutIDFlag, err)
+		}
+		opts = append(opts, sdk.WithUncorrelatedRolloutID(o.uncorrelated))
+	}
+	return opts, nil
+}

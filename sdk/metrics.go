@@ -1,0 +1,211 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/exporter"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// WithMeterProvider makes the handler record metrics with mp (DESIGN.md: libraries never use
+// OpenTelemetry globals). Default: none, no metric is recorded.
+//
+// The instruments, created from the meter "github.com/gymtrace/gymtrace/sdk" with the semantic
+// conventions' schema URL (names, units and attributes in package semconv, metrics.go):
+//
+//   - gen_ai.client.token.usage (histogram, {token}): gen_ai.usage.input_tokens and
+//     gen_ai.usage.output_tokens of each call whose response reported them, with gen_ai.token.type
+//     "input" or "output";
+//   - gen_ai.client.operation.duration (histogram, s): every captured call, start to the end of the
+//     response body (the record's latency_ms);
+//   - gen_ai.client.operation.time_to_first_chunk (histogram, s): calls whose request asked for a
+//     stream and whose response sent body bytes (latency_ttft_ms);
+//
+// these three with the conventions' explicit bucket boundaries and the attributes
+// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model,
+// server.address and server.port (each when known) and error.type (the error category, SPEC §3.3,
+// when the call failed); and the project counters gymtrace.capture.calls (by gymtrace.dialect and
+// gymtrace.error_category), gymtrace.capture.records, gymtrace.capture.write_failures,
+// gymtrace.capture.partial_records (from the durable capture processor's [exporter.Stats]),
+// gymtrace.capture.bytes (payload bytes, by gymtrace.capture.direction) and
+// gymtrace.capture.uncorrelated_calls.
+//
+// Metrics are recorded after the call's record was written. A nil mp keeps the default.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// callMetrics holds the handler's instruments. A nil *callMetrics records nothing (no meter
+// provider configured). It is safe for concurrent use.
+type callMetrics struct {
+	tokenUsage   metric.Int64Histogram
+	duration     metric.Float64Histogram
+	ttfc         metric.Float64Histogram
+	calls        metric.Int64Counter
+	records      metric.Int64Counter
+	failures     metric.Int64Counter
+	partial      metric.Int64Counter
+	bytes        metric.Int64Counter
+	uncorrelated metric.Int64Counter
+
+	// The durable processor's counters, reported as deltas since the last sync.
+	stats    func() exporter.Stats
+	statsMu  sync.Mutex
+	reported exporter.Stats
+}
+
+// newCallMetrics creates the instruments on mp's meter; stats returns the durable processor's
+// counters. A nil mp gives a nil *callMetrics.
+func newCallMetrics(mp metric.MeterProvider, stats func() exporter.Stats) (*callMetrics, error) {
+	if mp == nil {
+		return nil, nil
+	}
+	meter := mp.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
+	m := &callMetrics{stats: stats}
+	var err, e error
+	m.tokenUsage, e = meter.Int64Histogram(semconv.GenAIClientTokenUsageName,
+		metric.WithUnit(semconv.GenAIClientTokenUsageUnit),
+		metric.WithDescription(semconv.GenAIClientTokenUsageDescription),
+		metric.WithExplicitBucketBoundaries(semconv.GenAIClientTokenUsageBuckets()...))
+	err = errors.Join(err, e)
+	m.duration, e = meter.Float64Histogram(semconv.GenAIClientOperationDurationName,
+		metric.WithUnit(semconv.GenAIClientOperationDurationUnit),
+		metric.WithDescription(semconv.GenAIClientOperationDurationDescription),
+		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
+	err = errors.Join(err, e)
+	m.ttfc, e = meter.Float64Histogram(semconv.GenAIClientOperationTimeToFirstChunkName,
+		metric.WithUnit(semconv.GenAIClientOperationTimeToFirstChunkUnit),
+		metric.WithDescription(semconv.GenAIClientOperationTimeToFirstChunkDescription),
+		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
+	err = errors.Join(err, e)
+	counter := func(dst *metric.Int64Counter, name, unit, desc string) {
+		c, e := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		*dst = c
+		err = errors.Join(err, e)
+	}
+	counter(&m.calls, semconv.GymtraceCaptureCallsName, semconv.GymtraceCaptureCallsUnit, semconv.GymtraceCaptureCallsDescription)
+	counter(&m.records, semconv.GymtraceCaptureRecordsName, semconv.GymtraceCaptureRecordsUnit, semconv.GymtraceCaptureRecordsDescription)
+	counter(&m.failures, semconv.GymtraceCaptureWriteFailuresName, semconv.GymtraceCaptureWriteFailuresUnit, semconv.GymtraceCaptureWriteFailuresDescription)
+	counter(&m.partial, semconv.GymtraceCapturePartialRecordsName, semconv.GymtraceCapturePartialRecordsUnit, semconv.GymtraceCapturePartialRecordsDescription)
+	counter(&m.bytes, semconv.GymtraceCaptureBytesName, semconv.GymtraceCaptureBytesUnit, semconv.GymtraceCaptureBytesDescription)
+	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit, semconv.GymtraceCaptureUncorrelatedCallsDescription)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return m, nil
+}
+
+// metricAttrKeys are the span attributes every GenAI client metric carries when the span has them.
+var metricAttrKeys = []attribute.Key{
+	semconv.GenAIOperationNameKey,
+	semconv.GenAIProviderNameKey,
+	semconv.GenAIRequestModelKey,
+	semconv.GenAIResponseModelKey,
+	semconv.ServerAddressKey,
+	semconv.ServerPortKey,
+	semconv.ErrorTypeKey,
+}
+
+// lastAttr returns the value of the last attribute named k in attrs.
+func lastAttr(attrs []attribute.KeyValue, k attribute.Key) (attribute.Value, bool) {
+	for i := len(attrs) - 1; i >= 0; i-- {
+		if attrs[i].Key == k {
+			return attrs[i].Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// recordCall records the metrics of one finished captured call from its span attributes (attrs,
+// as set on the span) and its exchange, then reports the durable processor's new counts.
+func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue, ex *capture.Exchange) {
+	if m == nil {
+		return
+	}
+	common := make([]attribute.KeyValue, 0, len(metricAttrKeys)+1)
+	for _, k := range metricAttrKeys {
+		if v, ok := lastAttr(attrs, k); ok && v.Type() != attribute.INVALID {
+			common = append(common, attribute.KeyValue{Key: k, Value: v})
+		}
+	}
+	// attribute.NewSet sorts its argument in place: give each set its own slice.
+	callSet := metric.WithAttributeSet(attribute.NewSet(slices.Clone(common)...))
+
+	m.duration.Record(ctx, ex.LatencyMS/1000, callSet)
+	if stream, ok := lastAttr(attrs, semconv.GenAIRequestStreamKey); ok && stream.Type() == attribute.BOOL && stream.AsBool() && ex.LatencyTTFTMS != nil {
+		m.ttfc.Record(ctx, *ex.LatencyTTFTMS/1000, callSet)
+	}
+	for _, tok := range []struct {
+		key   attribute.Key
+		value string
+	}{
+		{semconv.GenAIUsageInputTokensKey, semconv.GenAITokenTypeInput},
+		{semconv.GenAIUsageOutputTokensKey, semconv.GenAITokenTypeOutput},
+	} {
+		v, ok := lastAttr(attrs, tok.key)
+		if !ok || v.Type() != attribute.INT64 || v.AsInt64() < 0 {
+			continue // unknown stays absent, never 0 (DESIGN.md "Spans follow the GenAI conventions")
+		}
+		kvs := append(slices.Clip(slices.Clone(common)), semconv.GenAITokenTypeKey.String(tok.value))
+		m.tokenUsage.Record(ctx, v.AsInt64(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
+	}
+
+	countAttrs := []attribute.KeyValue{semconv.GymtraceDialectKey.String(ex.Dialect)}
+	if ex.ErrorCategory != "" {
+		countAttrs = append(countAttrs, semconv.GymtraceErrorCategoryKey.String(ex.ErrorCategory))
+	}
+	m.calls.Add(ctx, 1, metric.WithAttributes(countAttrs...))
+
+	req := int64(len(ex.Request))
+	if ex.RequestRaw != nil {
+		req += int64(len(*ex.RequestRaw))
+	}
+	resp := int64(len(ex.Response))
+	if ex.ResponseRaw != nil {
+		resp += int64(len(*ex.ResponseRaw))
+	}
+	if req > 0 {
+		m.bytes.Add(ctx, req, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionRequest)))
+	}
+	if resp > 0 {
+		m.bytes.Add(ctx, resp, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionResponse)))
+	}
+	m.syncStats(ctx)
+}
+
+// syncStats adds to the record counters what the durable processor counted since the last sync.
+// Failures include model-call spans dropped after the processor shut down.
+func (m *callMetrics) syncStats(ctx context.Context) {
+	m.statsMu.Lock()
+	defer m.statsMu.Unlock()
+	s := m.stats()
+	prev := m.reported
+	m.reported = s
+	if d := s.Records - prev.Records; d > 0 {
+		m.records.Add(ctx, d)
+	}
+	if d := (s.Failures + s.Dropped) - (prev.Failures + prev.Dropped); d > 0 {
+		m.failures.Add(ctx, d)
+	}
+	if d := s.Partial - prev.Partial; d > 0 {
+		m.partial.Add(ctx, d)
+	}
+}
+
+// countUncorrelated counts a call to a captured endpoint of dialect that carried no rollout id
+// (gymtrace.capture.uncorrelated_calls, issue 3 part 7). Safe for concurrent use; a no-op without a
+// meter provider.
+func (h *Handler) countUncorrelated(ctx context.Context, dialect string) {
+	if h.metrics == nil {
+		return
+	}
+	h.metrics.uncorrelated.Add(ctx, 1, metric.WithAttributes(semconv.GymtraceDialectKey.String(dialect)))
+}

@@ -1,0 +1,106 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// readRequestBody reads the body of a captured request whole, once, within the request-body limits
+// ([WithMaxRequestBytes], [WithRequestReadTimeout]). With a declared Content-Length the buffer is
+// allocated once at that size, so the body is held once. A body over the limit (413) or not
+// received in time (408) is refused: the answer is written, a warning logged, and refused is true —
+// the caller forwards and records nothing. Any other read error (the client went away mid-body) is
+// returned with the bytes read so far, as io.ReadAll would.
+func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rolloutID string) (body []byte, readErr error, refused bool) {
+	limit := h.cfg.maxRequestBytes
+	if r.ContentLength > limit {
+		h.refuseBody(w, r, rolloutID, http.StatusRequestEntityTooLarge, fmt.Errorf("declared Content-Length %d is over the limit of %d bytes", r.ContentLength, limit))
+		return nil, nil, true
+	}
+	if d := h.cfg.requestReadTimeout; d > 0 {
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+			// Cleared at once after the body: a deadline left behind would cancel the request's
+			// context in the middle of a long response (net/http's background read would fail).
+			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		}
+	}
+	body, readErr = readLimited(r.Body, r.ContentLength, limit)
+	switch {
+	case errors.Is(readErr, errBodyTooLarge):
+		h.refuseBody(w, r, rolloutID, http.StatusRequestEntityTooLarge, fmt.Errorf("body is over the limit of %d bytes", limit))
+		return nil, nil, true
+	case readErr != nil && isTimeout(readErr):
+		h.refuseBody(w, r, rolloutID, http.StatusRequestTimeout, fmt.Errorf("body not received within %s (%d bytes read): %w", h.cfg.requestReadTimeout, len(body), readErr))
+		return nil, nil, true
+	}
+	return body, readErr, false
+}
+
+// errBodyTooLarge reports a request body over the limit.
+var errBodyTooLarge = errors.New("request body over the limit")
+
+// readLimited reads r to EOF. With a declared length (declared >= 0, at most limit) it fills one
+// buffer of exactly that size; otherwise it grows a buffer and fails with errBodyTooLarge as soon as
+// more than limit bytes arrived.
+func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
+	if declared == 0 {
+		return nil, nil
+	}
+	if declared > 0 {
+		buf := make([]byte, declared)
+		n, err := io.ReadFull(r, buf)
+		if err != nil {
+			return buf[:n], err
+		}
+		return buf, nil
+	}
+	buf := make([]byte, 0, min(limit+1, 32<<10))
+	for {
+		if len(buf) == cap(buf) {
+			// Grow by doubling, never past limit+1 (one byte over proves the body too large).
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errBodyTooLarge
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// isTimeout reports whether err is a read deadline expiry.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// refuseBody answers a captured request whose body was refused (413 or 408) with a JSON error in the
+// dialect's shape ([ErrorBody]) and logs why. Nothing is forwarded or recorded.
+func (h *Handler) refuseBody(w http.ResponseWriter, r *http.Request, rolloutID string, status int, why error) {
+	code, typ := "request_too_large", "invalid_request_error"
+	if status == http.StatusRequestTimeout {
+		code, typ = "request_timeout", "timeout_error"
+	}
+	msg := fmt.Sprintf("%s: gymtrace capture: request refused: %v", code, why)
+	h.cfg.logger.Warn("gymtrace capture: request body refused; nothing forwarded or recorded",
+		"rollout_id", rolloutID, "path", r.URL.Path, "status", status, "reason", why.Error())
+	// The unread rest of the body is not drained: net/http closes the connection after the answer.
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	writeJSON(w, status, ErrorBody(r.URL.Path, typ, msg, code))
+}

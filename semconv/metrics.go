@@ -1,0 +1,125 @@
+package semconv
+
+import "go.opentelemetry.io/otel/attribute"
+
+// GenAI client metrics (conventions tracked by semconv/v1.41.0, docs/gen-ai/gen-ai-metrics.md; see
+// doc.go). Each histogram is created with its bucket boundaries below as the ExplicitBucketBoundaries
+// advisory the conventions ask for.
+const (
+	// GenAIClientTokenUsageName is the histogram of input and output tokens per call (unit
+	// [GenAIClientTokenUsageUnit]), one measurement per token type, distinguished by
+	// [GenAITokenTypeKey]. Recorded only for counts the response reported.
+	GenAIClientTokenUsageName = "gen_ai.client.token.usage"
+	// GenAIClientTokenUsageUnit is the unit of gen_ai.client.token.usage.
+	GenAIClientTokenUsageUnit = "{token}"
+	// GenAIClientTokenUsageDescription is the description of gen_ai.client.token.usage.
+	GenAIClientTokenUsageDescription = "Number of input and output tokens used."
+
+	// GenAIClientOperationDurationName is the histogram of call durations in seconds, from the
+	// start of the call to the end of the response body.
+	GenAIClientOperationDurationName = "gen_ai.client.operation.duration"
+	// GenAIClientOperationDurationUnit is the unit of gen_ai.client.operation.duration (seconds).
+	GenAIClientOperationDurationUnit = "s"
+	// GenAIClientOperationDurationDescription is the description of gen_ai.client.operation.duration.
+	GenAIClientOperationDurationDescription = "GenAI operation duration."
+
+	// GenAIClientOperationTimeToFirstChunkName is the histogram of the time from the start of a
+	// streaming call to its first response body chunk, in seconds. The conventions say it is
+	// reported for streaming calls only.
+	GenAIClientOperationTimeToFirstChunkName = "gen_ai.client.operation.time_to_first_chunk"
+	// GenAIClientOperationTimeToFirstChunkUnit is the unit of
+	// gen_ai.client.operation.time_to_first_chunk (seconds).
+	GenAIClientOperationTimeToFirstChunkUnit = "s"
+	// GenAIClientOperationTimeToFirstChunkDescription is the description of
+	// gen_ai.client.operation.time_to_first_chunk.
+	GenAIClientOperationTimeToFirstChunkDescription = "Time to receive the first chunk of a streaming response."
+)
+
+// GenAIClientTokenUsageBuckets returns the explicit bucket boundaries of gen_ai.client.token.usage
+// (powers of 4 from 1 to 67108864 tokens). Each call returns a new slice.
+func GenAIClientTokenUsageBuckets() []float64 {
+	return []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+}
+
+// GenAIClientDurationBuckets returns the explicit bucket boundaries, in seconds, of
+// gen_ai.client.operation.duration and gen_ai.client.operation.time_to_first_chunk (doubling from
+// 0.01 to 81.92). Each call returns a new slice.
+func GenAIClientDurationBuckets() []float64 {
+	return []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+}
+
+// GenAITokenTypeKey is the type of the tokens a gen_ai.client.token.usage measurement counts:
+// [GenAITokenTypeInput] or [GenAITokenTypeOutput].
+const GenAITokenTypeKey = attribute.Key("gen_ai.token.type")
+
+// gen_ai.token.type values.
+const (
+	// GenAITokenTypeInput counts input (prompt) tokens: gen_ai.usage.input_tokens.
+	GenAITokenTypeInput = "input"
+	// GenAITokenTypeOutput counts output (completion) tokens: gen_ai.usage.output_tokens.
+	GenAITokenTypeOutput = "output"
+)
+
+// Project metrics (gymtrace.*). These are NOT semantic conventions: they count what the capture path
+// does, so that a lost or partial capture is visible without reading the capture directory.
+const (
+	// GymtraceCaptureCallsName counts captured calls (unit {call}), by [GymtraceDialectKey] and
+	// [GymtraceErrorCategoryKey] (absent when the call succeeded).
+	GymtraceCaptureCallsName = "gymtrace.capture.calls"
+	// GymtraceCaptureCallsUnit is the unit of gymtrace.capture.calls.
+	GymtraceCaptureCallsUnit = "{call}"
+	// GymtraceCaptureCallsDescription is the description of gymtrace.capture.calls.
+	GymtraceCaptureCallsDescription = "Captured model calls, by dialect and error category (absent on success)."
+
+	// GymtraceCaptureRecordsName counts capture records appended durably (unit {record}).
+	GymtraceCaptureRecordsName = "gymtrace.capture.records"
+	// GymtraceCaptureRecordsUnit is the unit of gymtrace.capture.records.
+	GymtraceCaptureRecordsUnit = "{record}"
+	// GymtraceCaptureRecordsDescription is the description of gymtrace.capture.records.
+	GymtraceCaptureRecordsDescription = "Capture records appended to capture files and fsynced."
+
+	// GymtraceCaptureWriteFailuresName counts model calls whose capture record was not written
+	// (unit {record}); each marked its rollout incomplete.
+	GymtraceCaptureWriteFailuresName = "gymtrace.capture.write_failures"
+	// GymtraceCaptureWriteFailuresUnit is the unit of gymtrace.capture.write_failures.
+	GymtraceCaptureWriteFailuresUnit = "{record}"
+	// GymtraceCaptureWriteFailuresDescription is the description of gymtrace.capture.write_failures.
+	GymtraceCaptureWriteFailuresDescription = "Model calls whose capture record could not be written (rollout marked incomplete)."
+
+	// GymtraceCapturePartialRecordsName counts records written with a payload set to null because
+	// its attribute was cut (unit {record}); each marked its rollout incomplete.
+	GymtraceCapturePartialRecordsName = "gymtrace.capture.partial_records"
+	// GymtraceCapturePartialRecordsUnit is the unit of gymtrace.capture.partial_records.
+	GymtraceCapturePartialRecordsUnit = "{record}"
+	// GymtraceCapturePartialRecordsDescription is the description of gymtrace.capture.partial_records.
+	GymtraceCapturePartialRecordsDescription = "Capture records written with a cut payload set to null (rollout marked incomplete)."
+
+	// GymtraceCaptureBytesName counts captured payload bytes (unit By): the request and response
+	// payload fields of the records, by [GymtraceCaptureDirectionKey].
+	GymtraceCaptureBytesName = "gymtrace.capture.bytes"
+	// GymtraceCaptureBytesUnit is the unit of gymtrace.capture.bytes (bytes).
+	GymtraceCaptureBytesUnit = "By"
+	// GymtraceCaptureBytesDescription is the description of gymtrace.capture.bytes.
+	GymtraceCaptureBytesDescription = "Payload bytes captured: request, and response object plus response_raw."
+
+	// GymtraceCaptureUncorrelatedCallsName counts calls to a captured endpoint that carried no
+	// rollout id (unit {call}), by [GymtraceDialectKey].
+	GymtraceCaptureUncorrelatedCallsName = "gymtrace.capture.uncorrelated_calls"
+	// GymtraceCaptureUncorrelatedCallsUnit is the unit of gymtrace.capture.uncorrelated_calls.
+	GymtraceCaptureUncorrelatedCallsUnit = "{call}"
+	// GymtraceCaptureUncorrelatedCallsDescription is the description of
+	// gymtrace.capture.uncorrelated_calls.
+	GymtraceCaptureUncorrelatedCallsDescription = "Calls to a captured endpoint that carried no rollout id."
+)
+
+// GymtraceCaptureDirectionKey is the payload side a gymtrace.capture.bytes measurement counts:
+// [GymtraceCaptureDirectionRequest] or [GymtraceCaptureDirectionResponse]. Not a semantic convention.
+const GymtraceCaptureDirectionKey = attribute.Key("gymtrace.capture.direction")
+
+// gymtrace.capture.direction values.
+const (
+	// GymtraceCaptureDirectionRequest counts the record's request (or request_raw) text.
+	GymtraceCaptureDirectionRequest = "request"
+	// GymtraceCaptureDirectionResponse counts the record's response object text plus response_raw.
+	GymtraceCaptureDirectionResponse = "response"
+)
