@@ -172,12 +172,13 @@ func isNotExist(err error) bool {
 	return errors.Is(err, unix.ENOENT)
 }
 
-// statExists reports whether a directory entry named path exists, without following a symbolic link
-// (lstat). A missing path or a missing parent directory is (false, nil); other failures are errors.
+// statExists reports whether path exists (stat(2): a symbolic link is followed for this existence
+// test only; nothing is ever opened through one, see openRegular). A missing path or a missing parent
+// directory is (false, nil); other failures (ELOOP included) are errors.
 func statExists(path string) (bool, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Lstat(path, &st)
+		err := unix.Stat(path, &st)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

@@ -419,9 +419,8 @@ func (s *Store) MarkIncomplete(id string) error {
 	return nil
 }
 
-// IsIncomplete reports whether id's marker file exists (SPEC §2.6; any directory entry of that name
-// counts, a symbolic link is not followed). A failing lstat other than "does not exist" is returned
-// as an error.
+// IsIncomplete reports whether id's marker file exists (SPEC §2.6). A failing stat other than
+// "does not exist" is returned as an error.
 func (s *Store) IsIncomplete(id string) (bool, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return false, fmt.Errorf("capture is incomplete: %w", err)
@@ -434,8 +433,8 @@ func (s *Store) IsIncomplete(id string) (bool, error) {
 }
 
 // HasCapture reports whether id's capture file or its marker exists: the test by which SPEC §2.6's
-// _store_for_rollout picks the first store of a rollout (any directory entry of those names counts, a
-// symbolic link is not followed). A failing lstat other than "does not exist" is returned as an error.
+// _store_for_rollout picks the first store of a rollout. A failing stat other than "does not exist"
+// is returned as an error.
 func (s *Store) HasCapture(id string) (bool, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return false, fmt.Errorf("capture lookup: %w", err)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,9 +33,25 @@ const (
 // (then writes trailing and returns) or the request ends. closed is closed when the handler returns.
 func heldOpenUpstream(t *testing.T, body, trailing string, release <-chan struct{}, closed chan<- struct{}) string {
 	t.Helper()
+	return pacedHeldOpenUpstream(t, "", nil, body, trailing, release, closed)
+}
+
+// pacedHeldOpenUpstream is heldOpenUpstream that first sends first (when not empty) and waits for
+// proceed before sending body, so the two reach the proxy in separate reads.
+func pacedHeldOpenUpstream(t *testing.T, first string, proceed <-chan struct{}, body, trailing string, release <-chan struct{}, closed chan<- struct{}) string {
+	t.Helper()
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		defer close(closed)
 		sseHeaders(w)
+		if first != "" {
+			_, _ = io.WriteString(w, first)
+			flush(w)
+			select {
+			case <-proceed:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		_, _ = io.WriteString(w, body)
 		flush(w)
 		select {
@@ -149,18 +166,22 @@ func TestProxyTerminalGraceUpstreamNeverCloses(t *testing.T) {
 
 // TestProxyTerminalGraceDurability: after the grace, the held terminal read still waits for the fsync.
 func TestProxyTerminalGraceDurability(t *testing.T) {
-	release, closed := make(chan struct{}), make(chan struct{})
+	release, closed, proceed := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	syncRelease := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseSync := func() { releaseOnce.Do(func() { close(syncRelease) }) }
+	t.Cleanup(releaseSync) // never leave the handler blocked in the fsync, even when the test fails
 	var syncing atomic.Bool
 	store := newTestStore(t, capture.WithSyncHook(func(string) error {
 		syncing.Store(true)
 		<-syncRelease
 		return nil
 	}))
-	env := newProxyEnv(t, heldOpenUpstream(t, chatEvent1+chatDone, "", release, closed), store, WithTerminalGrace(20*time.Millisecond))
+	env := newProxyEnv(t, pacedHeldOpenUpstream(t, chatEvent1, proceed, chatDone, "", release, closed), store, WithTerminalGrace(20*time.Millisecond))
 	resp := env.openStream(t, t.Context(), "/ng-rollout/gd/v1/chat/completions")
 	defer resp.Body.Close()
 	assert.Equal(t, chatEvent1, readWithin(t, resp.Body, len(chatEvent1), 3*time.Second))
+	close(proceed)
 	waitFor(t, "the record write to start", syncing.Load)
 	got := make(chan string, 1)
 	go func() {
@@ -170,11 +191,10 @@ func TestProxyTerminalGraceDurability(t *testing.T) {
 	}()
 	select {
 	case b := <-got:
-		close(syncRelease)
 		t.Fatalf("the terminal event (%q) was seen before the record was durable", b)
 	case <-time.After(100 * time.Millisecond):
 	}
-	close(syncRelease)
+	releaseSync()
 	assert.Equal(t, chatDone, <-got)
 	close(release)
 	_, err := io.ReadAll(resp.Body)
@@ -216,11 +236,19 @@ func TestProxyTerminalGraceCases(t *testing.T) {
 		assert.Nil(t, rec["error_category"], "D8: complete at the end of the body")
 	})
 	t.Run("grace disabled: the terminal read waits for the upstream's end", func(t *testing.T) {
-		release, closed := make(chan struct{}), make(chan struct{})
-		env := newProxyEnv(t, heldOpenUpstream(t, chatEvent1+chatDone, "", release, closed), nil, WithTerminalGrace(-1))
+		release, closed, proceed := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		defer func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		}()
+		env := newProxyEnv(t, pacedHeldOpenUpstream(t, chatEvent1, proceed, chatDone, "", release, closed), nil, WithTerminalGrace(-1))
 		resp := env.openStream(t, t.Context(), "/ng-rollout/off/v1/chat/completions")
 		defer resp.Body.Close()
 		assert.Equal(t, chatEvent1, readWithin(t, resp.Body, len(chatEvent1), 3*time.Second))
+		close(proceed)
 		time.Sleep(300 * time.Millisecond) // more than DefaultTerminalGrace
 		assert.Empty(t, mustRecords(t, env, "off"))
 		close(release)
@@ -334,5 +362,27 @@ func TestProxyTerminalGraceConcurrent(t *testing.T) {
 	}
 	for i := range n {
 		assert.Len(t, mustRecords(t, env, "conc-"+strconv.Itoa(i)), 1)
+	}
+}
+
+// BenchmarkProxyChatStream measures one streamed call through the proxy's forwarder (the body copy
+// loop, with the terminal grace armed at the end) over loopback HTTP.
+func BenchmarkProxyChatStream(b *testing.B) {
+	events := strings.Repeat(chatEvent1, 50) + chatEvent2 + chatDone
+	up := newUpstream(b, func(w http.ResponseWriter, r *http.Request) {
+		sseHeaders(w)
+		for i := 0; i < len(events); i += 1024 {
+			_, _ = io.WriteString(w, events[i:min(i+1024, len(events))])
+			flush(w)
+		}
+	})
+	env := newProxyEnv(b, up.URL, nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(events)))
+	for b.Loop() {
+		_, body, err := env.post(b, "/ng-rollout/bench/v1/chat/completions", chatRequest, nil)
+		if err != nil || len(body) != len(events) {
+			b.Fatalf("body %d bytes, err %v", len(body), err)
+		}
 	}
 }

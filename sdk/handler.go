@@ -105,7 +105,8 @@ func (h *Handler) isClosed() bool {
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages under a prefix are captured;
 //     other paths are stripped and served uncaptured; unprefixed calls are never captured.
 //
-// A captured call reads the request body whole (it is replayed to next), streams next's response to
+// A captured call reads the request body whole (it is replayed to next; bounded by
+// [WithMaxRequestBytes] and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to
 // the client write by write, and writes the record before the client can see the end of the call
 // (SPEC §0 "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
 //
@@ -472,7 +473,7 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string,
 	cw.mu.Lock()
 	var reason, rawWhy string
 	switch {
-	case cw.keepsRawLocked(clean):
+	case cw.keepsRawLocked(clean) && len(cw.raw) > 0:
 		rawWhy = "unsupported Content-Encoding"
 		if cw.decodeErr != nil {
 			rawWhy = cw.decodeErr.Error()

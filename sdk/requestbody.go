@@ -25,8 +25,8 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rollou
 	if d := h.cfg.requestReadTimeout; d > 0 {
 		rc := http.NewResponseController(w)
 		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
-			// Cleared at once after the body: a deadline left behind would cancel the request's
-			// context in the middle of a long response (net/http's background read would fail).
+			// Cleared after the body, so the deadline never limits the response (net/http/1 also
+			// clears it when it starts watching the connection after the body's EOF).
 			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 		}
 	}
@@ -58,7 +58,21 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 		if err != nil {
 			return buf[:n], err
 		}
-		return buf, nil
+		// Read on to the body's EOF (net/http reports it with the last bytes, then this returns at
+		// once): net/http watches the connection for a client that goes away (cancelling the
+		// request's context, SPEC §0 D3) only once the body reported EOF.
+		var extra [1]byte
+		for {
+			m, err := r.Read(extra[:])
+			switch {
+			case m > 0:
+				return nil, errBodyTooLarge // more than declared (net/http never delivers that)
+			case errors.Is(err, io.EOF):
+				return buf, nil
+			case err != nil:
+				return buf, err
+			}
+		}
 	}
 	buf := make([]byte, 0, min(limit+1, 32<<10))
 	for {

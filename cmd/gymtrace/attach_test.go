@@ -50,7 +50,7 @@ func TestAttachCommand(t *testing.T) {
 
 	fi, err := os.Stat(output)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "output takes the input's mode")
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a new output is private, whatever the input's mode")
 	entries, err := os.ReadDir(outDir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left behind")
@@ -103,7 +103,8 @@ func TestAttachCommandErrors(t *testing.T) {
 		{name: "positional argument", args: []string{"--capture-dir", dir, "--input", input, "--output", output, "extra"}, code: 2, want: `unexpected argument "extra"`},
 		{name: "missing input", args: []string{"--capture-dir", dir, "--input", input + ".nope", "--output", output}, code: 1, want: "no such file"},
 		{name: "missing capture dir", args: []string{"--capture-dir", dir + "/nope", "--input", input, "--output", output}, code: 1, want: "capture directory does not exist"},
-		{name: "output dir missing", args: []string{"--capture-dir", dir, "--input", input, "--output", outDir + "/nope/out.jsonl"}, code: 1, want: "no such file"},
+		{name: "output dir missing", args: []string{"--capture-dir", dir, "--input", input, "--output", outDir + "/nope/out.jsonl"}, code: 1,
+			want: "attach: create output " + outDir + "/nope/out.jsonl: no such file or directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +112,7 @@ func TestAttachCommandErrors(t *testing.T) {
 			require.Error(t, r.err)
 			assert.Equal(t, tt.code, r.code, r.err.Error())
 			assert.Contains(t, r.err.Error(), tt.want)
+			assert.NotContains(t, r.err.Error(), ".tmp-", "the temporary file is never named")
 			_, err := os.Stat(output)
 			assert.True(t, os.IsNotExist(err), "no output written")
 			_, err = os.Stat(dir + "/nope")
@@ -123,4 +125,64 @@ func TestAttachCommandErrors(t *testing.T) {
 	in, err := os.ReadFile(input)
 	require.NoError(t, err)
 	assert.Equal(t, "{}\n", string(in), "input untouched")
+}
+
+// A new output is created 0600 (it may hold payloads) even from a world-readable input such as
+// /dev/null; an existing output keeps its mode.
+func TestAttachCommandOutputMode(t *testing.T) {
+	dir, _ := attachFixture(t, "{}\n")
+	tests := []struct {
+		name     string
+		input    string
+		existing os.FileMode // 0: no output yet
+		want     os.FileMode
+	}{
+		{name: "input /dev/null", input: os.DevNull, want: 0o600},
+		{name: "world-writable input", input: func() string {
+			p := filepath.Join(t.TempDir(), "in.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o600))
+			require.NoError(t, os.Chmod(p, 0o666))
+			return p
+		}(), want: 0o600},
+		{name: "existing output keeps its mode", input: os.DevNull, existing: 0o640, want: 0o640},
+		{name: "existing private output", input: os.DevNull, existing: 0o600, want: 0o600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			output := filepath.Join(t.TempDir(), "out.jsonl")
+			if tt.existing != 0 {
+				require.NoError(t, os.WriteFile(output, []byte("old\n"), 0o600))
+				require.NoError(t, os.Chmod(output, tt.existing))
+			}
+			r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", tt.input, "--output", output)
+			require.NoError(t, r.err)
+			fi, err := os.Stat(output)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, fi.Mode().Perm())
+		})
+	}
+}
+
+// attach accepts exactly the rollout ids the proxy captures under (SPEC D12): a derived id such as
+// "-1-1" or an explicit id over 200 bytes is reported with its row, value and rule, the row is copied
+// unchanged and the command exits 1 after writing every row.
+func TestAttachCommandRefusesIDsTheProxyRefuses(t *testing.T) {
+	long := strings.Repeat("r", 300)
+	rows := "{\"_ng_task_index\":-1,\"_ng_rollout_index\":1}\n{\"_ng_rollout_id\":\"" + long + "\"}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n"
+	dir, input := attachFixture(t, rows)
+	output := filepath.Join(t.TempDir(), "out.jsonl")
+	r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output)
+	require.Error(t, r.err)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.err.Error(), "2 malformed rows copied unchanged to "+output)
+	assert.Contains(t, r.stderr, `malformed row copied unchanged: line 1: rollout id of the row is not one the proxy accepts (SPEC D12): invalid rollout id "-1-1": must match ^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	assert.Contains(t, r.stderr, `line 2: rollout id of the row is not one the proxy accepts (SPEC D12): invalid rollout id "`+long+`": longer than 200 bytes (300)`)
+	assert.NotContains(t, r.stderr, "unreadable capture")
+	got, err := os.ReadFile(output)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, `{"_ng_task_index":-1,"_ng_rollout_index":1}`, lines[0], "left unchanged")
+	assert.Equal(t, `{"_ng_rollout_id":"`+long+`"}`, lines[1], "left unchanged")
+	assert.Contains(t, lines[2], `"ng_model_call_capture":{"rollout_id":"0-0"`)
 }

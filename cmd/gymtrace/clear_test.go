@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,7 +31,7 @@ func TestClearCommand(t *testing.T) {
 	s, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0,\"_ng_attempt_index\":1}\n{\"x\":1}\n", "0-0-a1", "0-0")
 	r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
 	require.NoError(t, r.err)
-	assert.Contains(t, r.stderr, "cleared the captures of 1 rollout in "+s.Dir())
+	assert.Contains(t, r.stderr, "removed 2 files of 1 rollout in "+s.Dir()+"\n")
 	has, err := s.HasCapture("0-0-a1")
 	require.NoError(t, err)
 	assert.False(t, has)
@@ -82,6 +83,60 @@ func TestClearCommandErrors(t *testing.T) {
 			require.Error(t, r.err)
 			assert.Equal(t, tt.code, r.code, r.err.Error())
 			assert.Contains(t, r.err.Error(), tt.want)
+		})
+	}
+}
+
+// The summary counts the files removed and says which ids had nothing to remove.
+func TestClearCommandReportsWhatWasRemoved(t *testing.T) {
+	s, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n", "0-0")
+	require.NoError(t, s.Clear("0-0"))
+	require.NoError(t, s.Append(t.Context(), "0-0", []byte(`{"model_call_id":"x"}`+"\n")))
+	tests := []struct {
+		name string
+		want string
+	}{
+		{name: "one file of one rollout, one with nothing", want: "removed 1 file of 1 rollout in " + s.Dir() + "; 1 rollout had nothing to remove\n"},
+		{name: "nothing left", want: "removed 0 files of 0 rollouts in " + s.Dir() + "; 2 rollouts had nothing to remove\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
+			require.NoError(t, r.err)
+			assert.Contains(t, r.stderr, tt.want)
+			assert.NotContains(t, r.stderr, "cleared the captures of 2 rollouts")
+		})
+	}
+}
+
+// clear refuses the rollout ids the proxy refuses (SPEC D12), naming the row, the value and the rule,
+// and removes nothing (not even the files of the good rows).
+func TestClearCommandRefusesIDsTheProxyRefuses(t *testing.T) {
+	long := strings.Repeat("r", 300)
+	tests := []struct {
+		name string
+		bad  string
+		want []string
+	}{
+		{name: "negative task index", bad: `{"_ng_task_index":-1,"_ng_rollout_index":1}`,
+			want: []string{"line 2:", `invalid rollout id "-1-1": must match ^[A-Za-z0-9][A-Za-z0-9._-]*$`}},
+		{name: "explicit id of 300 bytes", bad: `{"_ng_rollout_id":"` + long + `"}`,
+			want: []string{"line 2:", long, "longer than 200 bytes (300)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, input := clearFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n"+tt.bad+"\n", "0-0")
+			r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
+			require.Error(t, r.err)
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.err.Error(), "nothing removed")
+			for _, w := range tt.want {
+				assert.Contains(t, r.err.Error(), w)
+			}
+			assert.NotContains(t, r.err.Error(), "file name too long")
+			has, err := s.HasCapture("0-0")
+			require.NoError(t, err)
+			assert.True(t, has, "nothing deleted")
 		})
 	}
 }

@@ -28,6 +28,7 @@ type proxyOptions struct {
 	messageContent        bool               // --capture-message-content
 	otlp                  otlpOptions        // otlp.go
 	corr                  correlationOptions // runid.go: --run-id, --uncorrelated-rollout-id
+	limits                dataPathOptions    // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
@@ -72,6 +73,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	addCorrelationFlags(cmd, &o.corr)
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", sdk.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
 	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", sdk.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
+	addDataPathFlags(cmd, &o.limits)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
 	return cmd
@@ -104,6 +106,10 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err != nil {
 		return err
 	}
+	limitOpts, err := o.limits.sdkOptions()
+	if err != nil {
+		return err
+	}
 
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	sigs := watchShutdownSignals(cmd.Context(), logger)
@@ -128,6 +134,7 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		sdk.WithResource(res),
 	}
 	opts = append(opts, corrOpts...)
+	opts = append(opts, limitOpts...)
 	otlp, err := newOTLPPipeline(ctx, o.otlp, res, os.Getenv)
 	if err != nil {
 		return err

@@ -124,7 +124,7 @@ func TestAttachAndClearRunID(t *testing.T) {
 
 	r = runGymtrace(t, "clear", "--capture-dir", root, "--run-id", "r1", "--input", input)
 	require.NoError(t, r.err, r.stderr)
-	assert.Contains(t, r.stderr, "cleared the captures of 1 rollout in "+filepath.Join(root, "r1"))
+	assert.Contains(t, r.stderr, "removed 1 file of 1 rollout in "+filepath.Join(root, "r1"))
 	has, err := runStore.HasCapture("0-0")
 	require.NoError(t, err)
 	assert.False(t, has, "the run's capture cleared")

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// Flag names of the proxy's data-path limits.
+const (
+	terminalGraceFlag      = "terminal-grace"
+	requestReadTimeoutFlag = "request-read-timeout"
+	maxRequestBytesFlag    = "max-request-bytes"
+)
+
+// dataPathOptions are the proxy's --terminal-grace, --request-read-timeout and --max-request-bytes.
+type dataPathOptions struct {
+	terminalGrace      time.Duration
+	requestReadTimeout time.Duration
+	maxRequestBytes    int64
+}
+
+// addDataPathFlags registers the data-path flags on the proxy command.
+func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
+	fl := cmd.Flags()
+	fl.DurationVar(&o.terminalGrace, terminalGraceFlag, sdk.DefaultTerminalGrace,
+		"after the terminal SSE event ([DONE], response.completed, message_stop, error), how long to wait for the upstream to end the response "+
+			"before the call is recorded and its end released to the client; bytes the upstream sends later are forwarded but not captured "+
+			"(a negative value waits for the upstream's end)")
+	fl.DurationVar(&o.requestReadTimeout, requestReadTimeoutFlag, sdk.DefaultRequestReadTimeout,
+		"time allowed to receive the body of a captured request (answered 408 on expiry, nothing forwarded; never limits the response; a negative value disables it)")
+	fl.Int64Var(&o.maxRequestBytes, maxRequestBytesFlag, sdk.DefaultMaxRequestBytes,
+		"largest body of a captured request, in bytes (answered 413 beyond, nothing forwarded)")
+}
+
+// sdkOptions validates the flags and returns the proxy options they give: usage errors name the
+// flag, the value and the rule.
+func (o dataPathOptions) sdkOptions() ([]sdk.Option, error) {
+	if o.terminalGrace == 0 {
+		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to wait for the upstream's end", terminalGraceFlag)
+	}
+	if o.requestReadTimeout == 0 {
+		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to disable it", requestReadTimeoutFlag)
+	}
+	if o.maxRequestBytes <= 0 {
+		return nil, usageErrorf("--%s %d must be a positive number of bytes", maxRequestBytesFlag, o.maxRequestBytes)
+	}
+	return []sdk.Option{
+		sdk.WithTerminalGrace(o.terminalGrace),
+		sdk.WithRequestReadTimeout(o.requestReadTimeout),
+		sdk.WithMaxRequestBytes(o.maxRequestBytes),
+	}, nil
+}
