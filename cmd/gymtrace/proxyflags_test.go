@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"io/fs"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,7 +51,7 @@ func TestProxyCmdModeAndUpstreamErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "new", "caps")
-			r := runGymtrace(t, append([]string{"proxy", "--capture-dir", dir, "--listen", "127.0.0.1:0"}, tt.args...)...)
+			r := runGymtraceBounded(t, append([]string{"proxy", "--capture-dir", dir, "--listen", "127.0.0.1:0"}, tt.args...)...)
 			require.Error(t, r.err)
 			assert.Equal(t, 2, r.code, r.err.Error())
 			for _, w := range tt.want {
@@ -58,6 +61,21 @@ func TestProxyCmdModeAndUpstreamErrors(t *testing.T) {
 			assert.NoDirExists(t, filepath.Dir(dir), "nothing created")
 		})
 	}
+}
+
+// runGymtraceBounded is runGymtrace with a context that ends after 10s, so a proxy that wrongly
+// accepts its flags stops (and the test fails) instead of serving forever.
+func runGymtraceBounded(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return cliResult{stdout: out.String(), stderr: errb.String(), err: err, code: exitCode(err)}
 }
 
 // The proxy applies --file-mode and --dir-mode exactly, whatever its umask: 0777 stays 0777 and new
