@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // AttachmentKey is the rollout-record key under which the attachment is stored (SPEC §5).
@@ -13,13 +14,13 @@ const AttachmentKey = "ng_model_call_capture"
 const (
 	// GapNoRecords: no store has a capture file or marker for the rollout, or the file holds no
 	// line at all (no valid call, no invalid line) and there is no marker.
-	GapNoRecords = "model_call_capture_no_records"
+	GapNoRecords = semconv.GapCaptureNoRecords
 	// GapRecordsUnreadable: some non-blank lines could not be read as records; Detail is "count=<n>".
-	GapRecordsUnreadable = "model_call_capture_records_unreadable"
+	GapRecordsUnreadable = semconv.GapCaptureRecordsUnreadable
 	// GapIncomplete: the incomplete marker exists (at least one capture write failed).
-	GapIncomplete = "model_call_capture_incomplete"
+	GapIncomplete = semconv.GapCaptureIncomplete
 	// GapUnreadable: reading the capture failed (an I/O error); the attachment then has no calls.
-	GapUnreadable = "model_call_capture_unreadable"
+	GapUnreadable = semconv.GapCaptureUnreadable
 )
 
 // Gap is one entry of the attachment's "gaps" list (SPEC §5.1, §5.3). In this list a gap is written

@@ -1,22 +1,25 @@
 package capture
 
-import "strings"
+import (
+	"strings"
 
-// Error categories (SPEC §3.3, plus gymtrace's "cancelled", §0 D3). The same strings are in
-// semconv as ErrorCategory* for span attributes.
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// Error categories (SPEC §3.3, plus gymtrace's "cancelled", §0 D3): semconv owns the values.
 const (
-	categoryTimeout           = "timeout"
-	categoryRateLimit         = "rate_limit"
-	categoryAuth              = "auth"
-	categoryNotFound          = "not_found"
-	categoryClientError       = "client_error"
-	categoryUpstreamError     = "upstream_error"
-	categoryIncomplete        = "incomplete"
-	categoryStreamTruncated   = "stream_truncated"
-	categoryCaptureParseError = "capture_parse_error"
-	categoryConnection        = "connection"
-	categoryException         = "exception"
-	categoryCancelled         = "cancelled"
+	categoryTimeout           = semconv.ErrorCategoryTimeout
+	categoryRateLimit         = semconv.ErrorCategoryRateLimit
+	categoryAuth              = semconv.ErrorCategoryAuth
+	categoryNotFound          = semconv.ErrorCategoryNotFound
+	categoryClientError       = semconv.ErrorCategoryClientError
+	categoryUpstreamError     = semconv.ErrorCategoryUpstreamError
+	categoryIncomplete        = semconv.ErrorCategoryIncomplete
+	categoryStreamTruncated   = semconv.ErrorCategoryStreamTruncated
+	categoryCaptureParseError = semconv.ErrorCategoryCaptureParseError
+	categoryConnection        = semconv.ErrorCategoryConnection
+	categoryException         = semconv.ErrorCategoryException
+	categoryCancelled         = semconv.ErrorCategoryCancelled
 )
 
 // Terminal states of a stream, as CategoryInput.Terminal takes them (SPEC §4.2, §0 D1, D8).
