@@ -46,9 +46,6 @@ Rollouts without capture records, with damaged capture lines or marked incomplet
 stderr (exit 0).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkCaptureDir(dir); err != nil {
-				return err
-			}
 			runDir, err := runCaptureDir(dir, run)
 			if err != nil {
 				return err

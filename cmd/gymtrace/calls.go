@@ -23,9 +23,6 @@ the .capture.incomplete marker is reported on stderr. A rollout without a captur
 says so on stderr and exits 0. The capture directory is never created.`,
 		Args: oneRolloutID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkCaptureDir(dir); err != nil {
-				return err
-			}
 			runDir, err := runCaptureDir(dir, run)
 			if err != nil {
 				return err

@@ -31,9 +31,6 @@ rule. A capture directory that does not exist has nothing to clear (it is not cr
 on stderr counts the files removed and the rollouts that had nothing to remove.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkCaptureDir(dir); err != nil {
-				return err
-			}
 			runDir, err := runCaptureDir(dir, run)
 			if err != nil {
 				return err

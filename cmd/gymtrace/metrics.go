@@ -22,9 +22,6 @@ the .capture.incomplete marker. A rollout without a capture file prints the empt
 (num_calls 0), says so on stderr and exits 0. The capture directory is never created.`,
 		Args: oneRolloutID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkCaptureDir(dir); err != nil {
-				return err
-			}
 			runDir, err := runCaptureDir(dir, run)
 			if err != nil {
 				return err

@@ -78,21 +78,7 @@ func TestProxyCmdDrainsOnSIGTERM(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 
-	type result struct {
-		body []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		resp, err := client.Post(p.url+"/ng-rollout/drain/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
-		if err != nil {
-			done <- result{nil, err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		done <- result{b, err}
-	}()
+	done := postStreamAsync(client, p.url+"/ng-rollout/drain/v1/chat/completions")
 	<-started
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	time.Sleep(100 * time.Millisecond)
@@ -177,4 +163,27 @@ func TestProxyCmdOTLPExport(t *testing.T) {
 			assert.Equal(t, tt.wantInputMessage, strings.Contains(string(body), string(semconv.GenAIInputMessagesKey)))
 		})
 	}
+}
+
+// streamResult is what postStreamAsync delivers: the whole response body or the error that ended it.
+type streamResult struct {
+	body []byte
+	err  error
+}
+
+// postStreamAsync POSTs a small streaming chat request to url in a goroutine and delivers the outcome
+// on the returned channel (buffered, so the goroutine never blocks).
+func postStreamAsync(client *http.Client, url string) <-chan streamResult {
+	done := make(chan streamResult, 1)
+	go func() {
+		resp, err := client.Post(url, "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+		if err != nil {
+			done <- streamResult{nil, err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- streamResult{b, err}
+	}()
+	return done
 }

@@ -18,9 +18,12 @@ func addRunIDFlag(cmd *cobra.Command, run *string) {
 		"(RUN matches "+sdk.RolloutIDPattern+", at most 200 bytes; default: none, Gym's layout)")
 }
 
-// runCaptureDir returns the capture directory of --run-id: dir without a run, dir/RUN with one. An
-// invalid RUN is a usage error naming the value and the rule.
+// runCaptureDir checks --capture-dir (checkCaptureDir) and returns the capture directory of --run-id:
+// dir without a run, dir/RUN with one. An invalid RUN is a usage error naming the value and the rule.
 func runCaptureDir(dir, run string) (string, error) {
+	if err := checkCaptureDir(dir); err != nil {
+		return "", err
+	}
 	if err := checkRunID(run); err != nil {
 		return "", err
 	}

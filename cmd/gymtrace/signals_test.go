@@ -180,21 +180,7 @@ func TestProxyCmdSignals(t *testing.T) {
 			p := startGroupProxy(t, bin, up.URL, t.TempDir())
 			client := &http.Client{Transport: &http.Transport{}}
 			defer client.CloseIdleConnections()
-			type result struct {
-				body []byte
-				err  error
-			}
-			done := make(chan result, 1)
-			go func() {
-				resp, err := client.Post(p.url+"/ng-rollout/sig/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
-				if err != nil {
-					done <- result{nil, err}
-					return
-				}
-				defer resp.Body.Close()
-				b, err := io.ReadAll(resp.Body)
-				done <- result{b, err}
-			}()
+			done := postStreamAsync(client, p.url+"/ng-rollout/sig/v1/chat/completions")
 			<-started
 			require.NoError(t, tt.signal(p.cmd.Process.Pid))
 			if tt.wantAbort {
