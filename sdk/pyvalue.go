@@ -292,26 +292,9 @@ func pyReprTo(b *strings.Builder, v any, depth int) error {
 		b.WriteString(pyFloatRepr(x))
 	case float32:
 		b.WriteString(pyFloatRepr(float64(x)))
-	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		n, _ := goInteger(x)
+		b.WriteString(n.String())
 	case *big.Int:
 		if x == nil {
 			b.WriteString("None")
@@ -501,26 +484,9 @@ func pyInt(v any) (*big.Int, error) {
 		return pyIntFromFloat(x)
 	case float32:
 		return pyIntFromFloat(float64(x))
-	case int:
-		return big.NewInt(int64(x)), nil
-	case int8:
-		return big.NewInt(int64(x)), nil
-	case int16:
-		return big.NewInt(int64(x)), nil
-	case int32:
-		return big.NewInt(int64(x)), nil
-	case int64:
-		return big.NewInt(x), nil
-	case uint:
-		return new(big.Int).SetUint64(uint64(x)), nil
-	case uint8:
-		return new(big.Int).SetUint64(uint64(x)), nil
-	case uint16:
-		return new(big.Int).SetUint64(uint64(x)), nil
-	case uint32:
-		return new(big.Int).SetUint64(uint64(x)), nil
-	case uint64:
-		return new(big.Int).SetUint64(x), nil
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		n, _ := goInteger(x)
+		return n, nil
 	case *big.Int:
 		if x != nil {
 			return new(big.Int).Set(x), nil
@@ -675,4 +641,32 @@ func pyTruthy(v any) bool {
 		return !rv.IsNil()
 	}
 	return true
+}
+
+// goInteger converts a value of one of Go's built-in integer types to a big.Int; ok is false for
+// any other type (named integer types included).
+func goInteger(v any) (n *big.Int, ok bool) {
+	switch x := v.(type) {
+	case int:
+		return big.NewInt(int64(x)), true
+	case int8:
+		return big.NewInt(int64(x)), true
+	case int16:
+		return big.NewInt(int64(x)), true
+	case int32:
+		return big.NewInt(int64(x)), true
+	case int64:
+		return big.NewInt(x), true
+	case uint:
+		return new(big.Int).SetUint64(uint64(x)), true
+	case uint8:
+		return new(big.Int).SetUint64(uint64(x)), true
+	case uint16:
+		return new(big.Int).SetUint64(uint64(x)), true
+	case uint32:
+		return new(big.Int).SetUint64(uint64(x)), true
+	case uint64:
+		return new(big.Int).SetUint64(x), true
+	}
+	return nil, false
 }
