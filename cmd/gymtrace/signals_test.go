@@ -41,15 +41,23 @@ func TestShutdownSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var now atomic.Int64
+			// The watcher reads the clock once per signal, after taking it from ch, so the i-th
+			// reading is the i-th arrival time: no race between the sender and the clock.
+			var readings atomic.Int64
+			now := func() time.Time {
+				i := int(readings.Add(1)) - 1
+				return start.Add(tt.at[min(i, len(tt.at)-1)])
+			}
 			ch := make(chan os.Signal) // unbuffered: a send returns once the watcher took the signal
 			var logs bytes.Buffer
-			w := newShutdownSignals(t.Context(), ch, func() time.Time { return start.Add(time.Duration(now.Load())) },
-				slog.New(slog.NewTextHandler(&logs, nil)))
+			w := newShutdownSignals(t.Context(), ch, now, slog.New(slog.NewTextHandler(&logs, nil)))
 			require.NoError(t, w.ctx.Err(), "not cancelled before a signal")
-			for _, d := range tt.at {
-				now.Store(int64(d))
-				ch <- syscall.SIGTERM
+			for range tt.at {
+				select {
+				case ch <- syscall.SIGTERM:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the watcher stopped taking signals early")
+				}
 			}
 			if tt.wantAbort {
 				select {
