@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -22,7 +23,8 @@ import (
 // After Shutdown, OnEnd writes nothing: a model-call span is counted as dropped, logged, and its
 // rollout marked incomplete, so the loss is visible to readers (SPEC §5.3 model_call_capture_incomplete).
 type DurableProcessor struct {
-	w *recordWriter
+	w    *recordWriter
+	next sdktrace.SpanExporter // NewForwardingProcessor's exporter, shut down after the last OnEnd
 
 	mu       sync.Mutex
 	closed   bool
@@ -87,8 +89,8 @@ func (p *DurableProcessor) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown stops writing (see [DurableProcessor]) and waits for OnEnd calls in progress to finish,
-// or for ctx to be done (then it returns ctx's error; those writes still complete). It runs once;
-// later calls return the first result.
+// or for ctx to be done (then it returns ctx's error; those writes still complete), then shuts down
+// the exporter of [NewForwardingProcessor], if any. It runs once; later calls return the first result.
 func (p *DurableProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
 		p.mu.Lock()
@@ -99,13 +101,17 @@ func (p *DurableProcessor) Shutdown(ctx context.Context) error {
 			p.idle = append(p.idle, wait)
 		}
 		p.mu.Unlock()
-		if wait == nil {
-			return
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				p.shutdownErr = fmt.Errorf("exporter: durable processor shutdown: %w", ctx.Err())
+			}
 		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			p.shutdownErr = fmt.Errorf("exporter: durable processor shutdown: %w", ctx.Err())
+		if p.next != nil {
+			if err := p.next.Shutdown(ctx); err != nil {
+				p.shutdownErr = errors.Join(p.shutdownErr, fmt.Errorf("exporter: forwarding processor shutdown: %w", err))
+			}
 		}
 	})
 	return p.shutdownErr

@@ -80,6 +80,9 @@ type recordWriter struct {
 	store  *capture.Store
 	logger *slog.Logger
 	bufs   sync.Pool
+	// deliver makes the record of s durable: the local store's append (default), or a synchronous
+	// export to a capture Collector (forward.go). The store always receives the markers.
+	deliver func(ctx context.Context, rid string, line []byte, s sdktrace.ReadOnlySpan) error
 
 	records, failures, partial, dropped atomic.Int64
 }
@@ -89,6 +92,9 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 		return nil, errors.New("exporter: capture store is nil")
 	}
 	w := &recordWriter{store: store, logger: cfg.logger}
+	w.deliver = func(ctx context.Context, rid string, line []byte, _ sdktrace.ReadOnlySpan) error {
+		return w.store.Append(ctx, rid, line)
+	}
 	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	return w, nil
 }
@@ -121,7 +127,7 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
 		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
 	}
-	if err := w.store.Append(context.WithoutCancel(ctx), rid, line); err != nil {
+	if err := w.deliver(context.WithoutCancel(ctx), rid, line, s); err != nil {
 		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))
 	}
 	w.records.Add(1)

@@ -136,7 +136,14 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 		}
 		store = s
 	}
-	durable, err := exporter.NewDurableProcessor(store, exporter.WithLogger(cfg.logger))
+	var durable *exporter.DurableProcessor
+	var err error
+	if cfg.captureExporter != nil {
+		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
+			exporter.WithLogger(cfg.logger), exporter.WithForwardTimeout(cfg.captureExportTimeout))
+	} else {
+		durable, err = exporter.NewDurableProcessor(store, exporter.WithLogger(cfg.logger))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sdk capture handler: %w", err)
 	}

@@ -60,6 +60,9 @@ type config struct {
 	captureDir string
 	storeOpts  []capture.StoreOption
 
+	captureExporter      sdktrace.SpanExporter // WithCaptureExporter: records made durable by a Collector
+	captureExportTimeout time.Duration
+
 	modelServerName string
 	spanProcessors  []sdktrace.SpanProcessor
 	exportSampler   sdktrace.Sampler
@@ -124,6 +127,18 @@ func WithStore(store *capture.Store) Option {
 // and 0700 ([WithFileMode], [WithDirMode]). Exactly one of [WithStore] and WithCaptureDir is required.
 func WithCaptureDir(dir string) Option {
 	return optionFunc(func(c *config) { c.captureDir = dir })
+}
+
+// WithCaptureExporter makes a capture Collector, not the local store, write the capture records: each
+// model-call span is exported synchronously, alone, to exp when it ends, and the call's end is
+// released to the client only once exp returned nil (the gymtrace-otelcol distribution's gymcapture
+// exporter acknowledges an OTLP request after its fsync when it runs without a queue and behind no
+// batch processor; see collectorext/config). The store of [WithStore]/[WithCaptureDir] is still
+// required: it receives the `.capture.incomplete` marker of every call whose export failed or took
+// longer than timeout (≤ 0: 10 s), which is also logged and counted like a failed local write.
+// Handler.Shutdown shuts exp down.
+func WithCaptureExporter(exp sdktrace.SpanExporter, timeout time.Duration) Option {
+	return optionFunc(func(c *config) { c.captureExporter, c.captureExportTimeout = exp, timeout })
 }
 
 // WithFileMode sets the permission bits of capture files and markers created by the store of

@@ -25,10 +25,11 @@ type proxyOptions struct {
 	captureDir            string
 	listen                string
 	modelServerName       string
-	messageContent        bool               // --capture-message-content
-	otlp                  otlpOptions        // otlp.go
-	corr                  correlationOptions // runid.go: --run-id, --uncorrelated-rollout-id
-	limits                dataPathOptions    // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes
+	messageContent        bool                  // --capture-message-content
+	otlp                  otlpOptions           // otlp.go
+	captureViaOTLP        captureViaOTLPOptions // captureviaotlp.go
+	corr                  correlationOptions    // runid.go: --run-id, --uncorrelated-rollout-id
+	limits                dataPathOptions       // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
@@ -69,6 +70,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:8000", "address to listen on (HOST:PORT; port 0 picks a free port)")
 	fl.StringVar(&o.modelServerName, "model-server-name", "policy_model", `model server name recorded as model_ref.name ("" records model_ref null)`)
 	addOTLPFlags(cmd, &o.otlp)
+	addCaptureViaOTLPFlags(cmd, &o.captureViaOTLP)
 	fl.BoolVar(&o.messageContent, "capture-message-content", false, "add the conversation to every span as the GenAI attributes gen_ai.input.messages, gen_ai.output.messages and gen_ai.system_instructions (user content: kept on OTLP export even when payloads are stripped)")
 	addCorrelationFlags(cmd, &o.corr)
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", sdk.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
@@ -135,6 +137,11 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	opts = append(opts, corrOpts...)
 	opts = append(opts, limitOpts...)
+	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, viaOpts...)
 	otlp, err := newOTLPPipeline(ctx, o.otlp, res, os.Getenv)
 	if err != nil {
 		return err
