@@ -174,6 +174,13 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 		}
 		cmdNotef(cmd, "malformed row copied unchanged: %v", r)
 	}
+	for i, r := range sum.ObservationErrors {
+		if i == maxReported {
+			cmdNotef(cmd, "... and %d more rows with invalid ng_agent_observations", len(sum.ObservationErrors)-maxReported)
+			break
+		}
+		cmdNotef(cmd, "invalid ng_agent_observations not joined: %v", r)
+	}
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool
@@ -208,6 +215,12 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 	}
 	msg := fmt.Sprintf("wrote %s: %d rows, %d attached, %d unchanged, %d malformed in %s",
 		output, sum.Rows, sum.Attached, sum.Unchanged, sum.Malformed, took.Round(time.Millisecond))
+	if sum.ObservationsJoined > 0 {
+		msg += fmt.Sprintf("; %d ng_agent_observations joined", sum.ObservationsJoined)
+	}
+	if n := len(sum.ObservationErrors); n > 0 {
+		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
+	}
 	for _, c := range counts {
 		msg += "; " + c
 	}

@@ -29,6 +29,13 @@ type Summary struct {
 	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input
 	// order; rollouts with a clean capture are not listed.
 	Rollouts []RolloutHealth
+
+	// ObservationsJoined counts the rows whose ng_agent_observations was joined with their calls
+	// (SPEC §5.4).
+	ObservationsJoined int
+	// ObservationErrors describes each attached row whose ng_agent_observations is not a valid
+	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text as it was.
+	ObservationErrors []RowError
 }
 
 // RowError is one input row Attach or Clear could not read: a line that is not a JSON object, or a
@@ -132,7 +139,9 @@ func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture: an
 //     existing one is replaced in place, else it is appended as the last key. Every other key keeps
 //     its position and its original JSON text (number spelling, escapes, nested whitespace); the
-//     object is written compactly at the top level. ng_agent_observations is left as it is. The
+//     object is written compactly at the top level. A non-null ng_agent_observations is validated
+//     and joined with the calls in place (SPEC §5.4, §6.5; dumped with all fields); an invalid one
+//     is kept as it was and listed in Summary.ObservationErrors. The
 //     calls carry payloads when opts.IncludePayloads is set and the row's ng_trajectory and
 //     ng_agent_observations have no multimodal_history_redacted gap;
 //   - a row without an identity, and a blank line, is written unchanged;
@@ -191,6 +200,12 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 				buf = a.AppendJSON(buf[:0])
 				if err := l.Set(capture.AttachmentKey, buf); err != nil {
 					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
+				}
+				switch joined, err := joinObservations(&l, a.Calls); {
+				case err != nil:
+					sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: lr.line, Err: err})
+				case joined:
+					sum.ObservationsJoined++
 				}
 				outLine = l.Bytes()
 				sum.Attached++

@@ -85,11 +85,11 @@ func TestAttachRows(t *testing.T) {
 			},
 		},
 		{
-			name:     "multimodal_history_redacted in ng_agent_observations drops payloads, observations untouched",
+			name:     "multimodal_history_redacted in ng_agent_observations drops payloads, observations joined in place",
 			line:     `{"ng_agent_observations":{"source":"claude_code", "gaps":[{"code":"multimodal_history_redacted","detail":null}]},"_ng_task_index":3,"_ng_rollout_index":1}`,
 			payloads: true,
 			want: func(t *testing.T) string {
-				return `{"ng_agent_observations":{"source":"claude_code", "gaps":[{"code":"multimodal_history_redacted","detail":null}]},"_ng_task_index":3,"_ng_rollout_index":1,"ng_model_call_capture":` + att(t, "3-1", false) + `}`
+				return `{"ng_agent_observations":{"source":"claude_code","records":[],"gaps":[{"code":"multimodal_history_redacted","invocation_id":null,"detail":null},{"code":"model_call_ownership_unavailable","invocation_id":null,"detail":"capture:c1:call_index=0"}]},"_ng_task_index":3,"_ng_rollout_index":1,"ng_model_call_capture":` + att(t, "3-1", false) + `}`
 			},
 		},
 		{
