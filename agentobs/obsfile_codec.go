@@ -1,0 +1,494 @@
+package agentobs
+
+import (
+	"cmp"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// AppendJSON appends the line's JSON text (the format of [ObservationLine]) and a final "\n" to
+// dst. The text holds no other newline. Safe for concurrent use.
+func (l ObservationLine) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"rollout_id":`...)
+	dst = ojson.AppendString(dst, l.RolloutID)
+	dst = append(dst, `,"trace_id":"`...)
+	dst = hex.AppendEncode(dst, l.TraceID[:])
+	dst = append(dst, `","span_id":"`...)
+	dst = hex.AppendEncode(dst, l.SpanID[:])
+	dst = append(dst, `","parent_span_id":`...)
+	if l.ParentSpanID.IsValid() {
+		dst = append(dst, '"')
+		dst = hex.AppendEncode(dst, l.ParentSpanID[:])
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"name":`...)
+	dst = ojson.AppendString(dst, l.Name)
+	dst = append(dst, `,"kind":`...)
+	dst = ojson.AppendString(dst, spanKindName(l.Kind))
+	dst = append(dst, `,"start_time_unix_nano":`...)
+	dst = appendTime(dst, l.StartTime)
+	dst = append(dst, `,"end_time_unix_nano":`...)
+	dst = appendTime(dst, l.EndTime)
+	dst = append(dst, `,"status_code":`...)
+	dst = ojson.AppendString(dst, statusName(l.StatusCode))
+	dst = append(dst, `,"attributes":`...)
+	dst = appendAttributes(dst, l.Attributes)
+	dst = append(dst, `,"events":[`...)
+	for i, e := range l.Events {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = ojson.AppendString(dst, e.Name)
+		dst = append(dst, `,"time_unix_nano":`...)
+		dst = appendTime(dst, e.Time)
+		dst = append(dst, `,"attributes":`...)
+		dst = appendAttributes(dst, e.Attributes)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"links":[`...)
+	for i, k := range l.Links {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"trace_id":"`...)
+		dst = hex.AppendEncode(dst, k.TraceID[:])
+		dst = append(dst, `","span_id":"`...)
+		dst = hex.AppendEncode(dst, k.SpanID[:])
+		dst = append(dst, `","attributes":`...)
+		dst = appendAttributes(dst, k.Attributes)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"dropped_events":`...)
+	dst = strconv.AppendInt(dst, int64(l.DroppedEvents), 10)
+	dst = append(dst, `,"dropped_links":`...)
+	dst = strconv.AppendInt(dst, int64(l.DroppedLinks), 10)
+	return append(dst, "}\n"...)
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendInt(dst, t.UnixNano(), 10)
+}
+
+// appendAttributes writes attributes as one JSON object in their order (callers keep them sorted
+// and unique).
+func appendAttributes(dst []byte, attrs []attribute.KeyValue) []byte {
+	dst = append(dst, '{')
+	n := 0
+	for _, kv := range attrs {
+		if kv.Value.Type() == attribute.INVALID {
+			continue
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = ojson.AppendString(dst, string(kv.Key))
+		dst = append(dst, ':')
+		dst = appendValue(dst, kv.Value)
+	}
+	return append(dst, '}')
+}
+
+func appendValue(dst []byte, v attribute.Value) []byte {
+	switch v.Type() {
+	case attribute.BOOL:
+		return strconv.AppendBool(dst, v.AsBool())
+	case attribute.INT64:
+		return strconv.AppendInt(dst, v.AsInt64(), 10)
+	case attribute.FLOAT64:
+		return appendFloatValue(dst, v.AsFloat64())
+	case attribute.STRING:
+		return ojson.AppendString(dst, v.AsString())
+	case attribute.BOOLSLICE:
+		return appendSlice(dst, v.AsBoolSlice(), strconv.AppendBool)
+	case attribute.INT64SLICE:
+		return appendSlice(dst, v.AsInt64Slice(), func(d []byte, n int64) []byte { return strconv.AppendInt(d, n, 10) })
+	case attribute.FLOAT64SLICE:
+		return appendSlice(dst, v.AsFloat64Slice(), appendFloatValue)
+	case attribute.STRINGSLICE:
+		return appendSlice(dst, v.AsStringSlice(), ojson.AppendString)
+	}
+	return append(dst, "null"...)
+}
+
+func appendSlice[T any](dst []byte, vs []T, f func([]byte, T) []byte) []byte {
+	dst = append(dst, '[')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = f(dst, v)
+	}
+	return append(dst, ']')
+}
+
+// appendFloatValue writes a finite float with a fraction or exponent (Python repr: 1.0, 1e-05), and
+// a non-finite one as a string.
+func appendFloatValue(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	return ojson.AppendFloat(dst, f)
+}
+
+var spanKindNames = map[trace.SpanKind]string{
+	trace.SpanKindUnspecified: "unspecified",
+	trace.SpanKindInternal:    "internal",
+	trace.SpanKindServer:      "server",
+	trace.SpanKindClient:      "client",
+	trace.SpanKindProducer:    "producer",
+	trace.SpanKindConsumer:    "consumer",
+}
+
+func spanKindName(k trace.SpanKind) string {
+	if s, ok := spanKindNames[k]; ok {
+		return s
+	}
+	return "unspecified"
+}
+
+func statusName(c codes.Code) string {
+	switch c {
+	case codes.Ok:
+		return "ok"
+	case codes.Error:
+		return "error"
+	}
+	return "unset"
+}
+
+// DecodeObservationLine decodes one line of the observations file (the format of
+// [ObservationLine]; surrounding whitespace allowed). It is strict about what it reads — strict
+// JSON (SPEC §0 D6), every key present with its type, ids of the right length in lowercase hex
+// and non-zero, a valid rollout id ([capture.ValidateRolloutID]), known kind and status names,
+// integers within int64 — and ignores unknown keys. The error names the key and the rule, never
+// the line's content. Safe for concurrent use.
+func DecodeObservationLine(b []byte) (ObservationLine, error) {
+	v, err := ojson.Parse(b)
+	if err != nil {
+		return ObservationLine{}, errors.New("agentobs: observation line: not strict JSON")
+	}
+	if v.Kind() != ojson.KindObject {
+		return ObservationLine{}, errors.New("agentobs: observation line: not a JSON object")
+	}
+	d := lineDecoder{obj: v}
+	var l ObservationLine
+	l.RolloutID = d.str("rollout_id")
+	if d.err == nil {
+		if err := capture.ValidateRolloutID(l.RolloutID); err != nil {
+			d.fail("rollout_id", "is not a valid rollout id")
+		}
+	}
+	l.TraceID = trace.TraceID(d.hexID("trace_id", 16, false))
+	l.SpanID = trace.SpanID(d.hexID("span_id", 8, false))
+	l.ParentSpanID = trace.SpanID(d.hexID("parent_span_id", 8, true))
+	l.Name = d.str("name")
+	kind := d.str("kind")
+	if d.err == nil {
+		l.Kind = -1
+		for k, name := range spanKindNames {
+			if name == kind {
+				l.Kind = k
+			}
+		}
+		if l.Kind < 0 {
+			d.fail("kind", "is not a span kind")
+		}
+	}
+	l.StartTime = d.time("start_time_unix_nano")
+	l.EndTime = d.time("end_time_unix_nano")
+	switch status := d.str("status_code"); {
+	case d.err != nil:
+	case status == "unset":
+		l.StatusCode = codes.Unset
+	case status == "ok":
+		l.StatusCode = codes.Ok
+	case status == "error":
+		l.StatusCode = codes.Error
+	default:
+		d.fail("status_code", "is not unset, ok or error")
+	}
+	l.Attributes = d.attributes(d.member("attributes"), "attributes")
+	for i, ev := range d.array("events") {
+		ed := lineDecoder{obj: ev, path: fmt.Sprintf("events[%d].", i)}
+		e := LineEvent{Name: ed.str("name"), Time: ed.time("time_unix_nano")}
+		e.Attributes = ed.attributes(ed.member("attributes"), "attributes")
+		if ed.err == nil && e.Time.IsZero() {
+			ed.fail("time_unix_nano", "is required")
+		}
+		d.adopt(ed.err)
+		l.Events = append(l.Events, e)
+	}
+	for i, lk := range d.array("links") {
+		kd := lineDecoder{obj: lk, path: fmt.Sprintf("links[%d].", i)}
+		k := LineLink{TraceID: trace.TraceID(kd.hexID("trace_id", 16, false)), SpanID: trace.SpanID(kd.hexID("span_id", 8, false))}
+		k.Attributes = kd.attributes(kd.member("attributes"), "attributes")
+		d.adopt(kd.err)
+		l.Links = append(l.Links, k)
+	}
+	l.DroppedEvents = d.count("dropped_events")
+	l.DroppedLinks = d.count("dropped_links")
+	if d.err == nil && l.StartTime.IsZero() {
+		d.fail("start_time_unix_nano", "is required")
+	}
+	if d.err != nil {
+		return ObservationLine{}, d.err
+	}
+	return l, nil
+}
+
+// lineDecoder reads the members of one JSON object; the first problem sticks in err.
+type lineDecoder struct {
+	obj  ojson.Value
+	path string
+	err  error
+}
+
+func (d *lineDecoder) fail(key, rule string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("agentobs: observation line: %s%s %s", d.path, key, rule)
+	}
+}
+
+func (d *lineDecoder) adopt(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *lineDecoder) member(key string) ojson.Value {
+	if d.err != nil {
+		return ojson.Value{}
+	}
+	if d.obj.Kind() != ojson.KindObject {
+		d.fail("", "is not a JSON object")
+		return ojson.Value{}
+	}
+	v, ok := d.obj.Get(key)
+	if !ok {
+		d.fail(key, "is missing")
+	}
+	return v
+}
+
+func (d *lineDecoder) str(key string) string {
+	v := d.member(key)
+	if d.err != nil {
+		return ""
+	}
+	s, ok := v.AsString()
+	if !ok {
+		d.fail(key, "is not a string")
+	}
+	return s
+}
+
+func (d *lineDecoder) hexID(key string, n int, nullable bool) []byte {
+	out := make([]byte, n)
+	v := d.member(key)
+	if d.err != nil || (nullable && v.IsNull()) {
+		return out
+	}
+	s, ok := v.AsString()
+	if !ok || len(s) != 2*n || !isLowerHex(s) {
+		d.fail(key, fmt.Sprintf("is not %d lowercase hex characters", 2*n))
+		return out
+	}
+	_, _ = hex.Decode(out, []byte(s))
+	if allZero(out) {
+		d.fail(key, "is all zeros")
+	}
+	return out
+}
+
+func (d *lineDecoder) time(key string) time.Time {
+	v := d.member(key)
+	if d.err != nil || v.IsNull() {
+		return time.Time{}
+	}
+	ns, ok := v.Int64()
+	if !ok {
+		d.fail(key, "is not an integer within int64 or null")
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func (d *lineDecoder) count(key string) int {
+	v := d.member(key)
+	if d.err != nil {
+		return 0
+	}
+	n, ok := v.Int64()
+	if !ok || n < 0 || n > math.MaxInt32 {
+		d.fail(key, "is not a count")
+		return 0
+	}
+	return int(n)
+}
+
+func (d *lineDecoder) array(key string) []ojson.Value {
+	v := d.member(key)
+	if d.err != nil {
+		return nil
+	}
+	if v.Kind() != ojson.KindArray {
+		d.fail(key, "is not an array")
+		return nil
+	}
+	return v.Elems()
+}
+
+// attributes decodes a JSON object of typed attribute values (see [ObservationLine]); the result is
+// sorted by key, one per key (a repeated key keeps its last value).
+func (d *lineDecoder) attributes(v ojson.Value, key string) []attribute.KeyValue {
+	if d.err != nil {
+		return nil
+	}
+	if v.Kind() != ojson.KindObject {
+		d.fail(key, "is not a JSON object")
+		return nil
+	}
+	var out []attribute.KeyValue
+	for _, m := range v.Members() {
+		val, ok := attributeValue(m.Value)
+		if !ok {
+			d.fail(key+"."+m.Key, "is not a typed attribute value")
+			return nil
+		}
+		out = append(out, attribute.KeyValue{Key: attribute.Key(m.Key), Value: val})
+	}
+	// Stable sort, then keep the last of each key.
+	slices.SortStableFunc(out, func(x, y attribute.KeyValue) int { return cmp.Compare(x.Key, y.Key) })
+	uniq := out[:0]
+	for i, kv := range out {
+		if i+1 < len(out) && out[i+1].Key == kv.Key {
+			continue
+		}
+		uniq = append(uniq, kv)
+	}
+	return uniq
+}
+
+// attributeValue decodes one typed attribute value.
+func attributeValue(v ojson.Value) (attribute.Value, bool) {
+	switch v.Kind() {
+	case ojson.KindBool:
+		b, _ := v.AsBool()
+		return attribute.BoolValue(b), true
+	case ojson.KindString:
+		s, _ := v.AsString()
+		return attribute.StringValue(s), true
+	case ojson.KindNumber:
+		if v.IsInteger() {
+			n, ok := v.Int64()
+			return attribute.Int64Value(n), ok
+		}
+		f, ok := v.Float64()
+		return attribute.Float64Value(f), ok
+	case ojson.KindArray:
+		return sliceValue(v.Elems())
+	}
+	return attribute.Value{}, false
+}
+
+// sliceValue decodes a homogeneous array: strings, booleans, integers, or numbers of which at
+// least one has a fraction or exponent (floats).
+func sliceValue(elems []ojson.Value) (attribute.Value, bool) {
+	if len(elems) == 0 {
+		return attribute.StringSliceValue([]string{}), true
+	}
+	switch elems[0].Kind() {
+	case ojson.KindString:
+		out := make([]string, len(elems))
+		for i, e := range elems {
+			s, ok := e.AsString()
+			if !ok {
+				return attribute.Value{}, false
+			}
+			out[i] = s
+		}
+		return attribute.StringSliceValue(out), true
+	case ojson.KindBool:
+		out := make([]bool, len(elems))
+		for i, e := range elems {
+			b, ok := e.AsBool()
+			if !ok {
+				return attribute.Value{}, false
+			}
+			out[i] = b
+		}
+		return attribute.BoolSliceValue(out), true
+	case ojson.KindNumber:
+		allInt := true
+		for _, e := range elems {
+			if e.Kind() != ojson.KindNumber {
+				return attribute.Value{}, false
+			}
+			allInt = allInt && e.IsInteger()
+		}
+		if allInt {
+			out := make([]int64, len(elems))
+			for i, e := range elems {
+				n, ok := e.Int64()
+				if !ok {
+					return attribute.Value{}, false
+				}
+				out[i] = n
+			}
+			return attribute.Int64SliceValue(out), true
+		}
+		out := make([]float64, len(elems))
+		for i, e := range elems {
+			f, ok := e.Float64()
+			if !ok {
+				return attribute.Value{}, false
+			}
+			out[i] = f
+		}
+		return attribute.Float64SliceValue(out), true
+	}
+	return attribute.Value{}, false
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,114 @@
+package agentobs_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+func TestObservationProcessor(t *testing.T) {
+	var logs bytes.Buffer
+	store, err := capture.NewStore(t.TempDir())
+	require.NoError(t, err)
+	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	// Spans recorded but not sampled (the export sampler's decision) are written all the same.
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithSampler(recordOnly{})).Tracer("test")
+	tool := []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", "t1")}
+	end := func(name string, attrs ...attribute.KeyValue) {
+		_, s := tracer.Start(t.Context(), name, trace.WithAttributes(attrs...))
+		require.False(t, s.SpanContext().IsSampled())
+		s.End()
+	}
+
+	end("chat m", attribute.String("gen_ai.operation.name", "chat"), attribute.String("gymtrace.rollout.id", "r-1"))
+	end("plain")
+	end("execute_tool x", tool...)
+	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "../bad"))...)
+	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
+	end("execute_tool y", append(tool, attribute.String("gymtrace.rollout.id", "r-2"))...)
+	assert.Equal(t, agentobs.ProcessorStats{Lines: 2, Unrouted: 2}, proc.Stats())
+	for _, rid := range []string{"r-1", "r-2"} {
+		lines, damaged, exists, err := agentobs.ReadObservations(store, rid)
+		require.NoError(t, err)
+		assert.True(t, exists)
+		assert.Zero(t, damaged)
+		assert.Len(t, lines, 1, rid)
+	}
+	assert.Contains(t, logs.String(), "without a valid gymtrace.rollout.id")
+
+	// A write failure is counted and logged: the observations path is a directory.
+	path, err := store.ObservationsPath("r-3")
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(path, 0o700))
+	end("execute_tool z", append(tool, attribute.String("gymtrace.rollout.id", "r-3"))...)
+	assert.Equal(t, int64(1), proc.Stats().Failures)
+	assert.Contains(t, logs.String(), "line not written")
+
+	require.NoError(t, proc.ForceFlush(t.Context()))
+	require.NoError(t, proc.Shutdown(t.Context()))
+	require.NoError(t, proc.Shutdown(t.Context()), "Shutdown is idempotent")
+	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
+	end("plain after shutdown")
+	assert.Equal(t, int64(1), proc.Stats().Dropped)
+	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
+	require.NoError(t, err)
+	assert.Len(t, lines, 1, "nothing written after Shutdown")
+
+	_, err = agentobs.NewObservationProcessor(nil)
+	assert.Error(t, err)
+}
+
+func TestObservationProcessorShutdownWaits(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	store, err := capture.NewStore(t.TempDir(), capture.WithSyncHook(func(path string) error {
+		if strings.HasSuffix(path, capture.ObservationsFileSuffix) {
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	proc, err := agentobs.NewObservationProcessor(store)
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, s := tp.Tracer("t").Start(context.Background(), "execute_tool",
+			trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gymtrace.rollout.id", "r-1")))
+		s.End()
+	}()
+	<-entered
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, proc.Shutdown(ctx), context.Canceled, "a write in progress: Shutdown gives up with ctx")
+	close(release)
+	<-done
+	assert.Equal(t, int64(1), proc.Stats().Lines, "the write in progress still completes")
+	assert.ErrorIs(t, tp.Shutdown(context.Background()), context.Canceled, "later Shutdowns return the first result")
+}
+
+// recordOnly records every span without sampling it.
+type recordOnly struct{}
+
+func (recordOnly) ShouldSample(sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+}
+
+func (recordOnly) Description() string { return "recordOnly" }

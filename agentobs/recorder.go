@@ -1,0 +1,321 @@
+package agentobs
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// instrumentationName is the tracer name of the recorder's spans.
+const instrumentationName = "github.com/gymtrace/gymtrace/agentobs"
+
+// Option configures a [Recorder] built by [NewRecorder].
+type Option interface {
+	applyRecorder(*recorderConfig)
+}
+
+type recorderConfig struct {
+	runID string
+	clock func() time.Time
+}
+
+type recorderOptionFunc func(*recorderConfig)
+
+func (f recorderOptionFunc) applyRecorder(c *recorderConfig) { f(c) }
+
+// WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [sdk.WithRunID]):
+// spans started without a parent in the rollout's trace get the run's rollout root
+// (sdk.RolloutSpanContextInRun) as their parent. Default "": no run namespace. A non-empty runID
+// must pass sdk.ValidateRunID, else NewRecorder fails.
+func WithRunID(runID string) Option {
+	return recorderOptionFunc(func(c *recorderConfig) { c.runID = runID })
+}
+
+// WithClock replaces the clock the recorder measures with (default time.Now). All times of one
+// recorder are taken as one wall-clock reading at NewRecorder plus the clock's elapsed time since
+// then (monotonic when the clock's readings carry one, as time.Now's do), so intervals never run
+// backwards when the wall clock is stepped. Meant for tests; nil keeps the default.
+func WithClock(clock func() time.Time) Option {
+	return recorderOptionFunc(func(c *recorderConfig) {
+		if clock != nil {
+			c.clock = clock
+		}
+	})
+}
+
+// Recorder records one rollout's agent observations — invocations ([Recorder.StartInvocation]),
+// tool calls ([StartToolCall]), compactions ([StartCompaction]), sandbox runs ([RecordSandbox])
+// and the model calls each made ([Transport], [RecordModelCall]) — as spans in the rollout's trace
+// and as the bundle Gym reads ([Recorder.Bundle]).
+//
+// The API is context-first: StartInvocation returns a context that carries the invocation, and the
+// package-level functions find the invocation (and the tool call or compaction in progress) in
+// the context they are given. Spans follow the GenAI conventions (SPEC §0 "Agent observations"):
+// "invoke_agent {name}", "execute_tool {name}", "context_compaction", "sandbox {role}", all kind
+// INTERNAL, with the attributes [BundleFromSpans] maps. A span started from a context without a
+// span of the rollout's trace gets the rollout's root (sdk.RolloutSpanContextInRun) as its parent,
+// so every observation lands in the rollout's trace.
+//
+// A Recorder never waits for export: spans end with span.End, which runs the tracer provider's
+// span processors — a BatchSpanProcessor only enqueues, while an [ObservationProcessor] appends
+// the span's line durably (one group-committed fsync) before End returns, by design.
+// The recorder never holds its locks while a span ends.
+//
+// The recorder keeps its own view of every observation (for [Recorder.Bundle]) for as long as it
+// lives: use one Recorder per rollout. Span limits of the provider (128 events by default) may
+// drop gymtrace.model_call events from a long invocation's span; the span's
+// gymtrace.model_call.ids list still carries every model_call_id, but a compaction's
+// before/after rule then sees only the events kept, so raise sdktrace.SpanLimits.EventCountLimit
+// for agents with more than 128 model calls per invocation.
+//
+// A Recorder is safe for concurrent use: any number of goroutines may record tool calls and model
+// calls of one invocation at once.
+type Recorder struct {
+	tracer    trace.Tracer
+	rolloutID string
+	runID     string
+	traceID   trace.TraceID
+	clock     func() time.Time
+	base      time.Time // clock reading at NewRecorder
+	wall0     time.Time // base without its monotonic reading
+
+	mu      sync.Mutex // guards entries; never held across span calls
+	entries []*entry
+}
+
+// NewRecorder returns a recorder of rollout rolloutID whose spans come from tp. rolloutID must be
+// a valid file-name id (SPEC §2.2, [capture.ValidateRolloutID]): it names the rollout's files. A
+// nil tp records no spans (a no-op provider): the bundle is still recorded. The error names an
+// invalid id or option value.
+func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Recorder, error) {
+	cfg := recorderConfig{clock: time.Now}
+	for _, o := range opts {
+		if o != nil {
+			o.applyRecorder(&cfg)
+		}
+	}
+	if err := capture.ValidateRolloutID(rolloutID); err != nil {
+		return nil, fmt.Errorf("agentobs: recorder: %w", err)
+	}
+	if cfg.runID != "" {
+		if err := sdk.ValidateRunID(cfg.runID); err != nil {
+			return nil, fmt.Errorf("agentobs: recorder: WithRunID: %w", err)
+		}
+	}
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	base := cfg.clock()
+	return &Recorder{
+		tracer:    tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		rolloutID: rolloutID,
+		runID:     cfg.runID,
+		traceID:   sdk.RolloutTraceIDInRun(cfg.runID, rolloutID),
+		clock:     cfg.clock,
+		base:      base,
+		wall0:     base.Round(0),
+	}, nil
+}
+
+// RolloutID returns the rollout id the recorder records.
+func (r *Recorder) RolloutID() string { return r.rolloutID }
+
+// now returns the recorder's current time (see [WithClock]): no monotonic reading, never before an
+// earlier result when the clock is monotonic.
+func (r *Recorder) now() time.Time { return r.wall0.Add(r.clock().Sub(r.base)) }
+
+// Bundle returns the bundle of everything recorded so far ([BundleFromSpans] over the recorder's own
+// view of its spans; source "gymtrace"). Observations still in progress are included as such: an
+// invocation or tool call that has not ended has status incomplete and no duration, a compaction in
+// progress outcome unknown. Once every observation ended it equals the bundle built from the
+// recorder's exported spans and from the observations file. It is valid by construction. Safe for
+// concurrent use.
+func (r *Recorder) Bundle() AgentObservationBundle {
+	r.mu.Lock()
+	entries := slices.Clone(r.entries)
+	r.mu.Unlock()
+	spans := make([]ObservationSpan, len(entries))
+	for i, e := range entries {
+		spans[i] = e.snapshot()
+	}
+	return BundleFromSpans(spans)
+}
+
+// entry is the recorder's own view of one observation span, kept beside the span so that the
+// bundle does not depend on export.
+type entry struct {
+	span trace.Span
+
+	mu       sync.Mutex
+	traceID  trace.TraceID
+	spanID   trace.SpanID
+	parentID trace.SpanID
+	name     string
+	start    time.Time
+	end      time.Time // zero until ended
+	status   codes.Code
+	attrs    []attribute.KeyValue
+	events   []SpanEvent
+	links    []SpanLink
+	calls    []string // model_call_ids recorded, for gymtrace.model_call.ids
+	ended    bool
+}
+
+// snapshot returns the entry as a mapping input (copies of its slices).
+func (e *entry) snapshot() ObservationSpan {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return ObservationSpan{
+		TraceID: e.traceID, SpanID: e.spanID, ParentSpanID: e.parentID, Name: e.name,
+		Kind: trace.SpanKindInternal, StartTime: e.start, EndTime: e.end, StatusCode: e.status,
+		Attributes: attrList(slices.Clone(e.attrs)), Events: slices.Clone(e.events), Links: slices.Clone(e.links),
+	}
+}
+
+// startSpan starts an observation span at time at with attrs, below ctx's span when that span is
+// in the rollout's trace, else below the rollout root, and registers its entry.
+func (r *Recorder) startSpan(ctx context.Context, name string, at time.Time, attrs []attribute.KeyValue) (context.Context, *entry) {
+	pctx, links := sdk.ParentForModelCallInRun(ctx, r.runID, r.rolloutID)
+	parent := trace.SpanContextFromContext(pctx)
+	sctx, span := r.tracer.Start(pctx, name,
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithTimestamp(at),
+		trace.WithAttributes(attrs...),
+		trace.WithLinks(links...))
+	e := &entry{span: span, name: name, start: at, attrs: attrs, traceID: r.traceID}
+	if sc := span.SpanContext(); sc.IsValid() && sc.SpanID() != parent.SpanID() {
+		e.traceID, e.spanID = sc.TraceID(), sc.SpanID()
+	} else {
+		e.spanID = randomSpanID() // no recording span (no-op provider): an id of our own
+	}
+	if parent.IsValid() && parent.TraceID() == e.traceID {
+		e.parentID = parent.SpanID()
+	}
+	r.mu.Lock()
+	r.entries = append(r.entries, e)
+	r.mu.Unlock()
+	return sctx, e
+}
+
+// setAttributes adds attributes to the span and its view. The caller holds e.mu.
+func (e *entry) setAttributes(attrs ...attribute.KeyValue) {
+	e.attrs = append(e.attrs, attrs...)
+	e.span.SetAttributes(attrs...)
+}
+
+// finish ends the entry at the recorder's current time with the given final attributes and
+// status; it reports false when the entry had already ended. The span ends after e.mu is
+// released.
+func (e *entry) finish(r *Recorder, code codes.Code, description string, attrs ...attribute.KeyValue) bool {
+	e.mu.Lock()
+	if e.ended {
+		e.mu.Unlock()
+		return false
+	}
+	e.ended = true
+	if len(e.calls) > 0 {
+		attrs = append(attrs, semconv.GymtraceModelCallIDsKey.StringSlice(slices.Clone(e.calls)))
+	}
+	e.setAttributes(attrs...)
+	if code == codes.Error {
+		e.status = codes.Error
+		e.span.SetStatus(codes.Error, description)
+	}
+	end := r.now()
+	e.end = end
+	e.mu.Unlock()
+	e.span.End(trace.WithTimestamp(end))
+	return true
+}
+
+// errEnded is returned when a model call is recorded on an observation that has ended.
+var errEnded = errors.New("agentobs: the observation has ended")
+
+// recordCall adds a model-call reference to the entry (a gymtrace.model_call event, and a link when
+// the model call's span context is known) at the recorder's current time.
+func (e *entry) recordCall(r *Recorder, ref ModelCallRef, target trace.SpanContext) error {
+	attrs := refAttributes(ref)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return errEnded
+	}
+	at := r.now()
+	e.events = append(e.events, SpanEvent{Name: semconv.GymtraceModelCallEventName, Time: at, Attributes: attrList(attrs)})
+	if ref.ModelCallID != nil {
+		e.calls = append(e.calls, *ref.ModelCallID)
+	}
+	e.span.AddEvent(semconv.GymtraceModelCallEventName, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
+	if target.IsValid() {
+		e.links = append(e.links, SpanLink{TraceID: target.TraceID(), SpanID: target.SpanID(), Attributes: attrList(attrs)})
+		e.span.AddLink(trace.Link{SpanContext: target, Attributes: attrs})
+	}
+	return nil
+}
+
+// refAttributes returns the event/link attributes of a reference.
+func refAttributes(ref ModelCallRef) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	if ref.ModelCallID != nil {
+		attrs = append(attrs, semconv.GymtraceModelCallID(*ref.ModelCallID))
+	}
+	if ref.ResponseID != nil {
+		attrs = append(attrs, semconv.GenAIResponseID(*ref.ResponseID))
+	}
+	if ref.ModelRef != nil {
+		attrs = append(attrs, semconv.GymtraceModelRefType(ref.ModelRef.Type), semconv.GymtraceModelRefName(ref.ModelRef.Name))
+	}
+	return attrs
+}
+
+func randomSpanID() trace.SpanID {
+	var s trace.SpanID
+	for !s.IsValid() {
+		binary.NativeEndian.PutUint64(s[:], rand.Uint64())
+	}
+	return s
+}
+
+// scopeKey is the context key of the observation scope.
+type scopeKey struct{}
+
+// scope is what a context carries: the recorder, the invocation in progress, and the tool call and
+// compaction in progress inside it (each may be nil).
+type scope struct {
+	rec  *Recorder
+	inv  *Invocation
+	tool *ToolCall
+	comp *Compaction
+}
+
+func scopeFrom(ctx context.Context) *scope {
+	s, _ := ctx.Value(scopeKey{}).(*scope)
+	return s
+}
+
+func withScope(ctx context.Context, s *scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+// InvocationFromContext returns the invocation ctx carries (the innermost one started with
+// [Recorder.StartInvocation] on ctx or a parent context), or nil.
+func InvocationFromContext(ctx context.Context) *Invocation {
+	if s := scopeFrom(ctx); s != nil {
+		return s.inv
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package agentobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// InvocationOption configures an invocation started by [Recorder.StartInvocation].
+type InvocationOption interface {
+	applyInvocation(*invocationConfig)
+}
+
+type invocationConfig struct {
+	agentID string
+}
+
+type invocationOptionFunc func(*invocationConfig)
+
+func (f invocationOptionFunc) applyInvocation(c *invocationConfig) { f(c) }
+
+// WithAgentID sets gen_ai.agent.id, the agent's own identifier in the GenAI conventions (e.g. an
+// assistant id). It is not the invocation id: many invocations of one agent share it. Default: not
+// set.
+func WithAgentID(id string) InvocationOption {
+	return invocationOptionFunc(func(c *invocationConfig) { c.agentID = id })
+}
+
+// EndOption configures how an observation ends ([Invocation.End], [ToolCall.End]).
+type EndOption interface {
+	applyEnd(*endConfig)
+}
+
+type endConfig struct {
+	errorType  string
+	invStatus  InvocationStatus
+	toolStatus ToolCallStatus
+}
+
+type endOptionFunc func(*endConfig)
+
+func (f endOptionFunc) applyEnd(c *endConfig) { f(c) }
+
+// WithErrorType sets the error_type (and the span's error.type) instead of the one derived from the
+// error (see [Invocation.End]). Ignored when "".
+func WithErrorType(t string) EndOption {
+	return endOptionFunc(func(c *endConfig) { c.errorType = t })
+}
+
+// WithInvocationStatus sets an invocation's status instead of the one derived from the error.
+// Ignored by other observations, and when it is not one of the InvocationStatus values.
+func WithInvocationStatus(s InvocationStatus) EndOption {
+	return endOptionFunc(func(c *endConfig) { c.invStatus = s })
+}
+
+// WithToolCallStatus sets a tool call's status instead of the one derived from the error. Ignored
+// by other observations, and when it is not one of the ToolCallStatus values.
+func WithToolCallStatus(s ToolCallStatus) EndOption {
+	return endOptionFunc(func(c *endConfig) { c.toolStatus = s })
+}
+
+func newEndConfig(opts []EndOption) endConfig {
+	var c endConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyEnd(&c)
+		}
+	}
+	return c
+}
+
+// Invocation is one agent invocation in progress (SPEC §6.2 AgentInvocation): a root agent or a
+// subagent. Its methods are safe for concurrent use and do nothing on a nil *Invocation.
+type Invocation struct {
+	rec *Recorder
+	e   *entry
+	id  string
+}
+
+// StartInvocation starts an agent invocation named name (gen_ai.agent.name; "" for none) and
+// returns a context carrying it, for the tool calls, compactions, sandbox runs, model calls and
+// subagents that belong to it.
+//
+// Its span is "invoke_agent {name}", kind INTERNAL, child of ctx's span when that span is in the
+// rollout's trace, else of the rollout root. Attributes: gen_ai.operation.name invoke_agent,
+// gen_ai.agent.name, gen_ai.agent.id ([WithAgentID]), gymtrace.rollout.id,
+// gymtrace.agent.invocation.id (the invocation_id: the span id in lowercase hex, or a random id of
+// the same shape when the provider records no spans). When ctx carries an invocation of this
+// recorder, the new one is its subagent: gymtrace.agent.parent_invocation.id names it, and when ctx
+// also carries a tool call of it ([StartToolCall]), gymtrace.agent.spawned_by_tool_call.id names
+// that tool call. Invocations of another recorder in ctx are ignored (another rollout).
+func (r *Recorder) StartInvocation(ctx context.Context, name string, opts ...InvocationOption) (context.Context, *Invocation) {
+	var cfg invocationConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyInvocation(&cfg)
+		}
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationName(semconv.GenAIOperationNameInvokeAgent),
+		semconv.GymtraceRolloutID(r.rolloutID),
+	}
+	if name != "" {
+		attrs = append(attrs, semconv.GenAIAgentName(name))
+	}
+	if cfg.agentID != "" {
+		attrs = append(attrs, semconv.GenAIAgentID(cfg.agentID))
+	}
+	if s := scopeFrom(ctx); s != nil && s.rec == r && s.inv != nil {
+		attrs = append(attrs, semconv.GymtraceAgentParentInvocationIDKey.String(s.inv.id))
+		if s.tool != nil {
+			attrs = append(attrs, semconv.GymtraceAgentSpawnedByToolCallIDKey.String(s.tool.callID))
+		}
+	}
+	sctx, e := r.startSpan(ctx, semconv.InvokeAgentSpanName(name), r.now(), attrs)
+	inv := &Invocation{rec: r, e: e, id: e.spanID.String()}
+	e.mu.Lock()
+	e.setAttributes(semconv.GymtraceAgentInvocationIDKey.String(inv.id))
+	e.mu.Unlock()
+	return withScope(sctx, &scope{rec: r, inv: inv}), inv
+}
+
+// ID returns the invocation_id ("" for a nil invocation).
+func (inv *Invocation) ID() string {
+	if inv == nil {
+		return ""
+	}
+	return inv.id
+}
+
+// End ends the invocation; later calls do nothing. Its status is [WithInvocationStatus], else
+// derived from err: nil → completed; context.Canceled or context.DeadlineExceeded (errors.Is) →
+// incomplete; any other error → failed. error_type is [WithErrorType], else "cancelled" or
+// "timeout" for the context errors, else the Go type of the first error in err's chain that is not
+// a plain errors.New/fmt.Errorf wrapper (e.g. "*fs.PathError"), else "_OTHER". The span gets
+// gymtrace.observation.status, error.type, the gymtrace.model_call.ids of the invocation's calls,
+// and status Error (with err's text) unless completed or unknown. Model calls recorded after End
+// are refused ([RecordModelCall]).
+func (inv *Invocation) End(err error, opts ...EndOption) {
+	if inv == nil {
+		return
+	}
+	cfg := newEndConfig(opts)
+	status := cfg.invStatus
+	switch status {
+	case InvocationStatusCompleted, InvocationStatusFailed, InvocationStatusIncomplete, InvocationStatusUnknown:
+	default:
+		switch {
+		case err == nil:
+			status = InvocationStatusCompleted
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			status = InvocationStatusIncomplete
+		default:
+			status = InvocationStatusFailed
+		}
+	}
+	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(status))}
+	if t := errorType(err, cfg.errorType); t != "" {
+		attrs = append(attrs, semconv.ErrorType(t))
+	}
+	code := codes.Unset
+	if status == InvocationStatusFailed || status == InvocationStatusIncomplete {
+		code = codes.Error
+	}
+	inv.e.finish(inv.rec, code, statusDescription(err, string(status)), attrs...)
+}
+
+// errorType returns the error type of an ending observation: explicit when set, else derived from
+// err ("" for nil).
+func errorType(err error, explicit string) string {
+	switch {
+	case explicit != "":
+		return explicit
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch t := fmt.Sprintf("%T", e); t {
+		case "*errors.errorString", "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError":
+		default:
+			return t
+		}
+	}
+	return "_OTHER"
+}
+
+// statusDescription is the span status description of an ending observation.
+func statusDescription(err error, status string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return status
+}
