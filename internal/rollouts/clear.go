@@ -28,7 +28,8 @@ type ClearSummary struct {
 // id the proxy would refuse (SPEC D12, [sdk.ValidatePrefixID]), Clear removes nothing and returns an
 // error naming each bad line, its value and the rule (the errors are [RowError]s joined with
 // errors.Join). Otherwise it removes, in every store, each id's capture file and incomplete marker
-// ([capture.Store.ClearCount]; missing files are fine; other rollouts are untouched), and the summary
+// ([capture.Store.ClearCount]) and its observations file ([capture.Store.ClearObservations]; missing
+// files are fine; other rollouts are untouched), and the summary
 // says which ids had files and how many were removed.
 //
 // On a failure while removing, the summary covers the ids cleared in every store before it (the
@@ -68,6 +69,15 @@ func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
 		n := 0
 		for _, s := range stores {
 			removed, err := s.ClearCount(id)
+			if err == nil {
+				// The observations file beside the capture (agentobs) goes too: a retried rollout
+				// must not be joined with the observations of its earlier attempt.
+				var obs bool
+				obs, err = s.ClearObservations(id)
+				if obs {
+					removed++
+				}
+			}
 			n += removed
 			sum.Files += removed
 			if err != nil {

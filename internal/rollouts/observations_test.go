@@ -1,11 +1,14 @@
 package rollouts
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 )
 
@@ -69,4 +72,62 @@ func TestAttachJoinsObservations(t *testing.T) {
 			assert.Equal(t, out, again, "attach is idempotent")
 		})
 	}
+}
+
+// recordObservations records, through the agentobs recorder and its durable SpanProcessor, one
+// invocation of rollout id that made the model call callID and ran one tool call.
+func recordObservations(t *testing.T, s *capture.Store, id, callID string) {
+	t.Helper()
+	proc, err := agentobs.NewObservationProcessor(s)
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc))
+	rec, err := agentobs.NewRecorder(tp, id)
+	require.NoError(t, err)
+	ctx, inv := rec.StartInvocation(t.Context(), "solver")
+	require.NoError(t, agentobs.RecordModelCall(ctx, callID))
+	_, tc := agentobs.StartToolCall(ctx, "bash", "call-1")
+	tc.End(nil)
+	inv.End(nil)
+	require.NoError(t, tp.Shutdown(t.Context()))
+}
+
+// TestAttachObservationsFile: a row without ng_agent_observations takes the bundle of its
+// rollout's observations file (issue 4 part 5), joined with the calls; clear removes the file.
+func TestAttachObservationsFile(t *testing.T) {
+	s := newStore(t)
+	writeCapture(t, s, "r1", callLine("c1", usage, "2.5"))
+	recordObservations(t, s, "r1", "c1")
+	stores := []*capture.Store{s}
+
+	out, sum, err := attachString(t, `{"_ng_rollout_id":"r1"}`+"\n"+`{"_ng_rollout_id":"r2"}`+"\n", stores, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.ObservationsJoined)
+	rows := lines(out)
+	bundle, err := agentobs.DecodeBundle([]byte(member(t, rows[0], "ng_agent_observations")))
+	require.NoError(t, err)
+	assert.Equal(t, agentobs.BundleSource, bundle.Source)
+	assert.Empty(t, bundle.Gaps, "every call owned, every ref resolved")
+	var inv *agentobs.AgentInvocation
+	var tools int
+	for _, r := range bundle.Records {
+		switch r := r.(type) {
+		case *agentobs.AgentInvocation:
+			inv = r
+		case *agentobs.ToolCallObservation:
+			tools++
+		}
+	}
+	require.NotNil(t, inv)
+	require.Len(t, inv.ModelCalls, 1)
+	assert.Equal(t, "c1", *inv.ModelCalls[0].ModelCallID)
+	assert.Equal(t, "resp-c1", *inv.ModelCalls[0].ResponseID, "the ref is the canonical one of the captured call")
+	assert.Equal(t, 1, tools)
+	assert.NotContains(t, rows[1], "ng_agent_observations", "a rollout without observations gets none")
+
+	sumClear, err := Clear(strings.NewReader(`{"_ng_rollout_id":"r1"}`+"\n"), stores)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sumClear.Files, "the capture file and the observations file")
+	_, found, err := agentobs.ReadBundle(s, "r1")
+	require.NoError(t, err)
+	assert.False(t, found)
 }
