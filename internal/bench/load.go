@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// callTimeout bounds one call of the load generator.
+const callTimeout = 60 * time.Second
+
+// loadResult is what the load generator measured against one target.
+type loadResult struct {
+	ok        int             // measured calls answered 200 with the whole body
+	failed    int             // measured calls that failed (transport error, status, short body)
+	answered  int             // calls (warm-up included) whose response was read to its end, any status
+	elapsed   time.Duration   // from the start of the measured phase to the last measured completion
+	rate      float64         // Σ over workers of ok calls / (worker's last completion − start), calls/s
+	latencies []time.Duration // of the ok calls, request start to end of body, sorted
+	ttfbs     []time.Duration // of the ok calls, request start to first body byte, sorted
+	firstErr  error           // the first failure, if any
+}
+
+// callResult is one call.
+type callResult struct {
+	latency, ttfb time.Duration
+	answered      bool  // the response was read to its end (any status)
+	err           error // nil: 200 and the whole body
+}
+
+// loadGen sends one workload's calls to one target from conc workers.
+type loadGen struct {
+	client *http.Client
+	base   string // target base URL, http://HOST:PORT
+	wl     *Workload
+	conc   int
+}
+
+// newLoadGen returns a load generator with its own transport: keep-alive, at most conc idle
+// connections to the target, no compression, HTTP/1.1.
+func newLoadGen(base string, wl *Workload, conc int) *loadGen {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         d.DialContext,
+		MaxIdleConns:        conc,
+		MaxIdleConnsPerHost: conc,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &loadGen{client: &http.Client{Transport: tr, Timeout: callTimeout}, base: base, wl: wl, conc: conc}
+}
+
+// close closes the generator's idle connections.
+func (g *loadGen) close() { g.client.CloseIdleConnections() }
+
+// url is worker i's call URL: its own rollout.
+func (g *loadGen) url(i int) string {
+	return g.base + "/ng-rollout/bench-" + strconv.Itoa(i) + "/v1/chat/completions"
+}
+
+// run makes, for a JSON workload, one unmeasured warm-up call per worker (all at once), then lets
+// every worker call in a loop until budget has passed since the measured phase began; calls in
+// flight at that point complete and count. mark (if not nil) is called when the measured phase
+// begins. It stops early when ctx is done.
+func (g *loadGen) run(ctx context.Context, budget time.Duration, mark func()) loadResult {
+	type worker struct {
+		lat, ttfb  []time.Duration
+		ok, failed int
+		answered   int
+		lastEnd    time.Time
+		firstErr   error
+	}
+	ws := make([]worker, g.conc)
+	bufs := make([][]byte, g.conc)
+	for i := range bufs {
+		bufs[i] = make([]byte, 32<<10)
+	}
+	var wg sync.WaitGroup
+	if !g.wl.Stream() {
+		for i := range g.conc {
+			wg.Go(func() {
+				if r := g.call(ctx, g.url(i), bufs[i]); r.answered {
+					ws[i].answered++
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if mark != nil {
+		mark()
+	}
+	start := time.Now()
+	deadline := start.Add(budget)
+	for i := range g.conc {
+		wg.Go(func() {
+			w := &ws[i]
+			url := g.url(i)
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				r := g.call(ctx, url, bufs[i])
+				w.lastEnd = time.Now()
+				if r.answered {
+					w.answered++
+				}
+				if r.err != nil {
+					w.failed++
+					if w.firstErr == nil {
+						w.firstErr = r.err
+					}
+					continue
+				}
+				w.ok++
+				w.lat = append(w.lat, r.latency)
+				w.ttfb = append(w.ttfb, r.ttfb)
+			}
+		})
+	}
+	wg.Wait()
+	var res loadResult
+	var last time.Time
+	for i := range ws {
+		w := &ws[i]
+		res.ok += w.ok
+		res.failed += w.failed
+		res.answered += w.answered
+		res.latencies = append(res.latencies, w.lat...)
+		res.ttfbs = append(res.ttfbs, w.ttfb...)
+		if w.lastEnd.After(last) {
+			last = w.lastEnd
+		}
+		if d := w.lastEnd.Sub(start); w.ok > 0 && d > 0 {
+			res.rate += float64(w.ok) / d.Seconds()
+		}
+		if res.firstErr == nil && w.firstErr != nil {
+			res.firstErr = fmt.Errorf("worker %d: %w", i, w.firstErr)
+		}
+	}
+	if !last.IsZero() {
+		res.elapsed = last.Sub(start)
+	}
+	sortDurations(res.latencies)
+	sortDurations(res.ttfbs)
+	return res
+}
+
+// errShortBody marks an answer whose body length differs from the workload's.
+var errShortBody = errors.New("answer body length differs from the workload's")
+
+// call makes one call to url and reads the answer to its end into buf (reused), timing the first
+// body byte and the end.
+func (g *loadGen) call(ctx context.Context, url string, buf []byte) callResult {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(g.wl.Request))
+	if err != nil {
+		return callResult{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return callResult{err: err}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var r callResult
+	n := 0
+	for {
+		m, rerr := resp.Body.Read(buf)
+		if m > 0 {
+			if n == 0 {
+				r.ttfb = time.Since(start)
+			}
+			n += m
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			r.err = rerr
+			return r
+		}
+	}
+	r.latency = time.Since(start)
+	r.answered = true
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		r.err = fmt.Errorf("status %d", resp.StatusCode)
+	case n != g.wl.ResponseBytes():
+		r.err = fmt.Errorf("%w: %d bytes, want %d", errShortBody, n, g.wl.ResponseBytes())
+	}
+	return r
+}

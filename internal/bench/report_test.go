@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPercentile(t *testing.T) {
+	ds := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n)
+		}
+		return out
+	}
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i + 1)
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"empty", nil, 0.5, 0},
+		{"one", ds(7), 0.99, 7},
+		{"median of two is the lower", ds(1, 2), 0.5, 1},
+		{"median of three", ds(1, 2, 3), 0.5, 2},
+		{"p99 of 100", hundred, 0.99, 99},
+		{"p50 of 100", hundred, 0.50, 50},
+		{"p100", hundred, 1, 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, percentile(tc.sorted, tc.p))
+		})
+	}
+}
+
+func TestNewTargetResult(t *testing.T) {
+	res := loadResult{
+		ok: 4, failed: 1, answered: 5, elapsed: 2 * time.Second, rate: 2.5,
+		latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 40 * time.Millisecond},
+		ttfbs:     []time.Duration{time.Millisecond / 2, time.Millisecond, time.Millisecond, 2 * time.Millisecond},
+		firstErr:  errors.New("status 500"),
+	}
+	t.Run("json", func(t *testing.T) {
+		r := newTargetResult(TargetPlain, res, false, time.Second)
+		assert.Equal(t, TargetResult{
+			Target: TargetPlain, Calls: 4, Errors: 1, FirstError: "status 500", ElapsedS: 2,
+			Throughput: 2.5, P50MS: 2, P99MS: 40, BenchCPUS: 1,
+		}, r)
+	})
+	t.Run("stream", func(t *testing.T) {
+		r := newTargetResult(TargetCapture, res, true, 0)
+		require.NotNil(t, r.TTFBP50MS)
+		assert.Equal(t, 1.0, *r.TTFBP50MS)
+		assert.Equal(t, 2.0, *r.TTFBP99MS)
+	})
+	t.Run("nothing measured", func(t *testing.T) {
+		r := newTargetResult(TargetDirect, loadResult{}, true, 0)
+		assert.Zero(t, r.Throughput)
+		assert.Nil(t, r.TTFBP50MS)
+	})
+}
+
+func TestComputeRatios(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	c := Cell{
+		Direct:  TargetResult{Throughput: 1000, P50MS: 1, P99MS: 3},
+		Plain:   TargetResult{Throughput: 800, P50MS: 1.2, P99MS: 3.5, TTFBP50MS: f(0.4), TTFBP99MS: f(1)},
+		Capture: TargetResult{Throughput: 600, P50MS: 1.5, P99MS: 5, TTFBP50MS: f(0.5), TTFBP99MS: f(1.5)},
+	}
+	c.computeRatios()
+	assert.Equal(t, 0.75, c.CapturePlainRatio)
+	assert.Equal(t, 0.6, c.CaptureDirectRatio)
+	assert.Equal(t, 0.5, c.AddedP50MS)
+	assert.Equal(t, 2.0, c.AddedP99MS)
+	assert.InDelta(t, 0.1, *c.TTFBOverPlainP50MS, 1e-12)
+	assert.Equal(t, 0.5, *c.TTFBOverPlainP99MS)
+
+	zero := Cell{Capture: TargetResult{Throughput: 5}}
+	zero.computeRatios()
+	assert.Zero(t, zero.CapturePlainRatio, "no plain throughput: no ratio")
+	assert.Nil(t, zero.TTFBOverPlainP50MS)
+}
+
+func TestHeadline(t *testing.T) {
+	cells := func(spec ...string) []Cell {
+		var out []Cell
+		for _, s := range spec {
+			name, conc, _ := strings.Cut(s, "/")
+			n, err := strconv.Atoi(conc)
+			require.NoError(t, err)
+			out = append(out, Cell{Workload: name, Concurrency: n})
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		cells []Cell
+		want  string
+	}{
+		{"none", nil, ""},
+		{"the default run", cells("small/1", "small/32", "small/256", "json20k/32", "sse200/32"), "small/32"},
+		{"small closest to 32", cells("json20k/32", "small/4", "small/256"), "small/4"},
+		{"tie goes to the lower", cells("small/48", "small/16"), "small/16"},
+		{"no small: first workload closest", cells("json20k/1", "sse200/32", "json20k/32"), "sse200/32"},
+		{"no small, tie: first in order", cells("sse200/8", "json20k/8"), "sse200/8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Cells: tc.cells}
+			h := r.Headline()
+			if tc.want == "" {
+				assert.Nil(t, h)
+				return
+			}
+			require.NotNil(t, h)
+			assert.Equal(t, tc.want, h.Workload+"/"+strconv.Itoa(h.Concurrency))
+		})
+	}
+}
+
+func TestRatioLine(t *testing.T) {
+	r := &Report{Cells: []Cell{
+		{Workload: "small", Concurrency: 1, CapturePlainRatio: 0.5},
+		{Workload: "small", Concurrency: 32, CapturePlainRatio: 0.8349},
+	}}
+	r.setHeadline()
+	assert.Equal(t, "small c=32", r.HeadlineCell)
+	assert.Equal(t, "capture/plain throughput ratio: 0.83", r.RatioLine())
+	assert.Regexp(t, ratioLineRE, r.RatioLine())
+
+	var out bytes.Buffer
+	require.NoError(t, r.WriteText(&out))
+	assert.True(t, strings.HasSuffix(out.String(), "\ncapture/plain throughput ratio: 0.83\n"), out.String())
+	assert.NotContains(t, out.String(), "was not run", "the headline cell ran")
+	assert.NotContains(t, out.String(), "warning: load average")
+
+	r.NumCPU, r.LoadAverage = 2, [3]float64{3.5, 1, 1}
+	out.Reset()
+	require.NoError(t, r.WriteText(&out))
+	assert.Contains(t, out.String(), "warning: load average 3.5 on 2 CPUs")
+}
+
+func TestReportCheck(t *testing.T) {
+	good := Verification{Records: 10, Calls: 10}
+	tests := []struct {
+		name    string
+		cell    Cell
+		wantErr []string
+	}{
+		{name: "clean", cell: Cell{Verify: good}},
+		{name: "missing records", cell: Cell{Verify: Verification{Records: 9, Calls: 10}},
+			wantErr: []string{"small c=32: capture records 9 for 10 answered calls"}},
+		{name: "invalid line", cell: Cell{Verify: Verification{Records: 10, Calls: 10, Invalid: 1}},
+			wantErr: []string{"invalid lines 1"}},
+		{name: "incomplete", cell: Cell{Verify: Verification{Records: 10, Calls: 10, Incomplete: 2}},
+			wantErr: []string{"incomplete rollouts 2"}},
+		{name: "record with error", cell: Cell{Verify: Verification{Records: 10, Calls: 10, WithError: 1}},
+			wantErr: []string{"records with error 1"}},
+		{name: "stream not reassembled", cell: Cell{Verify: Verification{Records: 10, Calls: 10, WithoutResponse: 3}},
+			wantErr: []string{"records without response 3"}},
+		{name: "read error", cell: Cell{Verify: Verification{Records: 10, Calls: 10, Err: "open: denied"}},
+			wantErr: []string{"open: denied"}},
+		{name: "failed calls", cell: Cell{Verify: good, Plain: TargetResult{Target: TargetPlain, Errors: 2, FirstError: "EOF"}},
+			wantErr: []string{"small c=32 plain: 2 failed calls (first: EOF)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cell.Workload, tc.cell.Concurrency = "small", 32
+			r := &Report{Cells: []Cell{tc.cell}}
+			err := r.Check()
+			if tc.wantErr == nil {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tc.wantErr {
+				assert.Contains(t, err.Error(), w)
+			}
+			var out bytes.Buffer
+			require.NoError(t, r.WriteText(&out))
+			if tc.cell.Verify.OK() {
+				assert.Contains(t, out.String(), "failed calls: small c=32 plain: 2, first: EOF")
+			} else {
+				assert.Contains(t, out.String(), "MISMATCH")
+			}
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Run("zero value", func(t *testing.T) {
+		c, err := Config{}.withDefaults()
+		require.NoError(t, err)
+		assert.Len(t, c.Workloads, 3)
+		assert.Equal(t, []int{1, 32, 256}, c.Concurrency)
+		assert.Equal(t, 20*time.Second, c.Duration)
+		assert.NotNil(t, c.Command)
+		assert.NotEmpty(t, c.TempDir)
+		// 20 s over weights 1+1+2, then 3 levels × 3 targets.
+		assert.Equal(t, 5*time.Second/9, c.budget(c.Workloads[0]))
+		assert.Equal(t, 10*time.Second/9, c.budget(c.Workloads[2]))
+	})
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"no workloads", Config{Workloads: []*Workload{}}, "no workload to run"},
+		{"no levels", Config{Concurrency: []int{}}, "no concurrency level"},
+		{"zero concurrency", Config{Concurrency: []int{1, 0}}, "concurrency 0 must be between 1 and 1024"},
+		{"too much concurrency", Config{Concurrency: []int{1025}}, "concurrency 1025 must be between 1 and 1024"},
+		{"negative duration", Config{Duration: -time.Second}, "duration -1s must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.cfg.withDefaults()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			_, err = Run(t.Context(), tc.cfg)
+			assert.ErrorContains(t, err, tc.wantErr, "Run refuses it before starting anything")
+		})
+	}
+}
+
+func TestGymtraceCommand(t *testing.T) {
+	f := GymtraceCommand("/opt/gymtrace")
+	ctx := context.Background()
+	plain, err := f(ctx, TargetPlain, "http://127.0.0.1:9", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/opt/gymtrace", "bench-plain-proxy", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"}, plain.Args)
+	capt, err := f(ctx, TargetCapture, "http://127.0.0.1:9", "/tmp/c")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/c", "--listen", "127.0.0.1:0"}, capt.Args)
+	_, err = f(ctx, TargetDirect, "http://127.0.0.1:9", "")
+	assert.ErrorContains(t, err, `no command for target "direct"`)
+}

@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ratioLineRE is the exact form of a report's last line.
+var ratioLineRE = regexp.MustCompile(`^capture/plain throughput ratio: \d+\.\d\d$`)
+
+// shortStream is the sse200 workload cut to 8 events 2 ms apart (role, 4 deltas, finish, usage,
+// [DONE]), so that a stream run takes milliseconds per call.
+func shortStream() *Workload {
+	w := sse200Workload()
+	n := len(w.Events)
+	w.Events = append(w.Events[:5:5], w.Events[n-3:]...)
+	w.Gap = 2 * time.Millisecond
+	return w
+}
+
+// TestRunShort runs the whole bench briefly against the test binary's proxies and checks the
+// report's structure and that every derived number comes from the measured ones.
+func TestRunShort(t *testing.T) {
+	tests := []struct {
+		name     string
+		workload *Workload
+	}{
+		{"small", smallWorkload()},
+		{"stream", shortStream()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			var progress bytes.Buffer
+			rep, err := Run(t.Context(), Config{
+				Workloads: []*Workload{tc.workload}, Concurrency: []int{2}, Duration: time.Second,
+				Command: testCommand, TempDir: tmp, Progress: &progress,
+			})
+			require.NoError(t, err)
+			require.NoError(t, rep.Check())
+
+			entries, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "the run's temporary directory is removed")
+			assert.Equal(t, 3, strings.Count(progress.String(), "\n"), "one progress line per target: %s", progress.String())
+
+			assert.Equal(t, 1.0, rep.DurationS)
+			assert.Positive(t, rep.WallS)
+			assert.Equal(t, fsyncSamples, rep.Fsync.Samples)
+			assert.Positive(t, rep.Fsync.P50MS)
+			assert.LessOrEqual(t, rep.Fsync.P50MS, rep.Fsync.P99MS)
+			require.Len(t, rep.Workloads, 1)
+			assert.Equal(t, tc.workload.ResponseBytes(), rep.Workloads[0].ResponseBytes)
+			assert.InDelta(t, 1.0/3, rep.Workloads[0].BudgetS, 1e-9, "one workload, one level, three targets")
+
+			require.Len(t, rep.Cells, 1)
+			c := rep.Cells[0]
+			assert.Equal(t, tc.workload.Name, c.Workload)
+			assert.Equal(t, 2, c.Concurrency)
+			for _, tr := range []TargetResult{c.Direct, c.Plain, c.Capture} {
+				assert.Positive(t, tr.Calls, tr.Target)
+				assert.Zero(t, tr.Errors, tr.Target)
+				assert.GreaterOrEqual(t, tr.Throughput, float64(tr.Calls)/tr.ElapsedS*(1-1e-9), "%s: per-worker rates add up to at least the aggregate", tr.Target)
+				assert.LessOrEqual(t, tr.Throughput, float64(tr.Calls)/c.BudgetS, "%s: every worker calls until the budget is spent", tr.Target)
+				assert.Positive(t, tr.P50MS, tr.Target)
+				assert.LessOrEqual(t, tr.P50MS, tr.P99MS, tr.Target)
+				assert.Equal(t, tc.workload.Stream(), tr.TTFBP50MS != nil, "%s: TTFB reported for streams only", tr.Target)
+				if tr.TTFBP50MS != nil {
+					assert.LessOrEqual(t, *tr.TTFBP50MS, tr.P50MS, tr.Target)
+					assert.LessOrEqual(t, *tr.TTFBP50MS, *tr.TTFBP99MS, tr.Target)
+				}
+			}
+			assert.Equal(t, TargetDirect, c.Direct.Target)
+			assert.Nil(t, c.Direct.ProxyCPUS, "the direct target has no proxy")
+			assert.Nil(t, c.Direct.ProxyPeakRSSBytes)
+			for _, tr := range []TargetResult{c.Plain, c.Capture} {
+				require.NotNil(t, tr.ProxyCPUS, tr.Target)
+				assert.GreaterOrEqual(t, *tr.ProxyCPUS, 0.0, tr.Target)
+				require.NotNil(t, tr.ProxyPeakRSSBytes, tr.Target)
+				assert.Greater(t, *tr.ProxyPeakRSSBytes, int64(1<<20), tr.Target)
+			}
+
+			assert.Equal(t, c.Capture.Throughput/c.Plain.Throughput, c.CapturePlainRatio)
+			assert.Equal(t, c.Capture.Throughput/c.Direct.Throughput, c.CaptureDirectRatio)
+			assert.Equal(t, c.Capture.P50MS-c.Direct.P50MS, c.AddedP50MS)
+			assert.Equal(t, c.Capture.P99MS-c.Direct.P99MS, c.AddedP99MS)
+			if tc.workload.Stream() {
+				require.NotNil(t, c.TTFBOverPlainP50MS)
+				assert.Equal(t, *c.Capture.TTFBP50MS-*c.Plain.TTFBP50MS, *c.TTFBOverPlainP50MS)
+			} else {
+				assert.Nil(t, c.TTFBOverPlainP50MS)
+			}
+
+			warmup := 2
+			if tc.workload.Stream() {
+				warmup = 0
+			}
+			assert.True(t, c.Verify.OK(), "%+v", c.Verify)
+			assert.Equal(t, c.Capture.Calls+warmup, c.Verify.Calls, "measured calls plus one warm-up call per worker for JSON")
+			assert.Equal(t, c.Verify.Calls, c.Verify.Records)
+
+			assert.Equal(t, c.CapturePlainRatio, rep.CapturePlainRatio)
+			assert.Equal(t, tc.workload.Name+" c=2", rep.HeadlineCell)
+
+			var text bytes.Buffer
+			require.NoError(t, rep.WriteText(&text))
+			lines := strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n")
+			last := lines[len(lines)-1]
+			assert.Regexp(t, ratioLineRE, last)
+			assert.Equal(t, rep.RatioLine(), last)
+			assert.Equal(t, 1, strings.Count(text.String(), "capture/plain throughput ratio"), "exactly one ratio line")
+			assert.Contains(t, text.String(), "was not run: the ratio below is "+tc.workload.Name+" c=2's")
+			for _, l := range lines {
+				assert.Equal(t, strings.TrimRight(l, " "), l, "no trailing spaces")
+			}
+
+			var js bytes.Buffer
+			require.NoError(t, rep.WriteJSON(&js))
+			var back Report
+			require.NoError(t, json.Unmarshal(js.Bytes(), &back))
+			assert.Equal(t, *rep, back, "the JSON report round-trips")
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the report as a header, one aligned table row per workload × concurrency ×
+// target, the capture record check and, as the very last line, [Report.RatioLine]. Columns: calls
+// and failed calls measured; throughput; p50/p99 latency; time to first byte (streams); the proxy's
+// CPU per call and peak RSS; the latency added over direct calls; and on capture rows the
+// throughput ratios capture/plain (c/b) and capture/direct (c/a). "-" marks what does not apply or
+// could not be measured.
+func (r *Report) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "gymtrace bench: %s %s/%s, %d CPUs (GOMAXPROCS %d), load average %.2f %.2f %.2f at start\n",
+		r.GoVersion, r.OS, r.Arch, r.NumCPU, r.GOMAXPROCS, r.LoadAverage[0], r.LoadAverage[1], r.LoadAverage[2])
+	if r.NumCPU > 0 && r.LoadAverage[0] > float64(r.NumCPU)/2 {
+		fmt.Fprintf(&b, "warning: load average %.1f on %d CPUs: other work competes with the bench and its children; the numbers are noisy\n",
+			r.LoadAverage[0], r.NumCPU)
+	}
+	fmt.Fprintf(&b, "fsync in %s: p50 %.3f ms, p99 %.3f ms, mean %.3f ms (%d x 1 KiB write+fsync): the floor under every durable capture\n",
+		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples)
+	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process)\n")
+	fmt.Fprintf(&b, "workloads (%.0fs budget; seconds per target and concurrency):\n", r.DurationS)
+	for _, wl := range r.Workloads {
+		fmt.Fprintf(&b, "  %-8s %5.2fs  %s\n", wl.Name, wl.BudgetS, wl.Description)
+	}
+	b.WriteByte('\n')
+
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tconc\ttarget\tcalls\tfailed\tcalls/s\tp50 ms\tp99 ms\tttfb p50\tttfb p99\tcpu us/call\trss MiB\t+p50 ms\t+p99 ms\tc/b\tc/a")
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+			wl, conc := "", ""
+			if t == &c.Direct {
+				wl, conc = c.Workload, fmt.Sprint(c.Concurrency)
+			}
+			added50, added99, cb, ca := "-", "-", "", ""
+			if t != &c.Direct {
+				added50 = fmt.Sprintf("%+.3f", t.P50MS-c.Direct.P50MS)
+				added99 = fmt.Sprintf("%+.3f", t.P99MS-c.Direct.P99MS)
+			}
+			if t == &c.Capture {
+				cb, ca = fmt.Sprintf("%.2f", c.CapturePlainRatio), fmt.Sprintf("%.2f", c.CaptureDirectRatio)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.1f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				wl, conc, t.Target, t.Calls, t.Errors, t.Throughput, t.P50MS, t.P99MS,
+				optMS(t.TTFBP50MS), optMS(t.TTFBP99MS), cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes),
+				added50, added99, cb, ca)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("bench report: %w", err)
+	}
+	for _, line := range strings.SplitAfter(table.String(), "\n") {
+		if line != "" {
+			b.WriteString(strings.TrimRight(line, " \n"))
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('\n')
+
+	var checks []string
+	allOK := true
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		v := c.Verify
+		s := fmt.Sprintf("%s c=%d %d/%d", c.Workload, c.Concurrency, v.Records, v.Calls)
+		if !v.OK() {
+			allOK = false
+			s += " MISMATCH (" + v.problems() + ")"
+		}
+		checks = append(checks, s)
+	}
+	verdict := "every answered call has its record"
+	if !allOK {
+		verdict = "MISMATCH"
+	}
+	fmt.Fprintf(&b, "capture records / answered calls (tolerant read, warm-up included): %s: %s\n", strings.Join(checks, ", "), verdict)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+			if t.Errors > 0 {
+				fmt.Fprintf(&b, "failed calls: %s c=%d %s: %d, first: %s\n", c.Workload, c.Concurrency, t.Target, t.Errors, t.FirstError)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "wall time %.1fs for a %.0fs budget (calls in flight at a cell's end complete; proxies start and drain per cell)\n", r.WallS, r.DurationS)
+	if h := r.Headline(); h != nil && (h.Workload != headlineWorkload || h.Concurrency != headlineConcurrency) {
+		fmt.Fprintf(&b, "(%s c=%d was not run: the ratio below is %s c=%d's)\n", headlineWorkload, headlineConcurrency, h.Workload, h.Concurrency)
+	}
+	b.WriteString(r.RatioLine())
+	b.WriteByte('\n')
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("bench report: %w", err)
+	}
+	return nil
+}
+
+// optMS formats an optional millisecond value.
+func optMS(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+// cpuPerCall is the proxy's CPU time per measured call in microseconds.
+func cpuPerCall(t *TargetResult) string {
+	n := t.Calls + t.Errors
+	if t.ProxyCPUS == nil || n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", *t.ProxyCPUS*1e6/float64(n))
+}
+
+// rssMiB formats an optional size in MiB.
+func rssMiB(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(*v)/(1<<20))
+}
