@@ -24,9 +24,9 @@ const maxReported = 20
 // [--include-payloads]` (SPEC §5.5 step 2 over a rollout file, see rollouts.Attach).
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
-	var payloads bool
+	var payloads, strict bool
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
@@ -36,6 +36,11 @@ text. Rows without an id are copied unchanged. Payloads (request, response, requ
 response_raw) are included only with --include-payloads, and never for a row whose ng_trajectory or
 ng_agent_observations has a multimodal_history_redacted gap.
 
+A row's ng_agent_observations (SPEC §6) is validated and joined with the rollout's captured calls by
+model_call_id or (model server, response id), never by time or position (SPEC §5.4, §6.5); a row
+without one takes the bundle of <rollout_id>.observations.jsonl beside the capture file (written by
+the agentobs SDK or from any language's GenAI spans). An invalid bundle is kept as it was and reported.
+
 OUT.jsonl is written atomically (a temporary file in its directory, then renamed) and must differ
 from ROLLOUTS.jsonl; a new OUT.jsonl is created with mode 0600 (it may hold payloads), an existing
 one keeps its mode. A row that is not a JSON object or has a malformed rollout id (SPEC §1.2's
@@ -43,7 +48,7 @@ rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._
 200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
 the command then exits 1 after writing OUT.jsonl.
 Rollouts without capture records, with damaged capture lines or marked incomplete are reported on
-stderr (exit 0).`,
+stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runDir, err := runCaptureDir(dir, run)
@@ -65,7 +70,7 @@ stderr (exit 0).`,
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
-			return runAttach(cmd, store, input, output, payloads)
+			return runAttach(cmd, store, input, output, payloads, strict)
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
@@ -73,6 +78,7 @@ stderr (exit 0).`,
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
 	return cmd
 }
 
@@ -101,7 +107,7 @@ const outputFileMode fs.FileMode = 0o600
 // runAttach attaches into a temporary file next to output and renames it over output once every
 // row is written (also when some rows were malformed: they are copied unchanged). A new output gets
 // mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
-func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads bool) (err error) {
+func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool) (err error) {
 	in, err := os.Open(input)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
@@ -153,6 +159,9 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 	reportAttach(cmd, sum, output, time.Since(start))
 	if malformed != nil {
 		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
+	}
+	if strict && len(sum.Rollouts) > 0 {
+		return fmt.Errorf("attach --strict: %d rollout%s with capture problems (listed above); %s was written", len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), output)
 	}
 	return nil
 }

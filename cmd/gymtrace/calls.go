@@ -1,7 +1,13 @@
 package main
 
 import (
+	"io"
+	"os"
+
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/gymtrace/gymtrace/internal/report"
 )
 
 func init() { commands = append(commands, newCallsCmd) }
@@ -10,13 +16,17 @@ func init() { commands = append(commands, newCallsCmd) }
 // contract"): one ModelCallRecord per line (SPEC §3.2 key order), read tolerantly (SPEC §2.5).
 func newCallsCmd() *cobra.Command {
 	var dir, run string
-	var payloads bool
+	var payloads, jsonOut bool
 	cmd := &cobra.Command{
-		Use:   "calls --capture-dir DIR [--run-id RUN] [--payloads] ROLLOUT_ID",
-		Short: "Print the captured model calls of one rollout, one JSON record per line",
+		Use:   "calls --capture-dir DIR [--run-id RUN] [--payloads] [--json] ROLLOUT_ID",
+		Short: "Print the captured model calls of one rollout: a table on a terminal, else one JSON record per line",
 		Long: `Print the captured model calls of one rollout as JSON lines: one ModelCallRecord per call, all
 fields in SPEC §3.2 order (nulls included), in capture order. request, response, request_raw and
 response_raw are printed only with --payloads.
+
+When standard output is a terminal (and neither --json nor --payloads is given) the calls are shown
+as an aligned table instead: index, model, dialect, status, tokens, latency, time to first token,
+finish reason and error category. --json forces JSON lines.
 
 The capture file is read tolerantly (SPEC §2.5): damaged lines are skipped and counted on stderr, and
 the .capture.incomplete marker is reported on stderr. A rollout without a capture file prints nothing,
@@ -31,6 +41,12 @@ says so on stderr and exits 0. The capture directory is never created.`,
 			if err != nil {
 				return err
 			}
+			if !jsonOut && !payloads && isTerminal(cmd.OutOrStdout()) {
+				if len(records) == 0 {
+					return nil
+				}
+				return report.WriteCallsTable(cmd.OutOrStdout(), records)
+			}
 			var out []byte
 			for i := range records {
 				out = records[i].AppendJSON(out, payloads)
@@ -41,6 +57,13 @@ says so on stderr and exits 0. The capture directory is never created.`,
 	}
 	addCaptureDirFlag(cmd, &dir)
 	addRunIDFlag(cmd, &run)
-	cmd.Flags().BoolVar(&payloads, "payloads", false, "include request, response, request_raw and response_raw in each record")
+	cmd.Flags().BoolVar(&payloads, "payloads", false, "include request, response, request_raw and response_raw in each record (implies JSON lines)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print JSON lines even when standard output is a terminal")
 	return cmd
+}
+
+// isTerminal reports whether w is a terminal (an *os.File for which term.IsTerminal holds).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

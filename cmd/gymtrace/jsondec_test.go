@@ -1,0 +1,8 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+func newJSONDecoder(b []byte) *json.Decoder { return json.NewDecoder(bytes.NewReader(b)) }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/rederive"
+)
+
+func init() { commands = append(commands, newRederiveCmd) }
+
+// newRederiveCmd builds `gymtrace rederive --capture-dir DIR [--rollout ID] --output DIR2` (issue 9).
+func newRederiveCmd() *cobra.Command {
+	var dir, rollout, output string
+	cmd := &cobra.Command{
+		Use:   "rederive --capture-dir DIR [--rollout ID] --output DIR2",
+		Short: "Rebuild captured responses from their raw bytes with today's reassembly, into another directory",
+		Long: `Copy the capture files of DIR (or of one rollout) into DIR2, rebuilding each record's response
+from its stored response_raw with today's stream reassembly, and recomputing only the error
+categories that follow from those bytes: stream_truncated, capture_parse_error and a stream's
+terminal incomplete / upstream_error (null included). Categories set by an HTTP status of 400 or
+more, cancelled, connection, timeout and exception are kept, and every other key keeps its exact
+text. A record the current version wrote comes out byte for byte the same.
+
+DIR is never modified. DIR2 (an absolute path, created if missing) must not be DIR and must not
+already hold a capture of a rollout being written. Damaged lines of DIR (not JSON objects) cannot be
+written as records: they are left out and the rollout is marked incomplete in DIR2, as it is when DIR
+has the .capture.incomplete marker. Changed records are listed on stderr.`,
+		Args: noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkCaptureDir(dir); err != nil {
+				return err
+			}
+			if err := requireStringFlag(outputFlag, output); err != nil {
+				return err
+			}
+			if !filepath.IsAbs(output) {
+				return usageErrorf("--%s %q must be an absolute path", outputFlag, output)
+			}
+			if rollout != "" {
+				if err := capture.ValidateRolloutID(rollout); err != nil {
+					return usageErrorf("--rollout: %w", err)
+				}
+			}
+			src, err := existingCaptureStore(dir)
+			if err != nil {
+				return fmt.Errorf("rederive: %w", err)
+			}
+			if same, err := samePath(dir, output); err == nil && same {
+				return usageErrorf("--%s %q is the capture directory: rederive never modifies the originals", outputFlag, output)
+			}
+			dst, err := capture.NewStore(output)
+			if err != nil {
+				return fmt.Errorf("rederive: %w", err)
+			}
+			return runRederive(cmd, src, dst, rollout)
+		},
+	}
+	addCaptureDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&rollout, "rollout", "", "rederive only this rollout id (default: every rollout of the capture directory)")
+	cmd.Flags().StringVar(&output, outputFlag, "", "directory to write the rederived capture files to (absolute path, required; created if missing)")
+	return cmd
+}
+
+func runRederive(cmd *cobra.Command, src, dst *capture.Store, rollout string) error {
+	listed := 0
+	sum, err := rederive.Run(cmd.Context(), src, dst, rederive.Options{
+		RolloutID: rollout,
+		OnRollout: func(rs rederive.RolloutSummary) {
+			for _, c := range rs.Changes {
+				if listed == maxReported {
+					cmdNotef(cmd, "... more changed records not listed")
+				}
+				listed++
+				if listed > maxReported {
+					continue
+				}
+				cmdNotef(cmd, "rollout %s line %d (%s): %s", rs.RolloutID, c.Index+1, c.ModelCallID, describeChange(c.Result))
+			}
+			if rs.Dropped > 0 {
+				cmdNotef(cmd, "rollout %s: %d damaged line%s left out; marked incomplete in %s", rs.RolloutID, rs.Dropped, pluralSuffix(rs.Dropped), dst.Dir())
+			}
+		},
+	})
+	if errors.Is(err, rederive.ErrNoCapture) {
+		return fmt.Errorf("%w (nothing written)", err)
+	}
+	if err != nil {
+		return err
+	}
+	cmdNotef(cmd, "wrote %s: %d rollout%s, %d record%s, %d changed, %d copied as they were (no response_raw or kept by rule), %d damaged line%s left out",
+		dst.Dir(), len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), sum.Records, pluralSuffix(sum.Records), sum.Changed, sum.Skipped, sum.Dropped, pluralSuffix(sum.Dropped))
+	return nil
+}
+
+// describeChange says what rederive changed in one record.
+func describeChange(r rederive.Result) string {
+	var what string
+	switch {
+	case r.ResponseRawDropped:
+		what = "response parsed from response_raw (response_raw dropped)"
+	case r.ResponseChanged:
+		what = "response rebuilt from response_raw"
+	}
+	if r.OldCategory != r.NewCategory {
+		if what != "" {
+			what += ", "
+		}
+		what += fmt.Sprintf("error_category %s -> %s", nullable(r.OldCategory), nullable(r.NewCategory))
+	}
+	return what
+}
+
+func nullable(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}

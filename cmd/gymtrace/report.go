@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/internal/report"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+func init() { commands = append(commands, newReportCmd) }
+
+// reportFlags are the flags of `gymtrace report`.
+type reportFlags struct {
+	dir, run, rollouts, html, jaeger, uncorrelated string
+}
+
+// newReportCmd builds `gymtrace report --capture-dir DIR [--run-id RUN] [--rollouts OUT.jsonl] [--html
+// report.html] [--jaeger-url URL]` (issue 9): the run at a glance, as a terminal table and an HTML file.
+func newReportCmd() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report --capture-dir DIR [--run-id RUN] [--rollouts OUT.jsonl] [--html report.html] [--jaeger-url URL]",
+		Short: "Show a run at a glance: per-rollout calls, tokens, latency and errors, with health findings first",
+		Long: `Read every capture file of a run and print, health findings first, one row per rollout: calls,
+tokens in/out/reasoning/cached, total latency, median time to first token, error categories and
+capture problems, then the run's totals. Each rollout is read exactly as gymtrace attach reads it
+(SPEC §2.5, §3.2, §5.2, §5.3); nothing is created or modified.
+
+Findings name rollouts without captured calls, damaged capture lines, the .capture.incomplete marker,
+captures that cannot be read, rollouts whose every call failed, and calls that named no rollout
+(with --uncorrelated-rollout-id). With --rollouts (the run's rollouts file, e.g. the output of
+gymtrace attach) every rollout it names is reported, also those without any capture file — without
+it such rollouts cannot be seen, and the report says so.
+
+With --html the same report is also written as one self-contained HTML file (no network access):
+a sortable table, charts as inline SVG, each rollout's calls with their payloads (up to 64 KiB each)
+in collapsed sections, and a link per rollout to its trace at --jaeger-url (the trace id is derived
+from the rollout id, and --run-id, as the capture proxy derives it). Progress is reported on stderr
+while many files are read. Exit status 0 also when there are findings.`,
+		Args: noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReport(cmd, f) },
+	}
+	addCaptureDirFlag(cmd, &f.dir)
+	addRunIDFlag(cmd, &f.run)
+	fl := cmd.Flags()
+	fl.StringVar(&f.rollouts, "rollouts", "", "the run's rollouts JSONL file: report every rollout it names, with or without captured calls")
+	fl.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML file at this path (replaced atomically)")
+	fl.StringVar(&f.jaeger, "jaeger-url", report.DefaultJaegerURL, "base URL of the Jaeger UI the HTML report links each rollout's trace to")
+	fl.StringVar(&f.uncorrelated, uncorrelatedRolloutIDFlag, "", "the rollout id the proxy captured calls without a rollout under (its --"+uncorrelatedRolloutIDFlag+"): report them as a finding")
+	return cmd
+}
+
+func runReport(cmd *cobra.Command, f reportFlags) error {
+	runDir, err := runCaptureDir(f.dir, f.run)
+	if err != nil {
+		return err
+	}
+	jaeger, err := report.CheckJaegerURL(f.jaeger)
+	if err != nil {
+		return usageErrorf("--jaeger-url: %w", err)
+	}
+	if f.uncorrelated != "" {
+		if err := sdk.ValidatePrefixID(f.uncorrelated); err != nil {
+			return usageErrorf("--%s: %w", uncorrelatedRolloutIDFlag, err)
+		}
+	}
+	opts := report.Options{
+		RunID:                 f.run,
+		UncorrelatedRolloutID: f.uncorrelated,
+		OnProgress: func(p report.Progress) {
+			cmdNotef(cmd, "read %d of %d rollouts (%d calls) in %s", p.Done, p.Total, p.Calls, p.Elapsed.Round(time.Second))
+		},
+	}
+	if f.rollouts != "" {
+		in, err := os.Open(f.rollouts)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		defer in.Close()
+		opts.Rollouts, opts.RolloutsName = in, f.rollouts
+	}
+	if f.html != "" {
+		opts.PayloadBytes = report.DefaultPayloadBytes
+	}
+	rep, err := report.Build(cmd.Context(), runDir, opts)
+	if errors.Is(err, report.ErrNoCaptureDir) {
+		return fmt.Errorf("report: capture directory %s does not exist: no call of this run was captured there (check --%s and --%s)", runDir, captureDirFlag, runIDFlag)
+	}
+	if err != nil {
+		return err
+	}
+	if err := report.WriteText(cmd.OutOrStdout(), rep); err != nil {
+		return fmt.Errorf("report: write output: %w", err)
+	}
+	if f.html == "" {
+		return nil
+	}
+	if err := writeFileAtomic(f.html, func(w io.Writer) error {
+		return report.WriteHTML(w, rep, report.HTMLOptions{JaegerURL: jaeger})
+	}); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	cmdNotef(cmd, "wrote %s", f.html)
+	return nil
+}
+
+// writeFileAtomic writes path through a temporary file in its directory, renamed over path once
+// write succeeded; a new file gets mode 0600 (an HTML report holds payloads), an existing one keeps
+// its mode. On failure path is untouched and the temporary file removed.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	mode := outputFileMode
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, pathErrCause(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("write %s: %w", path, pathErrCause(err))
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, pathErrCause(err))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, pathErrCause(err))
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+func TestBuildFixture(t *testing.T) {
+	fx := writeFixture(t)
+	rep := buildFixture(t, fx, Options{})
+
+	var ids []string
+	byID := map[string]*Rollout{}
+	for i := range rep.Rollouts {
+		ids = append(ids, rep.Rollouts[i].ID)
+		byID[rep.Rollouts[i].ID] = &rep.Rollouts[i]
+	}
+	assert.Equal(t, []string{"0-0", "0-1", "1-0", "1-1", "2-0", "3-0", "task-000123-rollout-0007-attempt-2", "9-9", "uncorrelated"}, ids,
+		"the rollouts file's order, then the other captures")
+
+	tests := []struct {
+		id    string
+		calls int
+		flags []FindingKind
+		line  int
+	}{
+		{"0-0", 2, nil, 1},
+		{"0-1", 3, nil, 2},
+		{"1-0", 2, []FindingKind{FindingAllCallsFailed}, 3},
+		{"1-1", 1, []FindingKind{FindingDamagedLines, FindingIncomplete}, 4},
+		{"2-0", 0, []FindingKind{FindingNoRecords}, 5},
+		{"3-0", 0, []FindingKind{FindingNoRecords, FindingIncomplete}, 7},
+		{"9-9", 1, []FindingKind{FindingNotInRollouts}, 0},
+		{"uncorrelated", 1, []FindingKind{FindingUncorrelated}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			r := byID[tt.id]
+			require.NotNil(t, r)
+			assert.Len(t, r.Calls, tt.calls)
+			assert.Equal(t, tt.flags, r.Flags)
+			assert.Equal(t, tt.line, r.RolloutsLine)
+			assert.Equal(t, sdk.RolloutTraceID(tt.id).String(), r.TraceID)
+			for _, c := range r.Calls {
+				assert.Nil(t, c.Request, "payloads are not kept without PayloadBytes")
+				assert.Nil(t, c.Response)
+				assert.Empty(t, c.Payloads)
+			}
+		})
+	}
+
+	r := byID["0-1"]
+	assert.Equal(t, []CategoryCount{{"rate_limit", 1}, {"stream_truncated", 1}}, r.Errors)
+	assert.Equal(t, 2, r.FailedCalls)
+	require.NotNil(t, r.TTFTP50MS)
+	assert.Equal(t, 250.0, *r.TTFTP50MS, "nearest-rank median of 300, 12, 250")
+	assert.Equal(t, 1, byID["1-1"].DamagedLines)
+	assert.Equal(t, []capture.Gap{{Code: capture.GapRecordsUnreadable, Detail: "count=1"}, {Code: capture.GapIncomplete}}, byID["1-1"].Gaps)
+
+	tot := rep.Totals
+	assert.Equal(t, 9, tot.Rollouts)
+	assert.Equal(t, 7, tot.RolloutsWithCalls)
+	assert.Equal(t, 11, tot.Calls)
+	assert.Equal(t, 4, tot.FailedCalls)
+	assert.Equal(t, 1, tot.DamagedLines)
+	assert.Equal(t, int64(6364), *tot.Metrics.TokensIn)
+	assert.Equal(t, int64(4560), *tot.Metrics.CachedTokens)
+	assert.Equal(t, 11, tot.Metrics.NumCalls)
+	assert.Equal(t, t0, *tot.FirstStartedAt)
+
+	kinds := map[FindingKind]int{}
+	for _, f := range rep.Findings {
+		kinds[f.Kind]++
+	}
+	assert.Equal(t, map[FindingKind]int{FindingMalformedRow: 1, FindingAllCallsFailed: 1, FindingDamagedLines: 1, FindingIncomplete: 2,
+		FindingNoRecords: 2, FindingNotInRollouts: 1, FindingUncorrelated: 1}, kinds)
+	assert.Equal(t, FindingMalformedRow, rep.Findings[0].Kind, "run-level findings first")
+}
+
+func TestBuildRunID(t *testing.T) {
+	fx := writeFixture(t)
+	rep, err := Build(t.Context(), fx.dir, Options{RunID: "run-1"})
+	require.NoError(t, err)
+	assert.Equal(t, sdk.RolloutTraceIDInRun("run-1", rep.Rollouts[0].ID).String(), rep.Rollouts[0].TraceID)
+	assert.NotEqual(t, sdk.RolloutTraceID(rep.Rollouts[0].ID).String(), rep.Rollouts[0].TraceID)
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	tests := []struct {
+		name string
+		dir  string
+		is   error
+	}{
+		{"missing directory", filepath.Join(dir, "nope"), ErrNoCaptureDir},
+		{"not a directory", file, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Build(t.Context(), tt.dir, Options{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.dir)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+		})
+	}
+	_, err := os.Stat(filepath.Join(dir, "nope"))
+	assert.True(t, os.IsNotExist(err), "Build never creates the directory")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	fx := writeFixture(t)
+	_, err = Build(ctx, fx.dir, Options{})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestBuildUnreadableCapture(t *testing.T) {
+	dir := t.TempDir()
+	// A directory where the capture file should be: listing finds it, reading fails.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "r-1"+capture.CaptureFileSuffix), 0o700))
+	rep, err := Build(t.Context(), dir, Options{})
+	require.NoError(t, err)
+	require.Len(t, rep.Rollouts, 1)
+	assert.Equal(t, []FindingKind{FindingUnreadable}, rep.Rollouts[0].Flags)
+	assert.Contains(t, rep.Findings[0].Message, "could not be read")
+}
+
+func TestBuildProgress(t *testing.T) {
+	fx := writeFixture(t)
+	var got []Progress
+	_, err := Build(t.Context(), fx.dir, Options{ProgressEvery: 3, OnProgress: func(p Progress) { got = append(got, p) }})
+	require.NoError(t, err)
+	require.Len(t, got, 3, "after 3 and 6 of 8 rollouts, then at the end: %+v", got)
+	assert.Equal(t, 3, got[0].Done)
+	assert.Equal(t, 8, got[0].Total)
+	assert.Equal(t, 8, got[2].Done)
+	assert.Equal(t, 11, got[2].Calls)
+
+	got = nil
+	_, err = Build(t.Context(), fx.dir, Options{OnProgress: func(p Progress) { got = append(got, p) }})
+	require.NoError(t, err)
+	assert.Empty(t, got, "a small run reports no progress")
+}
+
+func TestBuildPayloads(t *testing.T) {
+	fx := writeFixture(t)
+	t.Run("cut per payload", func(t *testing.T) {
+		rep := buildFixture(t, fx, Options{PayloadBytes: 40})
+		p := rep.Rollouts[0].Calls[0].Payloads
+		require.Len(t, p, 2)
+		assert.Equal(t, "request", p[0].Name)
+		assert.Equal(t, "response", p[1].Name)
+		assert.True(t, p[1].Truncated)
+		assert.LessOrEqual(t, len(p[1].Text), 40)
+		assert.Greater(t, p[1].Size, 40)
+		assert.True(t, strings.HasPrefix(p[0].Text, "{\n  \"model\""), "JSON is pretty-printed: %q", p[0].Text)
+	})
+	t.Run("budget", func(t *testing.T) {
+		rep := buildFixture(t, fx, Options{PayloadBytes: 1 << 20, PayloadBudget: 100})
+		var kept, omitted int
+		for _, r := range rep.Rollouts {
+			for _, c := range r.Calls {
+				for _, p := range c.Payloads {
+					if p.Omitted {
+						omitted++
+						assert.Empty(t, p.Text)
+					} else {
+						kept++
+					}
+				}
+			}
+		}
+		assert.Equal(t, 2, kept, "the budget is spent after the first payload that reaches it")
+		assert.Equal(t, 20, omitted)
+	})
+}

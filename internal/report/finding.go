@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FindingKind names one kind of health finding. The values are stable strings (they appear in the
+// HTML report as data-kind attributes).
+type FindingKind string
+
+// The kinds of finding. A rollout's flags are listed in the order of the constants from
+// FindingNoRecords on; the first two are run-level.
+const (
+	// FindingNoCapture: the capture directory holds no capture file and no marker at all (run level).
+	FindingNoCapture FindingKind = "no_capture"
+	// FindingMalformedRow: a row of the rollouts file is not a JSON object or has a malformed
+	// rollout id (run level; Detail names the line and the rule).
+	FindingMalformedRow FindingKind = "malformed_row"
+	// FindingNoRecords: the rollout has no captured call and no damaged line — no capture file (a
+	// rollout of the rollouts file while capture was on), an empty one, or only the marker.
+	FindingNoRecords FindingKind = "no_records"
+	// FindingDamagedLines: some capture lines could not be read and were skipped (SPEC §2.5,
+	// gap model_call_capture_records_unreadable).
+	FindingDamagedLines FindingKind = "damaged_lines"
+	// FindingIncomplete: the .capture.incomplete marker exists: at least one capture write failed,
+	// calls may be missing (SPEC §2.6, gap model_call_capture_incomplete).
+	FindingIncomplete FindingKind = "incomplete"
+	// FindingUnreadable: the capture could not be read at all (gap model_call_capture_unreadable).
+	FindingUnreadable FindingKind = "unreadable"
+	// FindingAllCallsFailed: every captured call of the rollout has an error category.
+	FindingAllCallsFailed FindingKind = "all_calls_failed"
+	// FindingUncorrelated: the rollout holds the calls that named no rollout
+	// (Options.UncorrelatedRolloutID).
+	FindingUncorrelated FindingKind = "uncorrelated_calls"
+	// FindingNotInRollouts: a captured rollout the rollouts file does not name (its row may have
+	// failed or been written elsewhere).
+	FindingNotInRollouts FindingKind = "not_in_rollouts"
+)
+
+// Short returns the kind's short label for table cells, e.g. "no calls", "damaged".
+func (k FindingKind) Short() string {
+	switch k {
+	case FindingNoCapture:
+		return "no capture"
+	case FindingMalformedRow:
+		return "bad row"
+	case FindingNoRecords:
+		return "no calls"
+	case FindingDamagedLines:
+		return "damaged"
+	case FindingIncomplete:
+		return "incomplete"
+	case FindingUnreadable:
+		return "unreadable"
+	case FindingAllCallsFailed:
+		return "all failed"
+	case FindingUncorrelated:
+		return "uncorrelated"
+	case FindingNotInRollouts:
+		return "not listed"
+	}
+	return string(k)
+}
+
+// Finding is one health finding.
+type Finding struct {
+	Kind FindingKind
+	// RolloutID is the rollout the finding is about; "" for run-level findings.
+	RolloutID string
+	// Message is a complete sentence for people, e.g. "rollout 3-1 has no captured calls: ...".
+	Message string
+}
+
+// rolloutFindings returns the findings of one rollout, in flag order, and sets r.Flags.
+func rolloutFindings(r *Rollout, opts *Options) []Finding {
+	var out []Finding
+	add := func(k FindingKind, format string, args ...any) {
+		r.Flags = append(r.Flags, k)
+		out = append(out, Finding{Kind: k, RolloutID: r.ID, Message: fmt.Sprintf(format, args...)})
+	}
+	var incomplete, unreadable, noRecords bool
+	for _, g := range r.Gaps {
+		switch g.Code {
+		case gapIncomplete:
+			incomplete = true
+		case gapUnreadable:
+			unreadable = true
+		case gapNoRecords:
+			noRecords = true
+		}
+	}
+	switch {
+	case unreadable:
+	case len(r.Calls) == 0 && r.DamagedLines == 0 && (noRecords || incomplete):
+		where := "no capture file"
+		switch {
+		case r.HasCapture:
+			where = "its capture file holds no record"
+		case incomplete:
+			where = "only its .capture.incomplete marker exists"
+		}
+		if r.RolloutsLine > 0 {
+			add(FindingNoRecords, "rollout %s has no captured calls although capture was on: %s (named on line %d of %s)",
+				r.ID, where, r.RolloutsLine, nameOr(opts.RolloutsName, "the rollouts file"))
+		} else {
+			add(FindingNoRecords, "rollout %s has no captured calls: %s", r.ID, where)
+		}
+	}
+	if r.DamagedLines > 0 {
+		add(FindingDamagedLines, "rollout %s: %d damaged capture line%s skipped (not a readable call record)", r.ID, r.DamagedLines, plural(r.DamagedLines))
+	}
+	if incomplete {
+		add(FindingIncomplete, "rollout %s is marked incomplete: at least one capture write failed, calls may be missing", r.ID)
+	}
+	if unreadable {
+		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls --capture-dir DIR %s`)", r.ID, r.ID)
+	}
+	if len(r.Calls) > 0 && r.FailedCalls == len(r.Calls) {
+		add(FindingAllCallsFailed, "rollout %s: all %d call%s failed (%s)", r.ID, len(r.Calls), plural(len(r.Calls)), categoryList(r.Errors))
+	}
+	if opts.UncorrelatedRolloutID != "" && r.ID == opts.UncorrelatedRolloutID && len(r.Calls) > 0 {
+		add(FindingUncorrelated, "%d call%s named no rollout (captured under the uncorrelated rollout id %s)", len(r.Calls), plural(len(r.Calls)), r.ID)
+	}
+	if opts.Rollouts != nil && r.RolloutsLine == 0 && r.ID != opts.UncorrelatedRolloutID {
+		add(FindingNotInRollouts, "rollout %s was captured but %s does not name it", r.ID, nameOr(opts.RolloutsName, "the rollouts file"))
+	}
+	return out
+}
+
+// categoryList formats category counts as "2 rate_limit, 1 stream_truncated".
+func categoryList(cs []CategoryCount) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%d %s", c.Count, c.Category)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nameOr(name, dflt string) string {
+	if name == "" {
+		return dflt
+	}
+	return name
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// dash stands for an unknown value in tables.
+const dash = "-"
+
+// fmtInt formats an optional count; nil is [dash].
+func fmtInt(v *int64) string {
+	if v == nil {
+		return dash
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// fmtMS formats an optional duration in milliseconds for people: "842ms", "12.3s", "4m05s",
+// "2h03m"; nil (or NaN) is [dash].
+func fmtMS(v *float64) string {
+	if v == nil || math.IsNaN(*v) {
+		return dash
+	}
+	return formatDuration(*v)
+}
+
+func formatDuration(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 0:
+		return "-" + formatDuration(-ms)
+	case ms < 1:
+		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(math.Round(ms), 'f', 0, 64) + "ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
+	case ms < 3_600_000:
+		s := int64(math.Round(ms / 1000))
+		return strconv.FormatInt(s/60, 10) + "m" + twoDigits(s%60) + "s"
+	}
+	m := int64(math.Round(ms / 60_000))
+	return strconv.FormatInt(m/60, 10) + "h" + twoDigits(m%60) + "m"
+}
+
+func twoDigits(n int64) string {
+	if n < 10 {
+		return "0" + strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// tailTrim keeps the end of s within max runes, marking the cut with a leading "…": rollout ids
+// differ at their end ("task-12-rollout-3").
+func tailTrim(s string, max int) string {
+	r := []rune(s)
+	if max < 2 || len(r) <= max {
+		return s
+	}
+	return "…" + string(r[len(r)-(max-1):])
+}
+
+// clean makes a value from a capture file safe for a terminal cell: every control character
+// (including ESC, so no terminal escape sequence gets through, and newlines) becomes '?'.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bufio"
+	_ "embed" // the HTML report's template, stylesheet and script
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultJaegerURL is the default of HTMLOptions.JaegerURL: a local Jaeger UI.
+const DefaultJaegerURL = "http://127.0.0.1:16686"
+
+var (
+	//go:embed assets/report.html.tmpl
+	htmlTemplateText string
+	//go:embed assets/report.css
+	htmlCSS string
+	//go:embed assets/report.js
+	htmlJS string
+)
+
+// htmlTemplate is parsed once; executing it is safe for concurrent use.
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"plural": plural,
+	"int":    fmtInt,
+	"ms":     fmtMS,
+	"key": func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	},
+	"fkey": func(v *float64) string {
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	},
+	"str": strOrDash,
+	"status": func(v *int) string {
+		if v == nil {
+			return dash
+		}
+		return strconv.Itoa(*v)
+	},
+	"time": func(v *float64) string {
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > 1e11 {
+			return dash
+		}
+		sec, frac := math.Modf(*v)
+		return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05.000Z")
+	},
+	"bytes": humanBytes,
+}).Parse(htmlTemplateText))
+
+// HTMLOptions configures [WriteHTML]. The zero value links to DefaultJaegerURL.
+type HTMLOptions struct {
+	// JaegerURL is the base URL of the Jaeger UI each rollout links to, as <JaegerURL>/trace/<trace
+	// id>: an absolute http or https URL without query or fragment (a trailing "/" is dropped).
+	// Default DefaultJaegerURL.
+	JaegerURL string
+	// Title is the page title. Default "gymtrace report".
+	Title string
+}
+
+// htmlData is what the template sees.
+type htmlData struct {
+	Title     string
+	JaegerURL string
+	Rep       *Report
+	Rows      []htmlRow
+	Charts    []chart
+	CSS       template.CSS
+	JS        template.JS
+}
+
+// htmlRow is one rollout with its trace link.
+type htmlRow struct {
+	R        *Rollout
+	TraceURL string
+}
+
+// CheckJaegerURL validates a Jaeger UI base URL (HTMLOptions.JaegerURL) and returns it without a
+// trailing "/". The error names the value and the rule.
+func CheckJaegerURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("jaeger url %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("jaeger url %q: want an absolute http or https URL without user info, query or fragment, e.g. %s", raw, DefaultJaegerURL)
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+// WriteHTML writes rep as one self-contained HTML document to w (see the package doc): the health
+// findings, the run totals, the charts as inline SVG, the sortable rollout table with a link per
+// rollout to <JaegerURL>/trace/<trace id>, and each rollout's calls with their payloads (when rep
+// was built with Options.PayloadBytes) in collapsed <details> elements. Every value from the
+// captures is HTML-escaped. Errors: an invalid JaegerURL (before anything is written) or w failing.
+func WriteHTML(w io.Writer, rep *Report, opts HTMLOptions) error {
+	if rep == nil {
+		return errors.New("report html: nil report")
+	}
+	jaeger := opts.JaegerURL
+	if jaeger == "" {
+		jaeger = DefaultJaegerURL
+	}
+	jaeger, err := CheckJaegerURL(jaeger)
+	if err != nil {
+		return fmt.Errorf("report html: %w", err)
+	}
+	d := htmlData{
+		Title:     opts.Title,
+		JaegerURL: jaeger,
+		Rep:       rep,
+		Charts:    buildCharts(rep),
+		CSS:       template.CSS(htmlCSS), //nolint:gosec // our own embedded stylesheet
+		JS:        template.JS(htmlJS),   //nolint:gosec // our own embedded script
+	}
+	if d.Title == "" {
+		d.Title = "gymtrace report"
+	}
+	d.Rows = make([]htmlRow, len(rep.Rollouts))
+	for i := range rep.Rollouts {
+		r := &rep.Rollouts[i]
+		d.Rows[i] = htmlRow{R: r, TraceURL: jaeger + "/trace/" + r.TraceID}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := htmlTemplate.Execute(bw, &d); err != nil {
+		return fmt.Errorf("report html: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report html: %w", err)
+	}
+	return nil
+}
+
+// strOrDash returns *s, or [dash] for nil (HTML escaping is the template's).
+func strOrDash(s *string) string {
+	if s == nil {
+		return dash
+	}
+	return *s
+}
+
+// humanBytes formats a size in bytes: "812 B", "12.3 KiB", "4.0 MiB".
+func humanBytes(n int) string {
+	switch {
+	case n < 1024:
+		return strconv.Itoa(n) + " B"
+	case n < 1<<20:
+		return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}

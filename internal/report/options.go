@@ -1,0 +1,67 @@
+package report
+
+import (
+	"io"
+	"time"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultProgressEvery is the default of Options.ProgressEvery.
+	DefaultProgressEvery = 500
+	// DefaultProgressInterval is the default of Options.ProgressInterval.
+	DefaultProgressInterval = 2 * time.Second
+	// DefaultPayloadBytes is a good per-payload bound for an HTML report (64 KiB).
+	DefaultPayloadBytes = 64 << 10
+	// DefaultPayloadBudget is a good total payload bound for an HTML report (64 MiB).
+	DefaultPayloadBudget = 64 << 20
+)
+
+// Options configures [Build]. The zero value reads every rollout of the directory, keeps no
+// payloads and reports no progress.
+type Options struct {
+	// RunID is the run namespace the captures were written under (sdk.WithRunID, `--run-id`): it
+	// only changes the trace ids the report links to (sdk.RolloutTraceIDInRun); the directory given
+	// to Build is already the run's. Default "" (Gym's layout).
+	RunID string
+
+	// Rollouts, when not nil, is the rollouts JSONL file of the run (e.g. the output of `gymtrace
+	// attach`), read by rollouts.ReadIDs: every rollout it names is reported, with or without a
+	// capture file, in the file's order, and rollouts it names that have no captured call become
+	// findings. RolloutsName names it in findings (e.g. its path). Default nil: only the rollouts
+	// of the capture directory are reported, and a rollout without any capture file cannot be seen.
+	Rollouts     io.Reader
+	RolloutsName string
+
+	// UncorrelatedRolloutID is the id the capture proxy captured calls that named no rollout under
+	// (sdk.WithUncorrelatedRolloutID, `gymtrace proxy --uncorrelated-rollout-id`); its calls are
+	// reported as a finding. Default "": no such rollout.
+	UncorrelatedRolloutID string
+
+	// PayloadBytes, when positive, keeps each call's request, response and response_raw text for
+	// the HTML report, JSON pretty-printed and cut after PayloadBytes bytes (on a UTF-8 boundary;
+	// Payload.Truncated tells). Default 0: no payloads (the terminal report needs none).
+	PayloadBytes int
+	// PayloadBudget bounds the payload text kept for the whole report, in bytes; once it is spent,
+	// later payloads are left out (Payload.Omitted). 0 or less means DefaultPayloadBudget.
+	PayloadBudget int64
+
+	// OnProgress, when not nil, is called from Build's goroutine after ProgressEvery rollouts were
+	// read since the last call, or ProgressInterval passed, whichever comes first, and once at the
+	// end when it was called before. It must not block for long.
+	OnProgress func(Progress)
+	// ProgressEvery is the number of rollouts between two OnProgress calls; 0 or less means
+	// DefaultProgressEvery (500).
+	ProgressEvery int
+	// ProgressInterval is the longest time between two OnProgress calls; 0 or less means
+	// DefaultProgressInterval (2s).
+	ProgressInterval time.Duration
+}
+
+// Progress is what [Options].OnProgress receives.
+type Progress struct {
+	Done    int           // rollouts read so far
+	Total   int           // rollouts to read
+	Calls   int           // call records read so far
+	Elapsed time.Duration // since Build started
+}

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+)
+
+// Bounds of the terminal report, in runes: with them a report fits in 100 columns for token counts
+// of up to seven digits.
+const (
+	textWidth       = 100
+	maxIDWidth      = 16
+	maxProblemWidth = 24
+)
+
+// WriteText writes the terminal report to w: the health findings first (or a line saying there are
+// none), then one table row per rollout — ROLLOUT, CALLS, TOK IN, TOK OUT, REASON (reasoning tokens),
+// CACHED, LATENCY (total), TTFT P50 and ERRORS / HEALTH (one line per error category with its count
+// of calls, then one line per health flag, e.g. "incomplete") — a TOTAL row, and the run's totals.
+// Unknown values are "-". Columns are aligned (numbers right), long ids keep their end ("…" marks
+// the cut) and text wraps at word boundaries, so the report reads in 100 columns. The output is
+// plain text without color, control characters or trailing spaces. Only w's error is returned.
+func WriteText(w io.Writer, rep *Report) error {
+	var b strings.Builder
+	writeFindings(&b, rep)
+	b.WriteByte('\n')
+	if len(rep.Rollouts) > 0 {
+		b.WriteString(rolloutTable(rep))
+		b.WriteString("\n\n")
+	}
+	writeTotals(&b, rep)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeFindings writes the health section.
+func writeFindings(b *strings.Builder, rep *Report) {
+	if len(rep.Findings) == 0 {
+		fmt.Fprintf(b, "health: ok: every rollout has readable captured calls and not all of them failed\n")
+		if rep.RolloutsName == "" {
+			fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
+		}
+		return
+	}
+	fmt.Fprintf(b, "health: %d finding%s\n", len(rep.Findings), plural(len(rep.Findings)))
+	for _, f := range rep.Findings {
+		writeWrapped(b, "  ! ", "    ", clean(f.Message))
+	}
+	if rep.RolloutsName == "" {
+		fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
+	}
+}
+
+// rolloutTable renders the per-rollout table with its TOTAL row.
+func rolloutTable(rep *Report) string {
+	t := newTable()
+	t.AppendHeader(table.Row{"ROLLOUT", "CALLS", "TOK IN", "TOK OUT", "REASON", "CACHED", "LATENCY", "TTFT P50", "ERRORS / HEALTH"})
+	for i := range rep.Rollouts {
+		r := &rep.Rollouts[i]
+		m := r.Metrics
+		t.AppendRow(table.Row{
+			tailTrim(r.ID, maxIDWidth), strconv.Itoa(len(r.Calls)), fmtInt(m.TokensIn), fmtInt(m.TokensOut),
+			fmtInt(m.TokensReasoning), fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(r.TTFTP50MS),
+			problemsCell(r),
+		})
+	}
+	tot := &rep.Totals
+	m := tot.Metrics
+	t.AppendFooter(table.Row{
+		"TOTAL", strconv.Itoa(tot.Calls), fmtInt(m.TokensIn), fmtInt(m.TokensOut), fmtInt(m.TokensReasoning),
+		fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(tot.TTFTP50MS), strconv.Itoa(tot.FailedCalls) + " failed",
+	})
+	right := []int{2, 3, 4, 5, 6, 7, 8}
+	cfg := make([]table.ColumnConfig, 0, len(right))
+	for _, n := range right {
+		cfg = append(cfg, table.ColumnConfig{Number: n, Align: text.AlignRight, AlignHeader: text.AlignRight, AlignFooter: text.AlignRight})
+	}
+	t.SetColumnConfigs(cfg)
+	return renderTable(t)
+}
+
+// writeTotals writes the run summary lines.
+func writeTotals(b *strings.Builder, rep *Report) {
+	tot := &rep.Totals
+	fmt.Fprintf(b, "run: %d rollout%s (%d with calls), %d call%s", tot.Rollouts, plural(tot.Rollouts), tot.RolloutsWithCalls, tot.Calls, plural(tot.Calls))
+	if tot.FailedCalls > 0 {
+		fmt.Fprintf(b, ", %d failed", tot.FailedCalls)
+	} else {
+		b.WriteString(", none failed")
+	}
+	if tot.DamagedLines > 0 {
+		fmt.Fprintf(b, ", %d damaged line%s", tot.DamagedLines, plural(tot.DamagedLines))
+	}
+	b.WriteByte('\n')
+	if len(tot.Errors) > 0 {
+		writeWrapped(b, "errors: ", "  ", clean(categoryList(tot.Errors)))
+	}
+	m := tot.Metrics
+	fmt.Fprintf(b, "tokens: in %s, out %s, reasoning %s, cached %s, total %s\n",
+		fmtInt(m.TokensIn), fmtInt(m.TokensOut), fmtInt(m.TokensReasoning), fmtInt(m.CachedTokens), fmtInt(m.TokensTotal))
+	fmt.Fprintf(b, "latency per call: p50 %s, p95 %s; time to first token: p50 %s, p95 %s\n",
+		fmtMS(tot.LatencyP50MS), fmtMS(tot.LatencyP95MS), fmtMS(tot.TTFTP50MS), fmtMS(tot.TTFTP95MS))
+	if tot.FirstStartedAt != nil && tot.LastCompletedAt != nil {
+		span := (*tot.LastCompletedAt - *tot.FirstStartedAt) * 1000
+		fmt.Fprintf(b, "wall clock: %s from the first call's start to the last call's end\n", formatDuration(span))
+	}
+}
+
+// newTable returns a go-pretty table in the house style: no borders, no column separators, two
+// spaces between columns, a rule under the header and over the footer.
+func newTable() table.Writer {
+	t := table.NewWriter()
+	style := table.StyleLight
+	style.Box.PaddingLeft = ""
+	style.Box.PaddingRight = "  "
+	style.Options = table.Options{DrawBorder: false, SeparateColumns: false, SeparateHeader: true, SeparateFooter: true}
+	style.Format.Header = text.FormatDefault
+	style.Format.Footer = text.FormatDefault
+	t.SetStyle(style)
+	return t
+}
+
+// renderTable renders t, drops the trailing spaces of every line and cuts the horizontal rules to
+// the width of the widest text line (go-pretty draws them over the last column's padding too).
+func renderTable(t table.Writer) string {
+	lines := strings.Split(t.Render(), "\n")
+	width := 0
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+		if !isRule(lines[i]) {
+			width = max(width, utf8.RuneCountInString(lines[i]))
+		}
+	}
+	for i, l := range lines {
+		if isRule(l) && utf8.RuneCountInString(l) > width {
+			lines[i] = string([]rune(l)[:width])
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isRule reports whether l is a horizontal rule of the table style.
+func isRule(l string) bool { return l != "" && strings.Trim(l, "─") == "" }
+
+// problemsCell is a rollout's ERRORS / HEALTH cell: one line per error category ("2 rate_limit"),
+// then one per health flag.
+func problemsCell(r *Rollout) string {
+	var lines []string
+	for _, c := range r.Errors {
+		lines = append(lines, headTrim(clean(fmt.Sprintf("%d %s", c.Count, c.Category)), maxProblemWidth))
+	}
+	for _, f := range r.Flags {
+		if f == FindingDamagedLines {
+			lines = append(lines, fmt.Sprintf("%d damaged line%s", r.DamagedLines, plural(r.DamagedLines)))
+			continue
+		}
+		lines = append(lines, f.Short())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeWrapped writes s after first, wrapped at word boundaries to textWidth runes, continuation
+// lines starting with indent.
+func writeWrapped(b *strings.Builder, first, indent, s string) {
+	w := textWidth - utf8.RuneCountInString(indent)
+	lines := strings.Split(text.WrapSoft(s, w), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			b.WriteString(first)
+		} else {
+			b.WriteString(indent)
+		}
+		b.WriteString(strings.TrimRight(l, " "))
+		b.WriteByte('\n')
+	}
+}

@@ -1,0 +1,47 @@
+package rollouts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// RowID is one row of a rollouts file that carries a rollout identity.
+type RowID struct {
+	Line      int    // 1-based input line number
+	RolloutID string // the id SPEC §1.2 derives from the row
+}
+
+// ReadIDs reads a rollouts JSONL file (as [Attach] reads it: lines of any length, "\n"-terminated,
+// the last one possibly not) and returns, in input order, the rollout id of every row that carries
+// one (SPEC §1.2, derived exactly as Attach derives it, including the SPEC D12 check). Rows without
+// an identity and blank lines are skipped. A line that is not a JSON object, or a row whose id is
+// malformed, is returned in rowErrs (its Err names the value and the rule) and reading goes on. err
+// reports only a read failure or ctx being cancelled (checked between rows); ids and rowErrs then
+// hold what was read so far. Safe for concurrent use on distinct readers.
+func ReadIDs(ctx context.Context, in io.Reader) (ids []RowID, rowErrs []RowError, err error) {
+	lr := newLineReader(in)
+	for {
+		if err := ctx.Err(); err != nil {
+			return ids, rowErrs, fmt.Errorf("rollouts ids: after %d lines: %w", lr.line, err)
+		}
+		line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return ids, rowErrs, nil
+		}
+		if err != nil {
+			return ids, rowErrs, fmt.Errorf("rollouts ids: read line %d: %w", lr.line+1, err)
+		}
+		if isBlank(line) {
+			continue
+		}
+		_, id, ok, err := parseRow(line)
+		switch {
+		case err != nil:
+			rowErrs = append(rowErrs, RowError{Line: lr.line, Err: err})
+		case ok:
+			ids = append(ids, RowID{Line: lr.line, RolloutID: id})
+		}
+	}
+}
