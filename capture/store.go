@@ -75,9 +75,10 @@ type StoreOption interface {
 }
 
 type storeConfig struct {
-	dirMode  fs.FileMode
-	fileMode fs.FileMode
-	syncHook func(path string) error
+	dirMode   fs.FileMode
+	fileMode  fs.FileMode
+	syncHook  func(path string) error
+	writeHook func(path string, size int) (int, error) // WithWriteHook (writehook.go)
 }
 
 type storeOptionFunc func(*storeConfig)
@@ -338,7 +339,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 	for _, r := range batch {
 		bufs = append(bufs, r.line)
 	}
-	if err := writeAll(fd, bufs); err != nil {
+	if err := s.writeBatch(fd, path, bufs); err != nil {
 		// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
 		return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
 	}

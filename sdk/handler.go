@@ -371,6 +371,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	wrote := cw.finish(!panicked)
 
 	ex := h.exchange(cw, body, id, dialect, startMono, endMono, transport, clean, userPanic)
+	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go)
 	attrs := capture.ExchangeAttributes(&ex, h.cfg.spanAttrs.opts...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)

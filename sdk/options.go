@@ -72,6 +72,7 @@ type config struct {
 	maxEventBytes   int
 	corr            correlationConfig // WithRunID, WithUncorrelatedRolloutID (correlation.go)
 	spanAttrs       spanAttrConfig    // WithMessageContent, WithGenAIConventions (spanattrs.go)
+	redactor        *Redactor         // WithRedaction (redact.go)
 
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration

@@ -29,7 +29,8 @@ type proxyOptions struct {
 	otlp                  otlpOptions           // otlp.go
 	captureViaOTLP        captureViaOTLPOptions // captureviaotlp.go
 	corr                  correlationOptions    // runid.go: --run-id, --uncorrelated-rollout-id
-	limits                dataPathOptions       // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes
+	limits                dataPathOptions       // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes, --idle-read-timeout
+	redact                redactOptions         // redactflags.go: --redact-json-path, --redact-regex
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
@@ -76,6 +77,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", sdk.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
 	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", sdk.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
 	addDataPathFlags(cmd, &o.limits)
+	addRedactFlags(cmd, &o.redact)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
 	return cmd
@@ -110,6 +112,9 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	limitOpts, err := o.limits.sdkOptions()
 	if err != nil {
+		return err
+	}
+	if limitOpts, err = o.redact.appendTo(limitOpts); err != nil {
 		return err
 	}
 

@@ -13,13 +13,16 @@ const (
 	terminalGraceFlag      = "terminal-grace"
 	requestReadTimeoutFlag = "request-read-timeout"
 	maxRequestBytesFlag    = "max-request-bytes"
+	idleReadTimeoutFlag    = "idle-read-timeout"
 )
 
-// dataPathOptions are the proxy's --terminal-grace, --request-read-timeout and --max-request-bytes.
+// dataPathOptions are the proxy's --terminal-grace, --request-read-timeout, --max-request-bytes
+// and --idle-read-timeout.
 type dataPathOptions struct {
 	terminalGrace      time.Duration
 	requestReadTimeout time.Duration
 	maxRequestBytes    int64
+	idleReadTimeout    time.Duration
 }
 
 // addDataPathFlags registers the data-path flags on the proxy command.
@@ -33,6 +36,8 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 		"time allowed to receive the body of a captured request (answered 408 on expiry, nothing forwarded; never limits the response; a negative value disables it)")
 	fl.Int64Var(&o.maxRequestBytes, maxRequestBytesFlag, sdk.DefaultMaxRequestBytes,
 		"largest body of a captured request, in bytes (answered 413 beyond, nothing forwarded)")
+	fl.DurationVar(&o.idleReadTimeout, idleReadTimeoutFlag, sdk.DefaultIdleReadTimeout,
+		"longest wait for the next bytes of an upstream response body; on expiry the upstream request is cancelled, the client's response aborted and the call recorded as timeout")
 }
 
 // sdkOptions validates the flags and returns the proxy options they give: usage errors name the
@@ -47,9 +52,13 @@ func (o dataPathOptions) sdkOptions() ([]sdk.Option, error) {
 	if o.maxRequestBytes <= 0 {
 		return nil, usageErrorf("--%s %d must be a positive number of bytes", maxRequestBytesFlag, o.maxRequestBytes)
 	}
+	if o.idleReadTimeout <= 0 {
+		return nil, usageErrorf("--%s %s must be a positive duration", idleReadTimeoutFlag, o.idleReadTimeout)
+	}
 	return []sdk.Option{
 		sdk.WithTerminalGrace(o.terminalGrace),
 		sdk.WithRequestReadTimeout(o.requestReadTimeout),
 		sdk.WithMaxRequestBytes(o.maxRequestBytes),
+		sdk.WithIdleReadTimeout(o.idleReadTimeout),
 	}, nil
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// Flag names of the proxy's payload redaction (sdk.WithRedaction).
+const (
+	redactJSONPathFlag = "redact-json-path"
+	redactRegexFlag    = "redact-regex"
+)
+
+// redactOptions are the proxy's --redact-json-path and --redact-regex, each repeatable.
+type redactOptions struct {
+	jsonPaths []string
+	regexes   []string
+}
+
+// addRedactFlags registers the redaction flags on the proxy command. They are string arrays (one
+// value per flag, never split on commas), so a pattern such as `\d{3,4}` stays whole.
+func addRedactFlags(cmd *cobra.Command, o *redactOptions) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&o.jsonPaths, redactJSONPathFlag, nil,
+		`JSON path of a payload value to replace with "[REDACTED]" before the span and the capture file, e.g. '$.metadata.user_id', '$.messages[*].content', '$..api_key' (repeatable; applies to the request, the response and every SSE data line)`)
+	fl.StringArrayVar(&o.regexes, redactRegexFlag, nil,
+		`regular expression (Go RE2 syntax) whose matches in payload strings and raw text are replaced with [REDACTED] before the span and the capture file, e.g. 'sk-[A-Za-z0-9_-]{20,}' (repeatable)`)
+}
+
+// appendTo validates the flags and appends the redaction option to opts (nothing when no flag was
+// given). An invalid path or pattern is a usage error naming the flag, the value and the rule.
+func (o redactOptions) appendTo(opts []sdk.Option) ([]sdk.Option, error) {
+	if len(o.jsonPaths) == 0 && len(o.regexes) == 0 {
+		return opts, nil
+	}
+	for _, p := range o.jsonPaths {
+		if _, err := sdk.NewRedactor([]string{p}, nil); err != nil {
+			return nil, usageErrorf("--%s %q: %v", redactJSONPathFlag, p, err)
+		}
+	}
+	for _, p := range o.regexes {
+		if _, err := sdk.NewRedactor(nil, []string{p}); err != nil {
+			return nil, usageErrorf("--%s %q: %v", redactRegexFlag, p, err)
+		}
+	}
+	r, err := sdk.NewRedactor(o.jsonPaths, o.regexes)
+	if err != nil {
+		return nil, usageErrorf("redaction flags: %v", err)
+	}
+	return append(opts, sdk.WithRedaction(r)), nil
+}
