@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the root module (unit, vectors, conformance through the real binary,
 # fuzz seed corpora, race detector) and the e2e module (official openai-go and anthropic-sdk-go clients
-# against the real gymtrace binary). Network: 127.0.0.1 only.
+# against the real gymtrace binary) and the collectorext module (Collector exporter, distribution). Network:
+# 127.0.0.1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,3 +16,6 @@ go test -race -count=1 ./... 2>&1 | tee /tmp/gymtrace-root-test.log
 
 echo "== go test (e2e module)"
 (cd e2e && go vet ./... && go test -count=1 ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log
+
+echo "== go test (collectorext module: gymcapture exporter with -race, the gymtrace-otelcol distribution and its e2e)"
+(cd collectorext && go vet ./... && go test -race -count=1 ./gymcaptureexporter/... 2>&1 && go test -count=1 ./cmd/... 2>&1) | tee /tmp/gymtrace-collectorext-test.log

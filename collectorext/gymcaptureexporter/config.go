@@ -1,0 +1,129 @@
+package gymcaptureexporter
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/gymtrace/gymtrace/capture"
+)
+
+// Default modes of what the exporter creates, as written in the configuration (DESIGN.md
+// "Security": capture directories 0700, files 0600).
+const (
+	defaultDirMode  = "0700"
+	defaultFileMode = "0600"
+)
+
+// Config is the gymcapture exporter's configuration: the `exporters: gymcapture:` section of a
+// Collector configuration file. Validate checks it; the defaults come from the factory.
+type Config struct {
+	// CaptureDir is the capture directory, shared with every other writer of the same rollouts
+	// (SPEC §2.1): records go to <capture_dir>/<rollout_id>.capture.jsonl. Required; an absolute
+	// path (SPEC §7), used as given (no "~" expansion). Missing directories are created at Start
+	// with DirMode.
+	CaptureDir string `mapstructure:"capture_dir"`
+
+	// DirMode is the mode of the capture directory and missing parents the exporter creates, as an
+	// octal string of permission bits that includes owner rwx, e.g. "0750". Quote it in YAML.
+	// Default "0700". Existing directories keep their mode.
+	DirMode string `mapstructure:"dir_mode"`
+
+	// FileMode is the mode of the capture files and incomplete markers the exporter creates, as an
+	// octal string of permission bits that includes owner rw, e.g. "0640". Quote it in YAML.
+	// Default "0600". Existing files keep their mode.
+	FileMode string `mapstructure:"file_mode"`
+
+	// IncludePayloads says whether records carry the payloads that travel on the span
+	// (gymtrace.request.body / .raw, gymtrace.response.body / .raw). Default true: the records are
+	// complete, and a payload cut by an attribute limit, stripped upstream or not a JSON object is
+	// written as null and marks the rollout incomplete (DESIGN.md "Payloads travel on the span").
+	// With false the exporter never reads the payload attributes: request and response are written
+	// as null and request_raw / response_raw are left out, and missing payloads mark nothing, for a
+	// pipeline that strips payloads on purpose (timings, statuses and ids only; no usage or tool
+	// calls can be derived from such records).
+	IncludePayloads bool `mapstructure:"include_payloads"`
+
+	// TimeoutConfig is exporterhelper's `timeout`: the limit of one export attempt (default 5s; 0
+	// for none). A record whose append has started is always finished: the capture write runs on a
+	// context detached from the attempt's (the timeout can only stop records not yet started).
+	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
+
+	// QueueConfig is exporterhelper's `sending_queue`. Disabled by default: the OTLP request is
+	// then acknowledged only after the fsync of its records, which keeps SPEC §0's durability
+	// contract end to end. Enabling it acknowledges requests once queued: a Collector crash can
+	// lose acknowledged records.
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// RetryConfig is exporterhelper's `retry_on_failure` (default: the Collector's, enabled).
+	// Only I/O failures are retried, and only their spans; a span whose record cannot be rebuilt
+	// is a permanent error.
+	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the configuration without changing it. Each problem is reported with its YAML
+// key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
+// valid capture mode (permission bits only, including owner rwx for directories and owner rw for
+// files: capture.ValidateDirMode, capture.ValidateFileMode). The problems are joined. The nested
+// timeout, sending_queue and retry_on_failure sections are validated by the Collector.
+func (cfg *Config) Validate() error {
+	var errs []error
+	switch {
+	case cfg.CaptureDir == "":
+		errs = append(errs, errors.New(`capture_dir: required (an absolute directory path)`))
+	case !filepath.IsAbs(cfg.CaptureDir):
+		errs = append(errs, fmt.Errorf("capture_dir: %q must be an absolute path", cfg.CaptureDir))
+	}
+	if _, err := parseMode("dir_mode", cfg.DirMode, capture.ValidateDirMode); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseMode("file_mode", cfg.FileMode, capture.ValidateFileMode); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// storeOptions translates the configuration into the capture store's settings (the one place
+// Config meets capture).
+func (cfg *Config) storeOptions() ([]capture.StoreOption, error) {
+	dm, err := parseMode("dir_mode", cfg.DirMode, capture.ValidateDirMode)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := parseMode("file_mode", cfg.FileMode, capture.ValidateFileMode)
+	if err != nil {
+		return nil, err
+	}
+	return []capture.StoreOption{capture.WithDirMode(dm), capture.WithFileMode(fm)}, nil
+}
+
+// parseMode parses the octal mode s of YAML key key and checks it with validate.
+func parseMode(key, s string, validate func(fs.FileMode) error) (fs.FileMode, error) {
+	if s == "" {
+		return 0, fmt.Errorf(`%s: required (an octal mode string such as "0700")`, key)
+	}
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return 0, fmt.Errorf(`%s: %q is not an octal mode string such as "0640" (quote it in YAML)`, key, s)
+	}
+	if n > 0o777 {
+		return 0, fmt.Errorf("%s: %q must hold permission bits only (0000-0777; no setuid, setgid or sticky bits)", key, s)
+	}
+	m := fs.FileMode(n)
+	if err := validate(m); err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,109 @@
+package gymcaptureexporter
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
+	"github.com/gymtrace/gymtrace/collectorext/gymcaptureexporter/internal/metadata"
+	"github.com/gymtrace/gymtrace/exporter"
+)
+
+// newFactoryTarget builds gymcapture through its factory with the default configuration over dir
+// (queue disabled, retries enabled), starts it, and shuts it down when t ends.
+func newFactoryTarget(t *testing.T, dir string) capturetest.Target {
+	t.Helper()
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.CaptureDir = dir
+	require.NoError(t, cfg.Validate())
+	exp, err := f.CreateTraces(t.Context(), exportertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+	return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
+		return exp.ConsumeTraces(ctx, toTraces(spans))
+	})
+}
+
+// TestCaptureConformance runs the capture conformance suite against gymcapture; the SDK exporter
+// runs the same suite (exporter/capturetest_test.go) against the same golden lines.
+func TestCaptureConformance(t *testing.T) {
+	capturetest.Run(t, newFactoryTarget)
+}
+
+// newSDKTarget is the SDK span exporter over dir, fed the same spans as sdktrace.ReadOnlySpans.
+func newSDKTarget(t *testing.T, dir string) capturetest.Target {
+	t.Helper()
+	store, err := capture.NewStore(dir)
+	require.NoError(t, err)
+	exp, err := exporter.New(store, exporter.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+	return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
+		stubs := make(tracetest.SpanStubs, len(spans))
+		for i, s := range spans {
+			stubs[i] = tracetest.SpanStub{
+				Name:              s.Name,
+				SpanContext:       trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceFlags: trace.FlagsSampled}),
+				SpanKind:          s.Kind,
+				StartTime:         s.Start,
+				EndTime:           s.End,
+				Attributes:        s.Attributes,
+				DroppedAttributes: s.DroppedAttributes,
+			}
+		}
+		return exp.ExportSpans(ctx, []sdktrace.ReadOnlySpan(stubs.Snapshots()))
+	})
+}
+
+// TestIdenticalToSDKExporter feeds the SDK exporter and gymcapture the same spans and compares
+// their capture directories byte for byte: every canonical span, in per-case rollouts and all in
+// one rollout, plus one that lost attributes to a count limit.
+func TestIdenticalToSDKExporter(t *testing.T) {
+	cases := capturetest.Cases(t)
+	var batches [][]capturetest.Span
+	var all []capturetest.Span
+	for i, c := range cases {
+		one := c.Span
+		one.Attributes = append(one.Attributes[:0:0], one.Attributes...)
+		for j, kv := range one.Attributes {
+			if kv.Key == "gymtrace.rollout.id" {
+				one.Attributes[j] = kv.Key.String(fmt.Sprintf("case-%d", i))
+			}
+		}
+		batches = append(batches, []capturetest.Span{one})
+		all = append(all, c.Span)
+	}
+	dropped := cases[0].Span
+	dropped.DroppedAttributes = 3
+	batches = append(batches, all, []capturetest.Span{dropped})
+
+	sdkDir, colDir := t.TempDir(), t.TempDir()
+	sdk, col := newSDKTarget(t, sdkDir), newFactoryTarget(t, colDir)
+	for _, b := range batches {
+		require.NoError(t, sdk.ConsumeSpans(t.Context(), b))
+		require.NoError(t, col.ConsumeSpans(t.Context(), b))
+	}
+	want := capturetest.DirContents(t, sdkDir)
+	require.Len(t, want, len(cases)+2, "one file per case rollout, the shared rollout's file and its marker")
+	assert.Equal(t, want, capturetest.DirContents(t, colDir))
+}
+
+// TestComponentType keeps the factory, metadata.yaml and internal/metadata in step.
+func TestComponentType(t *testing.T) {
+	assert.Equal(t, component.MustNewType("gymcapture"), NewFactory().Type())
+	assert.Equal(t, metadata.TracesStability, NewFactory().TracesStability())
+}

@@ -1,0 +1,53 @@
+// Package gymcaptureexporter is the OpenTelemetry Collector exporter `gymcapture`: it writes the
+// capture record of every model-call span it receives to <capture_dir>/<rollout_id>.capture.jsonl,
+// the same files, byte for byte, as gymtrace's SDK exporter (github.com/gymtrace/gymtrace/exporter)
+// writes for the same spans (SPEC.md §2, §3.1; DESIGN.md "Scale-out").
+//
+// # Records
+//
+// A model-call span is one carrying a string gymtrace.rollout.id and a gymtrace.model_call.id;
+// other spans are ignored (counted). The record is rebuilt from the span's attributes and times by
+// capture.ExchangeFromAttributes, the one record <-> attribute mapping, through a small
+// capture.AttributeLookup over the span's pcommon.Map; the span's trace_id and span_id are
+// appended (SPEC §0 "Record keys"). Each capture file holds one JSON object per line, UTF-8,
+// newline-terminated, keys in SPEC §3.1 order. capture/capturetest's conformance suite runs
+// against this exporter and the SDK exporter and proves their files identical.
+//
+// A payload that cannot be used whole (cut by an attribute length limit, stripped, not a JSON
+// object) or a span that lost attributes to a count limit gives a record with that payload null
+// and marks the rollout incomplete (<rollout_id>.capture.incomplete). A model-call span whose record
+// cannot be rebuilt (a required attribute missing or mistyped, an unsafe rollout id) is a permanent
+// error for that span only (consumererror.NewPermanent); the other spans of the batch are written.
+// I/O errors are retryable: exporterhelper retries only the failed spans.
+//
+// # Durability
+//
+// Every record is appended with capture.Store.Append: flock, one write, fsync, group-committed
+// with concurrent records of the same file; different rollouts never wait for each other. The
+// exporter's sending queue is disabled by default; with the queue disabled and no batch processor
+// in the pipeline, ConsumeTraces returns, and the OTLP receiver acknowledges the request, only
+// after the fsync of its records. A model server that exports its capture spans synchronously
+// (a SimpleSpanProcessor over an OTLP exporter) therefore keeps SPEC §0's durability contract end
+// to end. See collectorext/config/gymtrace-otelcol.yaml.
+//
+// # Configuration
+//
+//	exporters:
+//	  gymcapture:
+//	    capture_dir: /abs/shared/captures   # required, absolute
+//	    dir_mode: "0700"                    # default; octal string
+//	    file_mode: "0600"                   # default; octal string
+//	    include_payloads: true              # default
+//	    timeout: 5s                         # exporterhelper, per attempt
+//	    sending_queue:
+//	      enabled: false                    # default: acknowledge after fsync
+//	    retry_on_failure:
+//	      enabled: true                     # default; I/O errors only
+//
+// # Telemetry and lifecycle
+//
+// The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
+// ignored, rejected, failed, dropped). Start creates capture_dir with dir_mode; Shutdown is safe
+// without Start and when called twice; spans received after Shutdown are not written, their
+// rollouts are marked incomplete and an error is returned. The exporter is safe for concurrent use.
+package gymcaptureexporter

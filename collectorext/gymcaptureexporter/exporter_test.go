@@ -1,0 +1,384 @@
+package gymcaptureexporter
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
+	"github.com/gymtrace/gymtrace/collectorext/gymcaptureexporter/internal/metadata"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// newStarted builds and starts a captureExporter over a fresh directory; edit may change the
+// configuration and add store options (for example a sync hook) before Start.
+func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExporter, string) {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	e, err := newCaptureExporter(cfg, exportertest.NewNopSettings(metadata.Type))
+	require.NoError(t, err)
+	if edit != nil {
+		edit(cfg, e)
+		e.includePayloads = cfg.IncludePayloads
+	}
+	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
+	return e, cfg.CaptureDir
+}
+
+// inRollout returns c's span moved to rollout rid with span id sid.
+func inRollout(c capturetest.Case, rid string, sid byte) capturetest.Span {
+	s := c.Span
+	s.SpanID = trace.SpanID{0, 0, 0, 0, 0, 0, 0xee, sid}
+	s.Attributes = make([]attribute.KeyValue, 0, len(c.Span.Attributes))
+	for _, kv := range c.Span.Attributes {
+		if kv.Key == semconv.GymtraceRolloutIDKey {
+			kv = semconv.GymtraceRolloutID(rid)
+		}
+		s.Attributes = append(s.Attributes, kv)
+	}
+	return s
+}
+
+// without returns s without attribute k.
+func without(s capturetest.Span, k attribute.Key) capturetest.Span {
+	out := s
+	out.Attributes = nil
+	for _, kv := range s.Attributes {
+		if kv.Key != k {
+			out.Attributes = append(out.Attributes, kv)
+		}
+	}
+	return out
+}
+
+func st(written, partial, ignored, rejected, failed, dropped int64) stats {
+	return stats{written, partial, ignored, rejected, failed, dropped}
+}
+
+func TestPushTraces(t *testing.T) {
+	cases := capturetest.Cases(t)
+	c := cases[0]
+	good := inRollout(c, "good", 1)
+	other := capturetest.Span{Name: "invoke_agent", Kind: trace.SpanKindInternal, Start: c.Span.Start, End: c.Span.End,
+		Attributes: []attribute.KeyValue{semconv.GymtraceRolloutID("good")}}
+	bad := without(inRollout(c, "bad", 2), semconv.GymtraceDialectKey)
+
+	tests := []struct {
+		name          string
+		spans         []capturetest.Span
+		wantFiles     map[string]string
+		wantStats     stats
+		wantPermanent bool
+		wantErr       string
+	}{
+		{
+			name:      "model-call span written",
+			spans:     []capturetest.Span{good},
+			wantFiles: map[string]string{"good.capture.jsonl": c.Want(good.TraceID, good.SpanID)},
+			wantStats: st(1, 0, 0, 0, 0, 0),
+		},
+		{
+			name:      "span that is not a model call ignored and counted",
+			spans:     []capturetest.Span{other, other},
+			wantFiles: map[string]string{},
+			wantStats: st(0, 0, 2, 0, 0, 0),
+		},
+		{
+			name:  "missing required attribute: permanent for that span only",
+			spans: []capturetest.Span{bad, good},
+			wantFiles: map[string]string{
+				"good.capture.jsonl":     c.Want(good.TraceID, good.SpanID),
+				"bad.capture.incomplete": "",
+			},
+			wantStats:     st(1, 0, 0, 1, 0, 0),
+			wantPermanent: true,
+			wantErr:       "gymtrace.dialect is required",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, dir := newStarted(t, nil)
+			err := e.pushTraces(t.Context(), toTraces(tt.spans))
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+				assert.ErrorContains(t, err, tt.wantErr)
+				assert.Equal(t, tt.wantPermanent, consumererror.IsPermanent(err))
+			}
+			assert.Equal(t, tt.wantFiles, capturetest.DirContents(t, dir))
+			assert.Equal(t, tt.wantStats, e.tel.stats())
+		})
+	}
+}
+
+// TestPushTracesIOErrors: records not written for an I/O reason give a retryable error that
+// carries exactly the failed spans; the others are written once and never handed back.
+func TestPushTracesIOErrors(t *testing.T) {
+	cases := capturetest.Cases(t)
+	c := cases[1]
+	ok1, fails, ok2 := inRollout(c, "ok", 1), inRollout(c, "fails", 2), inRollout(c, "ok", 3)
+
+	t.Run("unwritable capture file", func(t *testing.T) {
+		e, dir := newStarted(t, nil)
+		// A directory where the capture file must go: open fails (not a regular file).
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails, ok2}))
+		require.Error(t, err)
+		assert.False(t, consumererror.IsPermanent(err), "I/O errors are retryable")
+		assertRetryOnly(t, err, fails.SpanID)
+		got, err := os.ReadFile(filepath.Join(dir, "ok.capture.jsonl"))
+		require.NoError(t, err)
+		assert.Equal(t, c.Want(ok1.TraceID, ok1.SpanID)+c.Want(ok2.TraceID, ok2.SpanID), string(got))
+		assert.FileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
+		assert.Equal(t, st(2, 0, 0, 0, 1, 0), e.tel.stats())
+	})
+	t.Run("capture directory replaced by a file", func(t *testing.T) {
+		e, dir := newStarted(t, nil)
+		require.NoError(t, os.Remove(dir))
+		require.NoError(t, os.WriteFile(dir, nil, 0o600))
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{fails}))
+		require.Error(t, err)
+		assert.False(t, consumererror.IsPermanent(err))
+		assert.ErrorContains(t, err, dir)
+		assertRetryOnly(t, err, fails.SpanID)
+		assert.Equal(t, st(0, 0, 0, 0, 1, 0), e.tel.stats())
+	})
+	t.Run("fsync fails", func(t *testing.T) {
+		e, dir := newStarted(t, func(_ *Config, e *captureExporter) {
+			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
+				if strings.HasSuffix(path, "fails.capture.jsonl") {
+					return errors.New("input/output error")
+				}
+				return nil
+			}))
+		})
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails}))
+		require.Error(t, err)
+		assert.False(t, consumererror.IsPermanent(err))
+		assert.ErrorContains(t, err, "input/output error")
+		assertRetryOnly(t, err, fails.SpanID)
+		assert.Contains(t, capturetest.DirContents(t, dir), "fails.capture.incomplete")
+	})
+	t.Run("failed and rejected in one batch: retryable, only the failed span", func(t *testing.T) {
+		e, dir := newStarted(t, nil)
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
+		bad := without(inRollout(c, "bad", 4), semconv.GymtraceLatencyMSKey)
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{bad, fails, ok1}))
+		require.Error(t, err)
+		assert.False(t, consumererror.IsPermanent(err), "the failed span must still be retried")
+		assert.ErrorContains(t, err, "1 model-call spans rejected (not retried)")
+		assert.ErrorContains(t, err, "gymtrace.latency_ms is required")
+		assertRetryOnly(t, err, fails.SpanID)
+		assert.Equal(t, st(1, 0, 0, 1, 1, 0), e.tel.stats())
+	})
+	t.Run("context done before the record", func(t *testing.T) {
+		e, dir := newStarted(t, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		err := e.pushTraces(ctx, toTraces([]capturetest.Span{ok1}))
+		require.ErrorIs(t, err, context.Canceled)
+		assertRetryOnly(t, err, ok1.SpanID)
+		assert.Equal(t, map[string]string{"ok.capture.incomplete": ""}, capturetest.DirContents(t, dir))
+	})
+}
+
+// assertRetryOnly checks that err hands exactly the spans with ids want back for retry.
+func assertRetryOnly(t *testing.T, err error, want ...trace.SpanID) {
+	t.Helper()
+	var te consumererror.Traces
+	require.ErrorAs(t, err, &te)
+	var got []trace.SpanID
+	rss := te.Data().ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		svc, ok := rs.Resource().Attributes().Get("service.name")
+		require.True(t, ok, "the resource is kept")
+		assert.Equal(t, "model-server", svc.Str())
+		for j := range rs.ScopeSpans().Len() {
+			spans := rs.ScopeSpans().At(j).Spans()
+			for k := range spans.Len() {
+				got = append(got, trace.SpanID(spans.At(k).SpanID()))
+			}
+		}
+	}
+	assert.Equal(t, want, got)
+}
+
+// TestRetryWritesFailedSpansOnce: through exporterhelper with retries on, a batch whose first
+// attempt fails for one rollout ends with every record written exactly once.
+func TestRetryWritesFailedSpansOnce(t *testing.T) {
+	c := capturetest.Cases(t)[2]
+	a, b := inRollout(c, "a", 1), inRollout(c, "b", 2)
+	var failures atomic.Int32
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	cfg.RetryConfig = configretry.BackOffConfig{Enabled: true, InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond,
+		MaxElapsedTime: 5 * time.Second, Multiplier: 1.5}
+	set := exportertest.NewNopSettings(metadata.Type)
+	e, err := newCaptureExporter(cfg, set)
+	require.NoError(t, err)
+	e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
+		if strings.HasSuffix(path, "b.capture.jsonl") && failures.Add(1) == 1 {
+			// Fails after the write, before the fsync: the line may be in the file.
+			return errors.New("transient input/output error")
+		}
+		return nil
+	}))
+	exp, err := newTraces(t.Context(), set, cfg, e)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, exp.Shutdown(context.Background())) }()
+
+	require.NoError(t, exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{a, b})))
+	files := capturetest.DirContents(t, cfg.CaptureDir)
+	assert.Equal(t, c.Want(a.TraceID, a.SpanID), files["a.capture.jsonl"], "a written once, not rewritten by the retry")
+	assert.Contains(t, files, "b.capture.incomplete", "a failed write marks the rollout (SPEC §2.6), even when a retry succeeds")
+	assert.Equal(t, st(2, 0, 0, 0, 1, 0), e.tel.stats())
+	// The failed commit reached the file before its fsync failed: the file may hold that line
+	// and the retried one. It never holds a torn line.
+	lines := strings.SplitAfter(strings.TrimSuffix(files["b.capture.jsonl"], "\n"), "\n")
+	assert.NotEmpty(t, lines[0], "the retry wrote b")
+	for _, l := range lines {
+		assert.Equal(t, strings.TrimSuffix(c.Want(b.TraceID, b.SpanID), "\n"), strings.TrimSuffix(l, "\n"))
+	}
+}
+
+func TestPushTracesLifecycle(t *testing.T) {
+	c := capturetest.Cases(t)[0]
+	span := inRollout(c, "late", 1)
+	t.Run("before start", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		cfg.CaptureDir = t.TempDir()
+		e, err := newCaptureExporter(cfg, exportertest.NewNopSettings(metadata.Type))
+		require.NoError(t, err)
+		require.ErrorIs(t, e.pushTraces(t.Context(), toTraces([]capturetest.Span{span})), errNotStarted)
+		require.NoError(t, e.shutdown(t.Context()))
+		require.NoError(t, e.shutdown(t.Context()))
+	})
+	t.Run("after shutdown: not written, rollout marked, error", func(t *testing.T) {
+		e, dir := newStarted(t, nil)
+		require.NoError(t, e.shutdown(t.Context()))
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{span}))
+		require.ErrorIs(t, err, errShutdown)
+		assert.Equal(t, map[string]string{"late.capture.incomplete": ""}, capturetest.DirContents(t, dir))
+		assert.Equal(t, st(0, 0, 0, 0, 0, 1), e.tel.stats())
+	})
+}
+
+// TestIncludePayloadsFalse: without payloads the record keeps everything else, payloads are null
+// or absent, and nothing is marked.
+func TestIncludePayloadsFalse(t *testing.T) {
+	for _, c := range capturetest.Cases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			e, dir := newStarted(t, func(cfg *Config, _ *captureExporter) { cfg.IncludePayloads = false })
+			sp := inRollout(c, "lean", 1)
+			require.NoError(t, e.pushTraces(t.Context(), toTraces([]capturetest.Span{sp})))
+			files := capturetest.DirContents(t, dir)
+			require.Equal(t, []string{"lean.capture.jsonl"}, keys(files))
+			line := files["lean.capture.jsonl"]
+			assert.Contains(t, line, `"request":null,"response":null,"trace_id"`)
+			assert.NotContains(t, line, "request_raw")
+			assert.NotContains(t, line, "response_raw")
+			full := c.Want(sp.TraceID, sp.SpanID)
+			head := full[:strings.Index(full, `,"request":`)]
+			assert.True(t, strings.HasPrefix(line, head+`,"request":null`), "every other key as in the full record")
+		})
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestTelemetry: the span counter is reported on the component's MeterProvider by outcome.
+func TestTelemetry(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	exp, err := NewFactory().CreateTraces(t.Context(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, exp.Shutdown(context.Background())) }()
+
+	c := capturetest.Cases(t)[0]
+	good := inRollout(c, "m", 1)
+	ignored := capturetest.Span{Name: "x", Start: c.Span.Start, End: c.Span.End}
+	bad := without(inRollout(c, "m", 2), semconv.GymtraceDialectKey)
+	partial := inRollout(c, "m", 3)
+	partial.DroppedAttributes = 1
+	err = exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{good, ignored, ignored, bad, partial}))
+	require.True(t, consumererror.IsPermanent(err))
+
+	m, err := tel.GetMetric(metadata.SpansMetric)
+	require.NoError(t, err)
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, "%T", m.Data)
+	assert.True(t, sum.IsMonotonic)
+	got := map[string]int64{}
+	for _, dp := range sum.DataPoints {
+		v, ok := dp.Attributes.Value(metadata.OutcomeKey)
+		require.True(t, ok)
+		got[v.AsString()] = dp.Value
+	}
+	assert.Equal(t, map[string]int64{"written": 1, "ignored": 2, "rejected": 1, "partial": 1}, got)
+}
+
+// BenchmarkPushTraces measures the per-span path: pdata attributes -> record -> durable append
+// (one fsync per push).
+func BenchmarkPushTraces(b *testing.B) {
+	c := capturetest.Cases(b)[1]
+	td := toTraces([]capturetest.Span{inRollout(c, "bench", 1)})
+	e, _ := newStarted(b, nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(c.Line)))
+	for b.Loop() {
+		if err := e.pushTraces(b.Context(), td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.Equal(b, int64(b.N), e.tel.stats()[outcomeWritten])
+}
+
+// BenchmarkEncode measures building one capture line from a pdata span, without the write.
+func BenchmarkEncode(b *testing.B) {
+	c := capturetest.Cases(b)[1]
+	sp := toTraces([]capturetest.Span{c.Span}).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	e, _ := newStarted(b, nil)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		buf, _, err = e.encode(buf[:0], spanAttributes(sp.Attributes()), sp)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	require.Equal(b, c.Line, string(buf))
+}

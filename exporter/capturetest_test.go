@@ -1,0 +1,50 @@
+package exporter_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
+	"github.com/gymtrace/gymtrace/exporter"
+)
+
+// sdkSpans converts the suite's spans to sdktrace.ReadOnlySpans.
+func sdkSpans(spans []capturetest.Span) []sdktrace.ReadOnlySpan {
+	stubs := make(tracetest.SpanStubs, len(spans))
+	for i, s := range spans {
+		stubs[i] = tracetest.SpanStub{
+			Name: s.Name,
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID: s.TraceID, SpanID: s.SpanID, TraceFlags: trace.FlagsSampled,
+			}),
+			SpanKind:          s.Kind,
+			StartTime:         s.Start,
+			EndTime:           s.End,
+			Attributes:        s.Attributes,
+			DroppedAttributes: s.DroppedAttributes,
+		}
+	}
+	return stubs.Snapshots()
+}
+
+// TestCaptureConformance runs the capture conformance suite against the SDK span exporter; the
+// Collector exporter gymcapture runs the same suite (collectorext).
+func TestCaptureConformance(t *testing.T) {
+	capturetest.Run(t, func(t *testing.T, dir string) capturetest.Target {
+		store, err := capture.NewStore(dir)
+		require.NoError(t, err)
+		exp, err := exporter.New(store, exporter.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+		return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
+			return exp.ExportSpans(ctx, sdkSpans(spans))
+		})
+	})
+}
