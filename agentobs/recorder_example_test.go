@@ -47,7 +47,7 @@ func ExampleRecorder() {
 		}
 	}
 	// Output:
-	// agent_invocation completed 1 model call(s)
+	// agent_invocation completed 2 model call(s)
 	// tool_call bash timeout executor
 	// context_compaction auto 90000 -> 4000 0f1e2d3c4b5a69788796a5b4c3d2e1f0
 }

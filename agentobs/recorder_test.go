@@ -96,11 +96,11 @@ func TestRecorderSpans(t *testing.T) {
 		assert.Equal(t, rootID, a["gymtrace.agent.invocation.id"].AsString())
 		assert.Equal(t, "failed", a["gymtrace.observation.status"].AsString())
 		assert.Equal(t, "*fs.PathError", a["error.type"].AsString())
-		assert.Equal(t, []string{"call-1", "call-4"}, a["gymtrace.model_call.ids"].AsStringSlice())
+		assert.Equal(t, []string{"call-1", "call-3", "call-4"}, a["gymtrace.model_call.ids"].AsStringSlice(), "the compaction's call is the invocation's too")
 		assert.Equal(t, codes.Error, root.Status.Code)
 		assert.Equal(t, "open /x: file does not exist", root.Status.Description)
-		require.Len(t, root.Events, 2)
-		for i, id := range []string{"call-1", "call-4"} {
+		require.Len(t, root.Events, 3)
+		for i, id := range []string{"call-1", "call-3", "call-4"} {
 			assert.Equal(t, "gymtrace.model_call", root.Events[i].Name)
 			assert.Equal(t, id, attrMap(root.Events[i].Attributes)["gymtrace.model_call.id"].AsString())
 		}
@@ -173,7 +173,7 @@ func TestRecorderBundle(t *testing.T) {
 	assert.Nil(t, root.ParentInvocationID)
 	assert.Equal(t, agentobs.InvocationStatusFailed, root.Status)
 	assert.Equal(t, "*fs.PathError", str(root.ErrorType))
-	assert.Equal(t, []string{"call-1", "call-4"}, refIDs(root.ModelCalls))
+	assert.Equal(t, []string{"call-1", "call-3", "call-4"}, refIDs(root.ModelCalls))
 	assert.Equal(t, rootID, str(sub.ParentInvocationID))
 	assert.Equal(t, "tc-1", str(sub.SpawnedByToolCallID))
 	assert.Equal(t, agentobs.InvocationStatusCompleted, sub.Status)

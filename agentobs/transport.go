@@ -62,8 +62,9 @@ func (t *transport) CloseIdleConnections() {
 }
 
 // RecordModelCall records the model call modelCallID (the capture record's model_call_id, e.g. from
-// the [ModelCallIDHeader] response header) as made by the observation ctx carries: the compaction
-// in progress when there is one (its summarizing calls), else the invocation. It adds a
+// the [ModelCallIDHeader] response header) as made by the invocation ctx carries and, when ctx is
+// inside a compaction in progress, also as one of that compaction's summarizing calls (the
+// invocation owns it either way, SPEC §6.5). It adds a
 // gymtrace.model_call event (attribute gymtrace.model_call.id) to that span, and the id to the
 // gymtrace.model_call.ids list the span gets when it ends. Use it with clients that do not go
 // through [Transport].
@@ -95,7 +96,10 @@ func recordRef(ctx context.Context, ref ModelCallRef, target trace.SpanContext) 
 		return errNoRecorder
 	}
 	if s.comp != nil {
-		if err := s.comp.e.recordCall(s.rec, ref, target); !errors.Is(err, errEnded) {
+		// A compaction's summarizing call is also one of its invocation's calls: the join lets a
+		// compaction reference resolve only to a call its own invocation owns (SPEC §6.5, and
+		// §8 #98: invocation refs [before, compact, after], compaction refs [compact]).
+		if err := s.comp.e.recordCall(s.rec, ref, target); err != nil && !errors.Is(err, errEnded) {
 			return err
 		}
 	}

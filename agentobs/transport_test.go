@@ -75,7 +75,7 @@ func TestTransport(t *testing.T) {
 
 	b := requireSameBundles(t, h, rec)
 	r := split(b)
-	assert.Equal(t, []string{"c1", "c2", "c3"}, refIDs(r.invocations[inv.ID()].ModelCalls))
+	assert.Equal(t, []string{"c1", "c2", "s1", "s2", "c3"}, refIDs(r.invocations[inv.ID()].ModelCalls), "summarizing calls are the invocation's too")
 	require.Len(t, r.compactions, 1)
 	c := r.compactions[0]
 	assert.Equal(t, []string{"s1", "s2"}, refIDs(c.ModelCalls))

@@ -19,3 +19,6 @@ echo "== go test (e2e module)"
 
 echo "== go test (collectorext module: gymcapture exporter with -race, the gymtrace-otelcol distribution and its e2e)"
 (cd collectorext && go vet ./... && go test -race -count=1 ./gymcaptureexporter/... 2>&1 && go test -count=1 ./cmd/... 2>&1) | tee /tmp/gymtrace-collectorext-test.log
+
+echo "== go test (examples/agent module: the example agent with openai-go and agentobs)"
+(cd examples/agent && go vet ./... && go test -race -count=1 ./... 2>&1) | tee /tmp/gymtrace-examples-test.log

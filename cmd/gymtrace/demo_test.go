@@ -52,7 +52,7 @@ func TestDemoCmdRelativeDir(t *testing.T) {
 	// The hint works: `gymtrace calls` prints one record per call of the rollout.
 	calls := runGymtrace(t, "calls", "--capture-dir", captureDir, "0-0")
 	require.NoError(t, calls.err, calls.stderr)
-	assert.Equal(t, 2, strings.Count(calls.stdout, "\n"), calls.stdout)
+	assert.Equal(t, 3, strings.Count(calls.stdout, "\n"), calls.stdout)
 	assert.Contains(t, calls.stdout, `"dialect":"responses"`)
 }
 
@@ -70,5 +70,5 @@ func TestDemoCmdDefaults(t *testing.T) {
 	for _, id := range []string{"0-0", "0-1", "1-0"} {
 		assert.FileExists(t, filepath.Join(dir, "captures", id+".capture.jsonl"), "3 rollouts by default")
 	}
-	assert.Contains(t, res.stdout, "3 rollout(s), 6 model call(s)")
+	assert.Contains(t, res.stdout, "3 rollout(s), 9 model call(s)")
 }

@@ -31,6 +31,7 @@ type Call struct {
 	ToolCalls    []ToolCall // the tool calls of the answer, in order
 	Usage        Usage      // token usage as the answer reported it
 	LatencyMS    float64    // client-side latency: request sent until the body was read to its end, in milliseconds
+	Compaction   bool       // the call summarized the history for a context compaction
 }
 
 // ToolCall is one tool call of an answer as the agent read it.

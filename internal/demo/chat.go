@@ -14,14 +14,12 @@ import (
 // front of a vLLM-style server does: reasoning comes back as reasoning_content, streamed calls ask
 // for the usage chunk with stream_options.include_usage.
 type chatConversation struct {
-	messages []any
+	messages  []any
+	compacted bool // the history was replaced by a summary: no more tool calls
 }
 
 func newChatConversation(t task) *chatConversation {
-	return &chatConversation{messages: []any{
-		chatMessage{Role: "system", Content: systemPrompt},
-		chatMessage{Role: "user", Content: t.prompt},
-	}}
+	return &chatConversation{messages: []any{chatMessage{Role: "user", Content: t.prompt}}}
 }
 
 type chatMessage struct {
@@ -69,6 +67,7 @@ type chatRequest struct {
 	Model               string             `json:"model"`
 	Messages            []any              `json:"messages"`
 	Tools               []chatTool         `json:"tools"`
+	ToolChoice          string             `json:"tool_choice,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort"`
 	MaxCompletionTokens int                `json:"max_completion_tokens"`
 	Stream              bool               `json:"stream,omitempty"`
@@ -78,13 +77,23 @@ type chatRequest struct {
 func (*chatConversation) path() string { return "/chat/completions" }
 
 func (cv *chatConversation) request(stream bool) any {
+	return cv.build(stream, systemPrompt, cv.compacted)
+}
+
+func (cv *chatConversation) summaryRequest(stream bool) any {
+	return cv.build(stream, summarizerPrompt, true)
+}
+
+// build is a request with the history so far under the system message system, and tool_choice
+// "none" when noToolCalls is set (the tool is still offered: the history may hold its calls).
+func (cv *chatConversation) build(stream bool, system string, noToolCalls bool) chatRequest {
 	var tool chatTool
 	tool.Type = "function"
 	tool.Function.Name, tool.Function.Description = toolName, toolDescription
 	tool.Function.Parameters = json.RawMessage(toolSchema)
 	req := chatRequest{
 		Model:               chatModel,
-		Messages:            append([]any(nil), cv.messages...),
+		Messages:            append([]any{chatMessage{Role: "system", Content: system}}, cv.messages...),
 		Tools:               []chatTool{tool},
 		ReasoningEffort:     "low",
 		MaxCompletionTokens: maxOutputTokens,
@@ -92,6 +101,9 @@ func (cv *chatConversation) request(stream bool) any {
 	}
 	if stream {
 		req.StreamOptions = &chatStreamOptions{IncludeUsage: true}
+	}
+	if noToolCalls {
+		req.ToolChoice = "none"
 	}
 	return req
 }
@@ -262,4 +274,9 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 
 func (cv *chatConversation) addToolResult(tc ToolCall, result string) {
 	cv.messages = append(cv.messages, chatToolMessage{Role: "tool", ToolCallID: tc.ID, Content: result})
+}
+
+func (cv *chatConversation) compact(summary string) {
+	cv.messages = []any{chatMessage{Role: "user", Content: compactedPrefix + summary}}
+	cv.compacted = true
 }

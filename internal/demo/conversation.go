@@ -31,8 +31,15 @@ const maxOutputTokens = 2048
 type conversation interface {
 	// path is the API path under the "/v1" base URL, e.g. "/responses".
 	path() string
-	// request returns the body of the next call: the history so far, the tool and the options.
+	// request returns the body of the next call: the history so far, the tool and the options
+	// (tool_choice "none" once the history was compacted).
 	request(stream bool) any
+	// summaryRequest returns the body of a summarizing call: the history so far under the
+	// summarizer's instructions instead of the system prompt, with tool_choice "none".
+	summaryRequest(stream bool) any
+	// compact replaces the history with one user message holding compactedPrefix + summary;
+	// later requests forbid tool calls (the work they did is in the summary).
+	compact(summary string)
 	// readJSON reads a non-streamed answer into c and adds the assistant turn to the history.
 	readJSON(r io.Reader, c *Call) error
 	// readStream reads a streamed answer to its terminal event into c and adds the assistant turn

@@ -12,8 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/rollouts"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Limits and defaults of Config.Rollouts.
@@ -50,6 +54,9 @@ type Result struct {
 	Rollouts     []Rollout
 	// Attach is what rollouts.Attach reported for the attached file.
 	Attach rollouts.Summary
+	// Observations is what the agent's observation processor wrote (observation spans appended to
+	// the <rollout_id>.observations.jsonl files, failures).
+	Observations agentobs.ProcessorStats
 	// Elapsed is the time from the servers' start to the end of the last rollout.
 	Elapsed time.Duration
 }
@@ -66,6 +73,9 @@ type Rollout struct {
 	Reward       float64 // 1.0 when Answer holds the right result, else 0.0
 	Calls        []Call  // the model calls as the agent saw them, in order
 	Capture      CaptureSummary
+	// Observations summarizes the attached line's ng_agent_observations: the agent's observations
+	// joined with the captured calls.
+	Observations ObservationSummary
 }
 
 // checkConfig validates cfg and fills in defaults.
@@ -150,11 +160,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, errors.Join(fmt.Errorf("demo: write report: %w", err), st.stop(ctx))
 	}
 
+	tel, err := newTelemetry(store)
+	if err != nil {
+		return res, errors.Join(fmt.Errorf("demo: %w", err), st.stop(ctx))
+	}
 	start := time.Now()
-	rs, runErr := runAll(ctx, st.proxyURL, plan)
+	rs, runErr := runAll(ctx, st.proxyURL, tel.tp, plan)
 	res.Elapsed, res.Rollouts = time.Since(start), rs
-	if err := st.stop(ctx); err != nil || runErr != nil {
-		return res, errors.Join(runErr, err)
+	var telErr error
+	res.Observations, telErr = tel.shutdown(ctx)
+	if err := st.stop(ctx); err != nil || runErr != nil || telErr != nil {
+		return res, errors.Join(runErr, telErr, err)
 	}
 
 	for i := range res.Rollouts {
@@ -167,6 +183,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 	if res.Attach, err = attachCaptures(ctx, res.RolloutsPath, res.AttachedPath, store); err != nil {
+		return res, fmt.Errorf("demo: %w", err)
+	}
+	if err := readObservationSummaries(res.AttachedPath, store, res.Rollouts); err != nil {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 
@@ -184,17 +203,26 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-// runAll runs the planned rollouts against the proxy, at most maxWorkers at a time, and returns
-// them in plan order. The first failure cancels the rollouts still running; every goroutine has
-// returned when runAll does, and the agent's idle connections are closed.
-func runAll(ctx context.Context, proxyURL string, plan []plannedRollout) ([]Rollout, error) {
+// runAll runs the planned rollouts against the proxy, at most maxWorkers at a time, recording each
+// agent's observations with tp, and returns them in plan order. The first failure cancels the
+// rollouts still running; every goroutine has returned when runAll does, and the agent's idle
+// connections are closed.
+//
+// The agent's HTTP client is sdk.NewHTTPClient (a client span and traceparent per call) around
+// agentobs.Transport (each answer's model_call_id header recorded for the invocation or compaction
+// in the request's context).
+func runAll(ctx context.Context, proxyURL string, tp trace.TracerProvider, plan []plannedRollout) ([]Rollout, error) {
 	transport := &http.Transport{
 		MaxIdleConnsPerHost:   maxWorkers,
 		ResponseHeaderTimeout: time.Minute,
 		DisableCompression:    true, // the agent reads the bytes the model server sent
 	}
 	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: 2 * time.Minute}
+	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 2 * time.Minute},
+		sdk.WithClientTracerProvider(tp))
+	if err != nil {
+		return nil, fmt.Errorf("demo: agent http client: %w", err)
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -207,7 +235,7 @@ func runAll(ctx context.Context, proxyURL string, plan []plannedRollout) ([]Roll
 		wg.Go(func() {
 			for k := range jobs {
 				p := plan[k]
-				ep, err := runEpisode(ctx, client, proxyURL, p)
+				ep, err := runEpisode(ctx, client, tp, proxyURL, p)
 				out[k] = Rollout{
 					ID: ep.id, TaskIndex: p.taskIndex, RolloutIndex: p.rolloutIndex, Dialect: p.dialect,
 					Prompt: p.task.prompt, Answer: ep.answer, Reward: p.task.reward(ep.answer), Calls: ep.calls,

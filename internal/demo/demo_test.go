@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 )
 
@@ -154,7 +155,11 @@ func TestRun(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	assert.Equal(t, []string{"0-0.capture.jsonl", "0-1.capture.jsonl", "1-0.capture.jsonl"}, names)
+	assert.Equal(t, []string{
+		"0-0.capture.jsonl", "0-0.observations.jsonl", "0-1.capture.jsonl", "0-1.observations.jsonl",
+		"1-0.capture.jsonl", "1-0.observations.jsonl",
+	}, names, "a capture file and an observations file per rollout")
+	assert.Equal(t, 3*4, int(res.Observations.Lines), "four observation spans per rollout written")
 
 	store, err := capture.NewStore(res.CaptureDir)
 	require.NoError(t, err)
@@ -168,10 +173,14 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, 1.0, r.Reward, "answer %q", r.Answer)
 			assert.Contains(t, r.Answer, newTask(k/2).answer())
 
-			require.Len(t, r.Calls, 2, "a tool call, then the final answer")
+			require.Len(t, r.Calls, 3, "a tool call, the compaction's summary, then the final answer")
 			assert.NotEmpty(t, r.Calls[0].ToolCalls)
 			assert.Empty(t, r.Calls[1].ToolCalls)
-			assert.NotEqual(t, r.Calls[0].Stream, r.Calls[1].Stream, "one call streamed, one not")
+			assert.Empty(t, r.Calls[2].ToolCalls)
+			assert.Equal(t, []bool{false, true, false}, []bool{r.Calls[0].Compaction, r.Calls[1].Compaction, r.Calls[2].Compaction})
+			assert.Contains(t, r.Calls[1].Text, newTask(k/2).answer(), "the summary keeps the tool's result")
+			assert.NotEqual(t, r.Calls[0].Stream, r.Calls[1].Stream, "calls alternate streamed and not")
+			assert.NotEqual(t, r.Calls[1].Stream, r.Calls[2].Stream, "calls alternate streamed and not")
 			for _, c := range r.Calls {
 				seen[c.Dialect+"/"+fmt.Sprint(c.Stream)] = true
 			}
@@ -202,7 +211,7 @@ func TestRun(t *testing.T) {
 			assert.NotContains(t, string(b), demoAnthropicKey, "API keys are never captured")
 
 			assert.Equal(t, CaptureSummary{
-				Calls: 2, Dialects: []string{r.Dialect}, Metrics: capture.Aggregate(recs),
+				Calls: 3, Dialects: []string{r.Dialect}, Metrics: capture.Aggregate(recs),
 			}, r.Capture)
 		})
 	}
@@ -245,6 +254,11 @@ func TestRun(t *testing.T) {
 			assert.NotContains(t, att, "gaps")
 			assert.Equal(t, r.Answer, row["response"], "the rollout's own keys are kept")
 		}
+		for k, r := range res.Rollouts {
+			t.Run("observations "+r.ID, func(t *testing.T) {
+				checkAttachedObservations(t, store, res.AttachedPath, k, r)
+			})
+		}
 	})
 
 	t.Run("report", func(t *testing.T) {
@@ -254,9 +268,13 @@ func TestRun(t *testing.T) {
 			assert.Contains(t, s, want)
 		}
 		for _, r := range res.Rollouts {
-			assert.Regexp(t, `(?m)^`+r.ID+`\s+2\s+`+r.Dialect+`\s+`+optInt(r.Capture.Metrics.TokensIn)+`\s`, s)
+			assert.Regexp(t, `(?m)^`+r.ID+`\s+3\s+`+r.Dialect+`\s+`+optInt(r.Capture.Metrics.TokensIn)+`\s`, s)
+			// ROLLOUT INVOCATIONS TOOL CALLS TOOL MS SANDBOXES SANDBOX CPU S PEAK MIB COMPACTIONS REFS RESOLVED GAPS
+			assert.Regexp(t, `(?m)^`+r.ID+`\s+1\s+1\s+[0-9]+\.[0-9]\s+1\s+[0-9]+\.[0-9]{3}\s+([0-9]+\.[0-9]{2}|-)\s+1\s+6\s+6\s+0$`, s)
 		}
-		assert.Regexp(t, `(?m)^total\s+6\s`, s)
+		assert.Regexp(t, `(?m)^total\s+9\s`, s)
+		assert.Contains(t, s, "every model-call reference resolved to a captured call's model_call_id; no ownership or reference gaps")
+		assert.NotContains(t, s, "observation problems")
 	})
 }
 
@@ -273,6 +291,13 @@ func TestRunAgainReplacesCaptures(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, invalid)
 		assert.Len(t, recs, len(r.Calls), "the pre-dispatch clear removed the first run's calls of %s", r.ID)
+		lines, damaged, exists, err := agentobs.ReadObservations(store, r.ID)
+		require.NoError(t, err)
+		assert.True(t, exists)
+		assert.Zero(t, damaged)
+		assert.Len(t, lines, 4, "the pre-dispatch clear removed the first run's observations of %s", r.ID)
+		assert.Empty(t, r.Observations.Gaps, "the second run joins cleanly")
+		assert.Equal(t, r.Observations.References, r.Observations.Resolved)
 	}
 	assert.Len(t, readJSONL(t, res.AttachedPath), 2)
 	entries, err := os.ReadDir(dir)

@@ -8,18 +8,35 @@
 // §2.6, as NeMo Gym's collector does before dispatch) and runs a small tool-using agent through the
 // proxy, one episode per rollout. The agent is a plain HTTP client (net/http and encoding/json
 // only): each rollout's run body {"_ng_task_index": t, "_ng_rollout_index": r} gives its base URL
-// through [sdk.BaseURLForRun] (SPEC §1.2–§1.4), so every call carries "/ng-rollout/<t>-<r>".
+// through [sdk.BaseURLForRun] (SPEC §1.2–§1.4), so every call carries "/ng-rollout/<t>-<r>". It
+// records what the proxy cannot see with package agentobs (issue 4): its HTTP client is
+// [sdk.NewHTTPClient] around [agentobs.Transport], which turns each answer's
+// X-Gymtrace-Model-Call-Id header into a model-call reference, and its tracer provider has
+// [sdk.RolloutIDGenerator] and an [agentobs.ObservationProcessor] writing the observation spans
+// beside the captures.
 //
 // # The episode
 //
 // Rollout k (0-based) works on task k/2 as rollout index k%2 and speaks dialect k%3 (responses,
 // chat, messages). The task is an arithmetic question; the request offers a "calculator" function
-// tool and asks for reasoning. The first call is answered with a tool call, the agent runs the
-// tool locally and sends its result in a second call, which is answered with the final text. One
-// of the two calls is streamed (server-sent events, read to the end of the body as a real client
-// reads them) and the other is not: rollouts with an even k stream the first call, the others the
-// second, so three rollouts cover every dialect streamed and not streamed. The reward is 1.0 when
-// the final answer holds the right number, else 0.0.
+// tool and asks for reasoning. Each episode is the rollout's root span ([sdk.StartRollout]) and one
+// agent invocation ("invoke_agent calculator-agent"):
+//
+//  1. The first call is answered with a tool call. The agent runs it as an "execute_tool
+//     calculator" observation: the operation is evaluated by a sandboxed POSIX shell
+//     ([agentobs.RunSandboxed], `sh -c` with the operands as positional parameters), a "sandbox
+//     agent" observation with the measured wall time, CPU time and peak memory (null when the
+//     shell exits before it can be sampled: never a guess).
+//  2. The agent then compacts its history ("context_compaction", trigger "auto"): a summarizing
+//     call (the history under the summarizer's instructions, tool_choice "none") whose answer
+//     replaces the history; tokens_before is the context at the first call, tokens_after the
+//     summary's tokens, both from the usage.
+//  3. The final call on the compacted history (tool_choice "none") is answered with text.
+//
+// Calls alternate between streamed (server-sent events, read to the end of the body as a real
+// client reads them) and not: rollouts with an even k stream the first and third call, the others
+// the second, so three rollouts cover every dialect streamed and not streamed. The reward is 1.0
+// when the final answer holds the right number, else 0.0.
 //
 // # Files
 //
@@ -27,10 +44,13 @@
 //
 //   - captures/<rollout_id>.capture.jsonl: one capture record per model call (SPEC §3.1), written
 //     by the proxy;
+//   - captures/<rollout_id>.observations.jsonl: the agent's observation spans (invocation, tool
+//     call, sandbox run, compaction), written by its agentobs.ObservationProcessor;
 //   - rollouts.jsonl: one line per rollout, {"_ng_task_index", "_ng_rollout_index", "prompt",
 //     "response" (the final answer), "reward"}, UTF-8, newline-terminated;
 //   - rollouts.attached.jsonl: the same lines with ng_model_call_capture added by
-//     rollouts.Attach (SPEC §5.1).
+//     rollouts.Attach (SPEC §5.1) and ng_agent_observations: the observations file's bundle joined
+//     with the captured calls (SPEC §5.4, §6.5).
 //
 // Both JSONL files are replaced as a whole (written beside their final name, then renamed).
 // Running the demo again into the same directory replaces the captures of the same rollout ids.
@@ -39,13 +59,17 @@
 //
 // Run prints to Config.Out the servers' addresses, where the files are, a table with one row per
 // rollout computed from the capture files (calls, dialects, tokens in/out/reasoning, cached tokens,
-// total latency in milliseconds, calls with an error category) and the `gymtrace calls` command that
-// shows one rollout's records. Warnings of the proxy go to Config.Err.
+// total latency in milliseconds, calls with an error category), a table of the attached agent
+// observations (invocations, tool calls and their summed milliseconds, sandbox runs with their
+// measured CPU seconds and peak MiB, compactions, model-call references and how many resolved to a
+// captured call, gaps) with a line saying whether every reference resolved without a gap, and the
+// `gymtrace calls` command that shows one rollout's records. Warnings of the proxy go to Config.Err.
 //
 // # Lifecycle
 //
 // Run stops everything it started before it returns, on success and on failure: the proxy's HTTP
 // server is shut down first (in-flight calls finish), then the capture handler
-// ([sdk.Handler.Shutdown]), then the model server; the agent's idle connections are closed. It
+// ([sdk.Handler.Shutdown]), then the model server; the agent's tracer provider is shut down and its
+// idle connections are closed. A failed observation write fails the run. It
 // leaves no goroutine behind. Calls of Run with different directories may run concurrently.
 package demo

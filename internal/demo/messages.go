@@ -12,7 +12,8 @@ import (
 // prompt-cached tool definition. Assistant turns are sent back whole, thinking blocks with their
 // signatures included, as the API requires for tool use with thinking.
 type messagesConversation struct {
-	messages []messagesMessage
+	messages  []messagesMessage
+	compacted bool // the history was replaced by a summary: no more tool calls
 }
 
 func newMessagesConversation(t task) *messagesConversation {
@@ -55,22 +56,39 @@ type messagesThinking struct {
 }
 
 type messagesRequest struct {
-	Model     string            `json:"model"`
-	MaxTokens int               `json:"max_tokens"`
-	System    string            `json:"system"`
-	Messages  []messagesMessage `json:"messages"`
-	Tools     []messagesTool    `json:"tools"`
-	Thinking  messagesThinking  `json:"thinking"`
-	Stream    bool              `json:"stream,omitempty"`
+	Model      string              `json:"model"`
+	MaxTokens  int                 `json:"max_tokens"`
+	System     string              `json:"system"`
+	Messages   []messagesMessage   `json:"messages"`
+	Tools      []messagesTool      `json:"tools"`
+	ToolChoice *messagesToolChoice `json:"tool_choice,omitempty"`
+	Thinking   messagesThinking    `json:"thinking"`
+	Stream     bool                `json:"stream,omitempty"`
 }
 
 func (*messagesConversation) path() string { return "/messages" }
 
+// messagesToolChoice is the request's tool_choice, e.g. {"type": "none"}.
+type messagesToolChoice struct {
+	Type string `json:"type"`
+}
+
 func (cv *messagesConversation) request(stream bool) any {
-	return messagesRequest{
+	return cv.build(stream, systemPrompt, cv.compacted)
+}
+
+func (cv *messagesConversation) summaryRequest(stream bool) any {
+	return cv.build(stream, summarizerPrompt, true)
+}
+
+// build is a request with the history so far under the system prompt system, and tool_choice
+// {"type": "none"} when noToolCalls is set (the tool is still offered: the API requires tool
+// definitions for a history holding tool_use blocks).
+func (cv *messagesConversation) build(stream bool, system string, noToolCalls bool) messagesRequest {
+	req := messagesRequest{
 		Model:     messagesModel,
 		MaxTokens: maxOutputTokens,
-		System:    systemPrompt,
+		System:    system,
 		Messages:  append([]messagesMessage(nil), cv.messages...),
 		Tools: []messagesTool{{
 			Name: toolName, Description: toolDescription, InputSchema: json.RawMessage(toolSchema),
@@ -79,6 +97,10 @@ func (cv *messagesConversation) request(stream bool) any {
 		Thinking: messagesThinking{Type: "enabled", BudgetTokens: 1024},
 		Stream:   stream,
 	}
+	if noToolCalls {
+		req.ToolChoice = &messagesToolChoice{Type: "none"}
+	}
+	return req
 }
 
 // messagesUsage is the usage object of an Anthropic answer (message_delta carries output_tokens,
@@ -292,4 +314,9 @@ func (cv *messagesConversation) addToolResult(tc ToolCall, result string) {
 		}
 	}
 	cv.messages = append(cv.messages, messagesMessage{Role: "user", Content: []messagesBlock{block}})
+}
+
+func (cv *messagesConversation) compact(summary string) {
+	cv.messages = []messagesMessage{{Role: "user", Content: compactedPrefix + summary}}
+	cv.compacted = true
 }

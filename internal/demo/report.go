@@ -15,11 +15,22 @@ import (
 func printReport(w io.Writer, res *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nfiles\n")
-	fmt.Fprintf(&b, "  captures           %s  (one <rollout_id>.capture.jsonl per rollout)\n", res.CaptureDir)
+	fmt.Fprintf(&b, "  captures           %s  (<rollout_id>.capture.jsonl and .observations.jsonl per rollout)\n", res.CaptureDir)
 	fmt.Fprintf(&b, "  rollouts           %s\n", res.RolloutsPath)
-	fmt.Fprintf(&b, "  attached rollouts  %s  (ng_model_call_capture on every line)\n\n", res.AttachedPath)
+	fmt.Fprintf(&b, "  attached rollouts  %s  (ng_model_call_capture and ng_agent_observations on every line)\n\n", res.AttachedPath)
 
 	writeTable(&b, summaryTable(res.Rollouts))
+
+	fmt.Fprintf(&b, "\nagent observations (ng_agent_observations after attach: the agent's spans joined with the captured calls)\n")
+	writeTable(&b, observationsTable(res.Rollouts))
+	if problems := observationProblems(res.Rollouts); len(problems) > 0 {
+		fmt.Fprintf(&b, "\nobservation problems:\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	} else if len(res.Rollouts) > 0 {
+		fmt.Fprintf(&b, "every model-call reference resolved to a captured call's model_call_id; no ownership or reference gaps\n")
+	}
 
 	var notes []string
 	for _, r := range res.Rollouts {
@@ -95,6 +106,48 @@ func summaryTable(rs []Rollout) table {
 	return t
 }
 
+// observationsTable is the per-rollout table of the attached ng_agent_observations.
+func observationsTable(rs []Rollout) table {
+	t := table{
+		header: []string{"ROLLOUT", "INVOCATIONS", "TOOL CALLS", "TOOL MS", "SANDBOXES", "SANDBOX CPU S", "PEAK MIB",
+			"COMPACTIONS", "REFS", "RESOLVED", "GAPS"},
+		right: []bool{false, true, true, true, true, true, true, true, true, true, true},
+	}
+	for _, r := range rs {
+		o := r.Observations
+		if !o.Attached {
+			t.rows = append(t.rows, []string{r.ID, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
+		t.rows = append(t.rows, []string{
+			r.ID, strconv.Itoa(o.Invocations), strconv.Itoa(o.ToolCalls), strconv.FormatFloat(o.ToolMS, 'f', 1, 64),
+			strconv.Itoa(o.Sandboxes), strconv.FormatFloat(o.SandboxCPUS, 'f', 3, 64), optFloat(o.PeakMemoryMiB, 2),
+			strconv.Itoa(o.Compactions), strconv.Itoa(o.References), strconv.Itoa(o.Resolved), strconv.Itoa(len(o.Gaps)),
+		})
+	}
+	return t
+}
+
+// observationProblems lists what keeps the attached observations from being complete: a line
+// without ng_agent_observations, references that did not resolve to a captured call, gaps.
+func observationProblems(rs []Rollout) []string {
+	var out []string
+	for _, r := range rs {
+		o := r.Observations
+		switch {
+		case !o.Attached:
+			out = append(out, fmt.Sprintf("rollout %s: no ng_agent_observations after attach", r.ID))
+			continue
+		case o.Resolved < o.References:
+			out = append(out, fmt.Sprintf("rollout %s: %d of %d model-call reference(s) not resolved to a captured call", r.ID, o.References-o.Resolved, o.References))
+		}
+		for _, g := range o.Gaps {
+			out = append(out, fmt.Sprintf("rollout %s: gap %s", r.ID, g))
+		}
+	}
+	return out
+}
+
 // writeTable writes t with two spaces between columns and no trailing blanks.
 func writeTable(b *strings.Builder, t table) {
 	width := make([]int, len(t.header))
@@ -134,6 +187,14 @@ func optInt(p *int64) string {
 		return "-"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// optFloat formats a nullable number with prec decimals, "-" for null.
+func optFloat(p *float64, prec int) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', prec, 64)
 }
 
 // optMS formats a nullable latency in milliseconds with one decimal, "-" for null.

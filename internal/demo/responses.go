@@ -11,7 +11,8 @@ import (
 // responsesConversation speaks the OpenAI Responses API (POST /v1/responses) statelessly: store
 // is false and every call sends the whole input list, as an agent that keeps its own history does.
 type responsesConversation struct {
-	input []any
+	input     []any
+	compacted bool // the history was replaced by a summary: no more tool calls
 }
 
 func newResponsesConversation(t task) *responsesConversation {
@@ -57,6 +58,7 @@ type responsesRequest struct {
 	Instructions    string             `json:"instructions"`
 	Input           []any              `json:"input"`
 	Tools           []responsesTool    `json:"tools"`
+	ToolChoice      string             `json:"tool_choice,omitempty"`
 	Reasoning       responsesReasoning `json:"reasoning"`
 	MaxOutputTokens int                `json:"max_output_tokens"`
 	Store           bool               `json:"store"`
@@ -66,9 +68,19 @@ type responsesRequest struct {
 func (*responsesConversation) path() string { return "/responses" }
 
 func (cv *responsesConversation) request(stream bool) any {
-	return responsesRequest{
+	return cv.build(stream, systemPrompt, cv.compacted)
+}
+
+func (cv *responsesConversation) summaryRequest(stream bool) any {
+	return cv.build(stream, summarizerPrompt, true)
+}
+
+// build is a request with the history so far, the given instructions, and tool_choice "none" when
+// noToolCalls is set (the tool is still offered: the history may hold its calls).
+func (cv *responsesConversation) build(stream bool, instructions string, noToolCalls bool) responsesRequest {
+	req := responsesRequest{
 		Model:        responsesModel,
-		Instructions: systemPrompt,
+		Instructions: instructions,
 		Input:        append([]any(nil), cv.input...),
 		Tools: []responsesTool{{
 			Type: "function", Name: toolName, Description: toolDescription,
@@ -78,6 +90,10 @@ func (cv *responsesConversation) request(stream bool) any {
 		MaxOutputTokens: maxOutputTokens,
 		Stream:          stream,
 	}
+	if noToolCalls {
+		req.ToolChoice = "none"
+	}
+	return req
 }
 
 // responsesObject is the part of a Responses "response" object the agent reads.
@@ -230,4 +246,9 @@ func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
 
 func (cv *responsesConversation) addToolResult(tc ToolCall, result string) {
 	cv.input = append(cv.input, responsesFunctionCallOutput{Type: "function_call_output", CallID: tc.ID, Output: result})
+}
+
+func (cv *responsesConversation) compact(summary string) {
+	cv.input = []any{responsesMessage{Type: "message", Role: "user", Content: compactedPrefix + summary}}
+	cv.compacted = true
 }

@@ -67,36 +67,61 @@ const (
 // systemPrompt is the agent's instructions, sent in every dialect's own way.
 const systemPrompt = "You are a careful assistant. Use the calculator tool for arithmetic and report its result."
 
+// summarizerPrompt replaces the system prompt in the compaction's summarizing call.
+const summarizerPrompt = "You compact conversations. Summarize the conversation so far in one sentence, keeping every result."
+
+// compactedPrefix starts the one user message a compacted history holds, before the summary.
+const compactedPrefix = "Earlier turns were compacted. Summary: "
+
 // expressionRE finds "a op b" in the calculator's input.
 var expressionRE = regexp.MustCompile(`(-?\d+)\s*([-+*])\s*(-?\d+)`)
 
-// calculator runs the tool: it reads the JSON arguments {"expression": "..."} and evaluates the
-// first "a op b" in the expression. The result is the decimal text of the value; bad arguments
-// give an error naming the value.
-func calculator(arguments string) (string, error) {
+// operation is one "a op b" the calculator evaluates.
+type operation struct {
+	a, b int64
+	op   string // "+", "-" or "*"
+}
+
+// parseOperation reads the calculator's JSON arguments {"expression": "..."} and returns the first
+// "a op b" in the expression; bad arguments give an error naming the value.
+func parseOperation(arguments string) (operation, error) {
 	var args struct {
 		Expression *string `json:"expression"`
 	}
 	if err := json.Unmarshal([]byte(arguments), &args); err != nil || args.Expression == nil {
-		return "", fmt.Errorf("calculator: arguments %q must be an object with a string \"expression\"", arguments)
+		return operation{}, fmt.Errorf("calculator: arguments %q must be an object with a string \"expression\"", arguments)
 	}
 	m := expressionRE.FindStringSubmatch(*args.Expression)
 	if m == nil {
-		return "", fmt.Errorf("calculator: expression %q has no operation of the form \"a op b\"", *args.Expression)
+		return operation{}, fmt.Errorf("calculator: expression %q has no operation of the form \"a op b\"", *args.Expression)
 	}
 	a, errA := strconv.ParseInt(m[1], 10, 64)
 	b, errB := strconv.ParseInt(m[3], 10, 64)
 	if errA != nil || errB != nil {
-		return "", fmt.Errorf("calculator: operands of %q must be 64-bit integers", m[0])
+		return operation{}, fmt.Errorf("calculator: operands of %q must be 64-bit integers", m[0])
 	}
-	var r int64
-	switch m[2] {
+	return operation{a: a, b: b, op: m[2]}, nil
+}
+
+// value is the operation's result in 64-bit two's-complement arithmetic, as POSIX shell arithmetic
+// computes it.
+func (o operation) value() int64 {
+	switch o.op {
 	case "+":
-		r = a + b
+		return o.a + o.b
 	case "-":
-		r = a - b
+		return o.a - o.b
 	default:
-		r = a * b
+		return o.a * o.b
 	}
-	return strconv.FormatInt(r, 10), nil
+}
+
+// calculator evaluates the calculator's arguments in process: the decimal text of the first
+// "a op b" in the expression. It is what the sandboxed calculator must print.
+func calculator(arguments string) (string, error) {
+	o, err := parseOperation(arguments)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(o.value(), 10), nil
 }

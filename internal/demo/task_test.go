@@ -56,7 +56,18 @@ func TestTaskAnswerAndReward(t *testing.T) {
 }
 
 func TestRunTool(t *testing.T) {
-	assert.Equal(t, "36", runTool(ToolCall{Name: toolName, Arguments: `{"expression":"12*3"}`}))
-	assert.Equal(t, `error: unknown tool "search" (only "calculator" exists)`, runTool(ToolCall{Name: "search", Arguments: `{}`}))
-	assert.Contains(t, runTool(ToolCall{Name: toolName, Arguments: `{}`}), "error: calculator: arguments")
+	for _, tc := range []struct {
+		name, tool, args, want string
+	}{
+		{"product", toolName, `{"expression":"12*3"}`, "36"},
+		{"difference to negative", toolName, `{"expression":"5 - 9"}`, "-4"},
+		{"negative operand", toolName, `{"expression":"-3 * -4"}`, "12"},
+		{"unknown tool", "search", `{}`, `error: unknown tool "search" (only "calculator" exists)`},
+		{"bad arguments", toolName, `{}`, `error: calculator: arguments "{}" must be an object with a string "expression"`},
+		{"shell text is not run", toolName, `{"expression":"1 + 2; rm -rf /"}`, "3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, runTool(t.Context(), ToolCall{ID: "call_1", Name: tc.tool, Arguments: tc.args}))
+		})
+	}
 }

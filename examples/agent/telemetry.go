@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk"
+)
+
+// serviceName is the service.name of the agent's spans.
+const serviceName = "gymtrace-example-agent"
+
+// telemetry is the agent's tracer provider and its observations processor.
+type telemetry struct {
+	tp   *sdktrace.TracerProvider
+	proc *agentobs.ObservationProcessor // nil without a capture directory
+}
+
+// newTelemetry builds the tracer provider of one agent run:
+//
+//   - sdk.RolloutIDGenerator, so sdk.StartRollout gives the rollout root span the rollout's
+//     deterministic trace and span ids (the proxy's model-call spans land in the same trace);
+//   - with captureDir, an agentobs.ObservationProcessor appending every observation span durably to
+//     <captureDir>/<rollout_id>.observations.jsonl, beside the proxy's capture file, where
+//     `gymtrace attach` finds it;
+//   - with otlpEndpoint (an OTLP/HTTP base URL such as http://127.0.0.1:4318), a batch exporter
+//     sending every span to <otlpEndpoint>/v1/traces;
+//   - the extra span processors (tests add an in-memory exporter).
+func newTelemetry(ctx context.Context, captureDir, otlpEndpoint string, extra ...sdktrace.SpanProcessor) (*telemetry, error) {
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", serviceName)))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+	opts := []sdktrace.TracerProviderOption{
+		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
+		sdktrace.WithResource(res),
+	}
+	t := &telemetry{}
+	if captureDir != "" {
+		store, err := capture.NewStore(captureDir)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		if t.proc, err = agentobs.NewObservationProcessor(store); err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		opts = append(opts, sdktrace.WithSpanProcessor(t.proc))
+	}
+	if otlpEndpoint != "" {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimRight(otlpEndpoint, "/")+"/v1/traces"))
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: otlp exporter %s: %w", otlpEndpoint, err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	for _, sp := range extra {
+		opts = append(opts, sdktrace.WithSpanProcessor(sp))
+	}
+	t.tp = sdktrace.NewTracerProvider(opts...)
+	return t, nil
+}
+
+// shutdown flushes and stops the provider (the OTLP export of every span ended so far), then checks
+// that every observation span reached the observations file.
+func (t *telemetry) shutdown(ctx context.Context) error {
+	err := t.tp.Shutdown(ctx)
+	if err != nil {
+		err = fmt.Errorf("telemetry: shutdown: %w", err)
+	}
+	if t.proc != nil {
+		if st := t.proc.Stats(); st.Failures > 0 || st.Unrouted > 0 || st.Dropped > 0 {
+			err = errors.Join(err, fmt.Errorf("telemetry: observations file: %d line(s) failed, %d unrouted, %d dropped",
+				st.Failures, st.Unrouted, st.Dropped))
+		}
+	}
+	return err
+}
