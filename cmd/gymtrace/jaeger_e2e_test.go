@@ -26,9 +26,9 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
 	"github.com/gymtrace/gymtrace/internal/jaegertest"
 	"github.com/gymtrace/gymtrace/sdk"
@@ -116,8 +116,9 @@ func TestJaegerEndToEnd(t *testing.T) {
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, p.wait(), "proxy exit (flushes its OTLP batch); stderr: %s", p.stderr)
 
-	// 1 rollout root + 1 invoke_agent + per call an HTTP client span and a model-call span.
-	wantSpans := 2 + 2*len(e2eCalls)
+	// The rollout root, invoke_agent, execute_tool, its sandbox span, the compaction, and per call an
+	// HTTP client span and a model-call span.
+	wantSpans := 5 + 2*len(e2eCalls)
 	for _, rid := range rollouts {
 		t.Run(rid, func(t *testing.T) {
 			traceID := sdk.RolloutTraceID(rid).String()
@@ -162,22 +163,31 @@ func runAgentRollout(t *testing.T, tp *sdktrace.TracerProvider, proxyURL, rid st
 	t.Helper()
 	ctx, root := sdk.StartRollout(context.Background(), tp, rid)
 	require.Equal(t, sdk.RolloutRootSpanID(rid), root.SpanContext().SpanID())
-	actx, agent := tp.Tracer("gymtrace-e2e-agent").Start(ctx, semconv.GenAIOperationNameInvokeAgent,
-		trace.WithAttributes(
-			semconv.GenAIOperationNameKey.String(semconv.GenAIOperationNameInvokeAgent),
-			semconv.GenAIAgentNameKey.String("e2e-agent"),
-		))
+	rec, err := agentobs.NewRecorder(tp, rid)
+	require.NoError(t, err)
+	actx, inv := rec.StartInvocation(ctx, "e2e-agent")
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
-	client, err := sdk.NewHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}, sdk.WithClientTracerProvider(tp))
+	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 30 * time.Second}, sdk.WithClientTracerProvider(tp))
 	require.NoError(t, err)
 	base, err := sdk.BaseURLForRun(proxyURL, map[string]any{"_ng_rollout_id": rid})
 	require.NoError(t, err)
 	require.Equal(t, proxyURL+"/ng-rollout/"+rid, base)
 
+	// A sandboxed tool call between the calls, and the last call as a compaction's summarizing call.
+	tctx, tool := agentobs.StartToolCall(actx, "bash", "call-"+rid)
+	_, err = agentobs.RunSandboxed(tctx, agentobs.SandboxCommand{Path: "true", Role: agentobs.SandboxRoleEnvironment})
+	require.NoError(t, err)
+	tool.End(nil)
+	cctx, compaction := agentobs.StartCompaction(actx, "auto")
+
 	ids := make([]string, 0, len(e2eCalls))
 	for i, c := range e2eCalls {
-		req, err := http.NewRequestWithContext(actx, http.MethodPost, base+c.path,
+		callCtx := actx
+		if i == len(e2eCalls)-1 {
+			callCtx = cctx
+		}
+		req, err := http.NewRequestWithContext(callCtx, http.MethodPost, base+c.path,
 			strings.NewReader(c.body(fmt.Sprintf("rollout %s call %d", rid, i))))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
@@ -194,8 +204,11 @@ func runAgentRollout(t *testing.T, tp *sdktrace.TracerProvider, proxyURL, rid st
 		require.NotEmpty(t, id, "%s stream=%v: model-call id header", c.path, c.stream)
 		ids = append(ids, id)
 	}
-	agent.End()
+	compaction.End(agentobs.CompactionResult{})
+	inv.End(nil)
 	root.End()
+	b := rec.Bundle()
+	require.Empty(t, b.Gaps)
 	return ids
 }
 
@@ -256,11 +269,29 @@ func checkRolloutTree(t *testing.T, tr *jaegertest.Trace, rid, service string, c
 	assert.Equal(t, service, serviceOf(root))
 	assertTag(t, root, semconv.GymtraceRolloutIDKey, rid)
 
-	agents := tr.SpansNamed(semconv.GenAIOperationNameInvokeAgent)
+	agents := tr.SpansNamed(semconv.GenAIOperationNameInvokeAgent + " e2e-agent")
 	require.Len(t, agents, 1, "invoke_agent span")
 	agent := agents[0]
 	assert.Equal(t, root.SpanID, agent.ParentSpanID(), "invoke_agent nests under the rollout root")
 	assert.Equal(t, service, serviceOf(agent))
+	assertTag(t, agent, semconv.GenAIOperationNameKey, semconv.GenAIOperationNameInvokeAgent)
+
+	// The agent's observation spans (agentobs): tool call → sandbox run, and the compaction.
+	tools := tr.SpansNamed("execute_tool bash")
+	require.Len(t, tools, 1, "execute_tool span")
+	assert.Equal(t, agent.SpanID, tools[0].ParentSpanID())
+	assertTag(t, tools[0], semconv.GenAIToolCallIDKey, "call-"+rid)
+	sandboxes := tr.SpansNamed("sandbox environment")
+	require.Len(t, sandboxes, 1, "sandbox span")
+	assert.Equal(t, tools[0].SpanID, sandboxes[0].ParentSpanID())
+	var compaction jaegertest.Span
+	for _, s := range tr.Spans {
+		if kv, ok := s.Tag(string(semconv.GenAIConversationCompactedKey)); ok && kv.Value == true {
+			compaction = s
+		}
+	}
+	require.NotEmpty(t, compaction.SpanID, "compaction span (gen_ai.conversation.compacted=true)")
+	assert.Equal(t, agent.SpanID, compaction.ParentSpanID())
 
 	// Every model-call span: GenAI attributes, no payloads, under an agent HTTP client span under
 	// invoke_agent, with the ids of its capture record.
@@ -302,7 +333,8 @@ func checkRolloutTree(t *testing.T, tr *jaegertest.Trace, rid, service string, c
 				require.True(t, ok, "parent %q of the model-call span is in the trace", s.ParentSpanID())
 				assertTag(t, client, "span.kind", "client")
 				assert.Equal(t, service, serviceOf(client), "the parent is the agent's HTTP client span")
-				assert.Equal(t, agent.SpanID, client.ParentSpanID(), "the HTTP client span nests under invoke_agent")
+				assert.Contains(t, []string{agent.SpanID, compaction.SpanID}, client.ParentSpanID(),
+					"the HTTP client span nests under invoke_agent (or its compaction)")
 
 				callTag, ok := s.Tag(string(semconv.GymtraceModelCallIDKey))
 				require.True(t, ok, "gymtrace.model_call.id present")
