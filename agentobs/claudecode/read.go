@@ -1,0 +1,186 @@
+package claudecode
+
+import (
+	"cmp"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// fileSystem is what the reader needs from the operating system. The default is the real one
+// (osFS); tests replace it to produce listing errors, which a root user cannot provoke.
+type fileSystem interface {
+	// isDir reports whether path names a directory, following symbolic links (Python's
+	// Path.is_dir(): false on any error).
+	isDir(path string) bool
+	// readDir lists one directory.
+	readDir(path string) ([]fs.DirEntry, error)
+	// readFile returns a file's bytes.
+	readFile(path string) ([]byte, error)
+}
+
+type osFS struct{}
+
+func (osFS) isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+func (osFS) readDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
+
+func (osFS) readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// event is one kept transcript line: a JSON object with a string sessionId (SPEC §6.4 Reading).
+type event struct {
+	ordinal int         // global position among kept events, 0, 1, 2, … across files
+	v       ojson.Value // the line's object, duplicate keys collapsed as json.loads does
+}
+
+// get returns the event's member key.
+func (e event) get(key string) (ojson.Value, bool) { return e.v.Get(key) }
+
+// readEvents reads every transcript under <configDir>/projects (SPEC §6.4 Reading) and appends
+// the reading gaps to gaps. Files are read in path-component order; each line is decoded as
+// UTF-8 with replacement, split at universal newlines and parsed with Python's json.loads rules.
+// Line content never reaches a gap: malformed lines are reported as "<file name>:<line>".
+func readEvents(fsys fileSystem, configDir string, gaps *[]agentobs.ObservationGap) []event {
+	if !fsys.isDir(configDir) {
+		*gaps = append(*gaps, newGap(GapTranscriptDirMissing, nil, nil))
+		return nil
+	}
+	projects := filepath.Join(configDir, "projects")
+	if !fsys.isDir(projects) {
+		*gaps = append(*gaps, newGap(GapTranscriptDirMissing, nil, ptr("projects")))
+		return nil
+	}
+	paths, err := listTranscripts(fsys, projects)
+	if err != nil {
+		*gaps = append(*gaps, newGap(GapTranscriptDirUnreadable, nil, nil))
+		return nil
+	}
+	var events []event
+	for _, p := range paths {
+		name := decodeName(filepath.Base(p.path))
+		data, err := fsys.readFile(p.path)
+		if err != nil {
+			*gaps = append(*gaps, newGap(GapTranscriptUnreadable, nil, ptr(name)))
+			continue
+		}
+		forEachLine(ojson.DecodeUTF8(data), func(number int, line string) {
+			if pyStrip(line) == "" {
+				return
+			}
+			v, err := ojson.ParsePython([]byte(line))
+			if err != nil {
+				*gaps = append(*gaps, newGap(GapMalformedTranscriptLine, nil, ptr(name+":"+strconv.Itoa(number))))
+				return
+			}
+			if v.Kind() != ojson.KindObject {
+				*gaps = append(*gaps, newGap(GapInvalidTranscriptRecord, nil, ptr(name+":"+strconv.Itoa(number))))
+				return
+			}
+			if sid, ok := v.Get("sessionId"); !ok || sid.Kind() != ojson.KindString {
+				return
+			}
+			events = append(events, event{ordinal: len(events), v: v})
+		})
+	}
+	return events
+}
+
+// forEachLine calls fn with each line of text and its 1-based number, splitting the way Python's
+// text mode with universal newlines does: a line ends at "\r\n", "\r" or "\n" (blank lines count;
+// a last line without a terminator is a line; no terminator is passed to fn).
+func forEachLine(text string, fn func(number int, line string)) {
+	number := 0
+	for len(text) > 0 {
+		number++
+		i := strings.IndexAny(text, "\r\n")
+		if i < 0 {
+			fn(number, text)
+			return
+		}
+		fn(number, text[:i])
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+}
+
+// transcriptPath is one *.jsonl path with its components in the order Python sorts them.
+type transcriptPath struct {
+	path  string
+	parts [][]rune // path components below projects/, as Python str code points
+}
+
+// listTranscripts returns every entry named *.jsonl under dir, recursively, sorted by path
+// components (SPEC §6.4: Python's sorted(Path.rglob("*.jsonl")) compares the lists of
+// components, code point by code point). Like Python 3.13's rglob it yields directories and
+// symbolic links whose names match too (reading them then fails: transcript_unreadable) and does
+// not descend into symbolic links to directories. Any listing error fails the whole listing.
+func listTranscripts(fsys fileSystem, dir string) ([]transcriptPath, error) {
+	var out []transcriptPath
+	var walk func(dir string, parts [][]rune) error
+	walk = func(dir string, parts [][]rune) error {
+		entries, err := fsys.readDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			sub := append(slices.Clip(parts), nameRunes(e.Name()))
+			if matchJSONL(e.Name()) {
+				out = append(out, transcriptPath{path: p, parts: sub})
+			}
+			if e.IsDir() { // DirEntry.IsDir does not follow symbolic links
+				if err := walk(p, sub); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(dir, nil); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b transcriptPath) int {
+		for i := 0; i < len(a.parts) && i < len(b.parts); i++ {
+			if c := slices.Compare(a.parts[i], b.parts[i]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(len(a.parts), len(b.parts))
+	})
+	return out, nil
+}
+
+// matchJSONL is fnmatch("*.jsonl") on a file name (case-sensitive on POSIX; hidden files match).
+func matchJSONL(name string) bool { return strings.HasSuffix(name, ".jsonl") }
+
+// nameRunes decodes a file name as Python does on POSIX (UTF-8 with surrogateescape: each byte
+// of an ill-formed sequence becomes U+DC80–U+DCFF), so names compare in Python's order.
+func nameRunes(name string) []rune {
+	rs := make([]rune, 0, len(name))
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if r == utf8.RuneError && size == 1 {
+			rs = append(rs, 0xDC00+rune(name[i]))
+			i++
+			continue
+		}
+		rs = append(rs, r)
+		i += size
+	}
+	return rs
+}
+
+// decodeName returns a file name as valid UTF-8 for a gap detail (ill-formed bytes become U+FFFD).
+func decodeName(name string) string { return ojson.DecodeUTF8([]byte(name)) }
