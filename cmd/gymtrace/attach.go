@@ -25,8 +25,9 @@ const maxReported = 20
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
 	var payloads, strict bool
+	var cc claudeCodeFlags
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
@@ -70,7 +71,7 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
-			return runAttach(cmd, store, input, output, payloads, strict)
+			return runAttach(cmd, store, input, output, payloads, strict, cc)
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
@@ -79,6 +80,8 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
+	cmd.Flags().StringVar(&cc.dirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
+	cmd.Flags().StringVar(&cc.modelServer, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	return cmd
 }
 
@@ -107,7 +110,10 @@ const outputFileMode fs.FileMode = 0o600
 // runAttach attaches into a temporary file next to output and renames it over output once every
 // row is written (also when some rows were malformed: they are copied unchanged). A new output gets
 // mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
-func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool) (err error) {
+// claudeCodeFlags are attach's --claude-code-* flags.
+type claudeCodeFlags struct{ dirKey, modelServer string }
+
+func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
 	in, err := os.Open(input)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
@@ -132,7 +138,9 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 
 	start := time.Now()
 	sum, attachErr := rollouts.Attach(cmd.Context(), in, tmp, []*capture.Store{store}, rollouts.Options{
-		IncludePayloads: payloads,
+		IncludePayloads:           payloads,
+		ClaudeCodeDirKey:          cc.dirKey,
+		ClaudeCodeModelServerName: cc.modelServer,
 		OnProgress: func(p rollouts.Progress) {
 			cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
 		},

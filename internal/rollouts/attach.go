@@ -201,7 +201,7 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 				if err := l.Set(capture.AttachmentKey, buf); err != nil {
 					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 				}
-				switch joined, err := joinObservations(&l, id, stores, a.Calls); {
+				switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
 				case err != nil:
 					sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: lr.line, Err: err})
 				case joined:

@@ -1,6 +1,10 @@
 package rollouts
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,4 +134,27 @@ func TestAttachObservationsFile(t *testing.T) {
 	_, found, err := agentobs.ReadBundle(s, "r1")
 	require.NoError(t, err)
 	assert.False(t, found)
+}
+
+// TestAttachClaudeCodeBundle: a claude_code bundle runs the compaction resolver before the generic
+// join (SPEC §5.4, §6.6; §8 #98): the summarizing call is linked to the compaction.
+func TestAttachClaudeCodeBundle(t *testing.T) {
+	dir := filepath.Join("..", "..", "agentobs", "claudecode", "testdata", "98_compaction_call_linked")
+	calls, err := os.ReadFile(filepath.Join(dir, "calls.capture.jsonl"))
+	require.NoError(t, err)
+	bundle, err := os.ReadFile(filepath.Join(dir, "bundle.json"))
+	require.NoError(t, err)
+	golden, err := os.ReadFile(filepath.Join(dir, "joined.golden.json"))
+	require.NoError(t, err)
+	s := newStore(t)
+	writeCapture(t, s, "cc-1", string(calls))
+	var row bytes.Buffer
+	require.NoError(t, json.Compact(&row, []byte(`{"_ng_rollout_id":"cc-1","ng_agent_observations":`+string(bundle)+`}`)))
+	out, sum, err := attachString(t, row.String()+"\n", []*capture.Store{s}, Options{})
+	require.NoError(t, err)
+	require.Empty(t, sum.ObservationErrors)
+	var want bytes.Buffer
+	require.NoError(t, json.Compact(&want, golden))
+	assert.JSONEq(t, want.String(), member(t, lines(out)[0], "ng_agent_observations"))
+	assert.Contains(t, member(t, lines(out)[0], "ng_agent_observations"), `"call-compact"`)
 }

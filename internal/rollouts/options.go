@@ -27,6 +27,16 @@ type Options struct {
 	// DefaultProgressRows (10000).
 	ProgressRows int
 
+	// ClaudeCodeDirKey, when not empty, names a row key whose string value is the path of the
+	// rollout's CLAUDE_CONFIG_DIR: a row without ng_agent_observations of its own gets the bundle
+	// Gym's Claude Code agent would produce from that directory ([claudecode.Observe], SPEC §6.3,
+	// §6.4), joined with the calls like any other (§5.4, with the compaction resolver of §6.6).
+	// Such a directory wins over the rollout's observations file. Default "" (off).
+	ClaudeCodeDirKey string
+	// ClaudeCodeModelServerName is the model server the Claude Code transcripts' calls went to (their
+	// refs' model_ref.name, SPEC §6.4); "" adds the gap model_call_ownership_unavailable (§6.3).
+	ClaudeCodeModelServerName string
+
 	// ProgressInterval is the longest time between two OnProgress calls while rows are being read;
 	// 0 or less means DefaultProgressInterval (5s).
 	ProgressInterval time.Duration
