@@ -12,13 +12,13 @@ echo "== go vet (root module)"
 go vet ./...
 
 echo "== go test -race (root module)"
-go test -race -count=1 ./... 2>&1 | tee /tmp/gymtrace-root-test.log
+go test -race -count=1 -timeout 25m ./... 2>&1 | tee /tmp/gymtrace-root-test.log
 
 echo "== go test (e2e module)"
-(cd e2e && go vet ./... && go test -count=1 ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log
+(cd e2e && go vet ./... && go test -count=1 -timeout 25m ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log
 
 echo "== go test (collectorext module: gymcapture exporter with -race, the gymtrace-otelcol distribution and its e2e)"
-(cd collectorext && go vet ./... && go test -race -count=1 ./gymcaptureexporter/... 2>&1 && go test -count=1 ./cmd/... 2>&1) | tee /tmp/gymtrace-collectorext-test.log
+(cd collectorext && go vet ./... && go test -race -count=1 -timeout 25m ./gymcaptureexporter/... 2>&1 && go test -count=1 -timeout 25m ./cmd/... 2>&1) | tee /tmp/gymtrace-collectorext-test.log
 
 echo "== go test (examples/agent module: the example agent with openai-go and agentobs)"
 (cd examples/agent && go vet ./... && go test -race -count=1 ./... 2>&1) | tee /tmp/gymtrace-examples-test.log
