@@ -1,7 +1,9 @@
 // Package gymcaptureexporter is the OpenTelemetry Collector exporter `gymcapture`: it writes the
 // capture record of every model-call span it receives to <capture_dir>/<rollout_id>.capture.jsonl,
 // the same files, byte for byte, as gymtrace's SDK exporter (github.com/gymtrace/gymtrace/exporter)
-// writes for the same spans (SPEC.md §2, §3.1; DESIGN.md "Scale-out").
+// writes for the same spans (SPEC.md §2, §3.1; DESIGN.md "Scale-out"), and the line of every
+// agent-observation span to <capture_dir>/<rollout_id>.observations.jsonl, the same bytes as the
+// SDK's agentobs.ObservationProcessor (DESIGN.md "Observations are spans first").
 //
 // # Records
 //
@@ -19,6 +21,23 @@
 // cannot be rebuilt (a required attribute missing or mistyped, an unsafe rollout id) is a permanent
 // error for that span only (consumererror.NewPermanent); the other spans of the batch are written.
 // I/O errors are retryable: exporterhelper retries only the failed spans.
+//
+// # Observations
+//
+// An agent-observation span is one agentobs.ObservationKind recognises from the GenAI
+// conventions: gen_ai.operation.name invoke_agent (an AgentInvocation) or execute_tool (a
+// ToolCallObservation, with gen_ai.tool.call.id), a span with gymtrace.sandbox.role (a
+// SandboxObservation), or gen_ai.conversation.compacted=true without an operation name (a
+// ContextCompactionObservation); its model-call references are its gymtrace.model_call.ids,
+// gymtrace.model_call events and links (SPEC §6.2). With `observations: true` (the default) each
+// such span carrying a string gymtrace.rollout.id is reduced to its line
+// (agentobs.NewObservationLine, over a small agentobs.ObservationSpan adapter of the pdata span)
+// and appended durably with capture.Store.AppendObservation, so spans from an agent in any
+// language, sent over OTLP, build the same ng_agent_observations bundle (agentobs.ReadBundle,
+// gymtrace attach) as the Go recorder's. An observation span without a rollout id is ignored
+// (counted, logged); one whose rollout id is not a safe file name is a permanent error for that
+// span; I/O errors are retryable for the failed spans only. Observation failures never mark the
+// capture file incomplete.
 //
 // # Durability
 //
@@ -38,6 +57,7 @@
 //	    dir_mode: "0700"                    # default; octal string
 //	    file_mode: "0600"                   # default; octal string
 //	    include_payloads: true              # default
+//	    observations: true                  # default; agent-observation lines
 //	    timeout: 5s                         # exporterhelper, per attempt
 //	    sending_queue:
 //	      enabled: false                    # default: acknowledge after fsync
@@ -47,7 +67,8 @@
 // # Telemetry and lifecycle
 //
 // The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
-// ignored, rejected, failed, dropped). Start creates capture_dir with dir_mode; Shutdown is safe
-// without Start and when called twice; spans received after Shutdown are not written, their
-// rollouts are marked incomplete and an error is returned. The exporter is safe for concurrent use.
+// ignored, rejected, failed, dropped); model-call and observation spans share the outcomes. Start creates capture_dir with dir_mode; Shutdown is safe
+// without Start and when called twice; spans received after Shutdown are not written, the
+// model-call spans' rollouts are marked incomplete and an error is returned. The exporter is safe
+// for concurrent use.
 package gymcaptureexporter

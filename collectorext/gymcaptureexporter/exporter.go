@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -21,18 +22,20 @@ import (
 var (
 	// errNotStarted is returned by pushTraces before Start.
 	errNotStarted = errors.New("gymcapture: exporter not started")
-	// errShutdown is returned for model-call spans received after Shutdown.
+	// errShutdown is returned for model-call and observation spans received after Shutdown.
 	errShutdown = errors.New("gymcapture: exporter shut down")
 )
 
-// captureExporter writes the capture record of every model-call span it is pushed. Its methods
-// are the start, shutdown and push functions of an exporterhelper traces exporter. It is safe for
-// concurrent use: records of different rollouts never wait for each other, concurrent records of
-// one rollout share one fsync (capture.Store group commit).
+// captureExporter writes the capture record of every model-call span it is pushed, and the
+// observation line of every agent-observation span (observations.go). Its methods are the start,
+// shutdown and push functions of an exporterhelper traces exporter. It is safe for concurrent use:
+// lines of different rollouts never wait for each other, concurrent lines of one file share one
+// fsync (capture.Store group commit).
 type captureExporter struct {
 	dir             string
 	storeOpts       []capture.StoreOption
 	includePayloads bool
+	observations    bool
 	queueEnabled    bool
 	logger          *zap.Logger
 	tel             *telemetry
@@ -55,6 +58,7 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 		dir:             cfg.CaptureDir,
 		storeOpts:       opts,
 		includePayloads: cfg.IncludePayloads,
+		observations:    cfg.Observations,
 		queueEnabled:    cfg.QueueConfig.HasValue(),
 		logger:          set.Logger,
 		tel:             tel,
@@ -79,9 +83,9 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 }
 
 // shutdown stops writing: later pushes write nothing, mark the model-call spans' rollouts
-// incomplete and return an error. The store holds no open files, so there is nothing to flush or
-// close: every record already pushed is on stable storage. It is safe without start and when
-// called more than once.
+// incomplete (observation spans mark nothing) and return an error. The store holds no open files,
+// so there is nothing to flush or close: every line already pushed is on stable storage. It is
+// safe without start and when called more than once.
 func (e *captureExporter) shutdown(context.Context) error {
 	e.closed.Store(true)
 	return nil
@@ -102,6 +106,15 @@ func (e *captureExporter) shutdown(context.Context) error {
 // carrying only the failed spans (consumererror.NewTraces), so exporterhelper retries those and
 // never rewrites the others; when the batch has both, the error is retryable and names the
 // rejected spans too.
+//
+// With observations enabled, an agent-observation span (agentobs.ObservationKind: invoke_agent,
+// execute_tool, compaction and sandbox spans) gets its line appended to
+// <rollout_id>.observations.jsonl the same way, in the same pass (pushObservation, which gives its
+// outcomes). A span that is both a model-call span and an observation span (the conventions never
+// make one) gets both, the observation line first: when that line fails, the record is not started
+// (the span fails, its rollout is marked incomplete and a retry of the span writes both), so a
+// retry never writes a record twice; a repeated observation line is harmless (the mapping keeps
+// the first line of a span id). Such a span is counted once, by its record's outcome.
 func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	store := e.store.Load()
 	if store == nil {
@@ -121,7 +134,7 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 				e.tel.add(ctx, o)
 				switch o {
 				case outcomeRejected:
-					b.rejected = append(b.rejected, err)
+					b.reject(err)
 				case outcomeFailed, outcomeDropped:
 					b.fail(err, i, j, rs, ss, sp)
 				}
@@ -135,8 +148,20 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 // dropped one.
 func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp ptrace.Span) (outcome, error) {
 	attrs := spanAttributes(sp.Attributes())
-	rid, ok := modelCallRollout(attrs)
-	if !ok {
+	rid, isCall := modelCallRollout(attrs)
+	if e.observations {
+		obs := observationAttributes{attrs}
+		if _, ok := agentobs.ObservationKind(obs); ok {
+			o, err := e.pushObservation(ctx, store, obs, sp)
+			if !isCall {
+				return o, err
+			}
+			if o == outcomeFailed {
+				return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: record not started: %w", err))
+			}
+		}
+	}
+	if !isCall {
 		return outcomeIgnored, nil
 	}
 	if e.closed.Load() {
@@ -246,11 +271,21 @@ func (e *captureExporter) markIncomplete(store *capture.Store, rid string) {
 
 // batch collects the errors of one push and the spans to retry.
 type batch struct {
-	rejected []error
+	rejected []error // model-call and observation spans
+	nObs     int     // how many of rejected are observation spans
 	failed   []error
 	retry    ptrace.Traces
 	rsIdx    map[int]ptrace.ResourceSpans
 	ssIdx    map[[2]int]ptrace.ScopeSpans
+}
+
+// reject records the error of a rejected span.
+func (b *batch) reject(err error) {
+	b.rejected = append(b.rejected, err)
+	var oe observationError
+	if errors.As(err, &oe) {
+		b.nObs++
+	}
 }
 
 // fail records err and copies sp, under copies of its resource and scope, into the retry data.
@@ -285,11 +320,24 @@ func (b *batch) err() error {
 	case len(b.failed) > 0:
 		errs := b.failed
 		if len(b.rejected) > 0 {
-			errs = append(errs, fmt.Errorf("%d model-call spans rejected (not retried): %w", len(b.rejected), errors.Join(b.rejected...)))
+			errs = append(errs, fmt.Errorf("%s rejected (not retried): %w", b.rejectedCounts(), errors.Join(b.rejected...)))
 		}
 		return consumererror.NewTraces(errors.Join(errs...), b.retry)
 	case len(b.rejected) > 0:
 		return consumererror.NewPermanent(errors.Join(b.rejected...))
 	}
 	return nil
+}
+
+// rejectedCounts says how many spans of each kind were rejected, e.g. "2 model-call spans, 1
+// observation spans".
+func (b *batch) rejectedCounts() string {
+	calls := len(b.rejected) - b.nObs
+	switch {
+	case b.nObs == 0:
+		return fmt.Sprintf("%d model-call spans", calls)
+	case calls == 0:
+		return fmt.Sprintf("%d observation spans", b.nObs)
+	}
+	return fmt.Sprintf("%d model-call spans, %d observation spans", calls, b.nObs)
 }

@@ -22,13 +22,14 @@ func NewFactory() exporter.Factory {
 }
 
 // createDefaultConfig returns the defaults: no capture_dir (required), dir_mode "0700", file_mode
-// "0600", include_payloads true, the Collector's default timeout and retry settings, and the
-// sending queue disabled.
+// "0600", include_payloads true, observations true, the Collector's default timeout and retry
+// settings, and the sending queue disabled.
 func createDefaultConfig() component.Config {
 	return &Config{
 		DirMode:         defaultDirMode,
 		FileMode:        defaultFileMode,
 		IncludePayloads: true,
+		Observations:    true,
 		TimeoutConfig:   exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:     metadata.NewDefaultSendingQueueConfig(),
 		RetryConfig:     configretry.NewDefaultBackOffConfig(),

@@ -16,12 +16,12 @@ import (
 type outcome int
 
 const (
-	outcomeWritten  outcome = iota // record appended whole
+	outcomeWritten  outcome = iota // record or observation line appended whole
 	outcomePartial                 // record appended with a payload null; rollout marked incomplete
-	outcomeIgnored                 // not a model-call span
-	outcomeRejected                // model-call span whose record cannot be rebuilt (permanent)
-	outcomeFailed                  // record not written: I/O error or attempt cancelled (retryable)
-	outcomeDropped                 // model-call span received after Shutdown
+	outcomeIgnored                 // neither a model-call span nor an observation span with a rollout id
+	outcomeRejected                // record cannot be rebuilt, or unsafe rollout id (permanent)
+	outcomeFailed                  // record or line not written: I/O error or attempt cancelled (retryable)
+	outcomeDropped                 // model-call or observation span received after Shutdown
 	numOutcomes
 )
 
