@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -251,6 +252,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := ParsePrefix(r.URL.Path)
 	if !ok {
+		if strings.HasPrefix(r.URL.Path, prefixSegment) {
+			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
+		}
 		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
 		return
 	}
@@ -262,6 +266,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := stripPrefix(r, p.Rest)
 	dialect := CapturedDialect(p.Rest)
 	if dialect == "" {
+		if nearMissEndpoint(p.Rest) {
+			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
+		}
 		h.next.ServeHTTP(w, r2)
 		return
 	}
@@ -552,3 +559,25 @@ func panicTransport(v any) string {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
+const prefixSegment = "/ng-rollout/"
+
+// nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
+// slashes are collapsed and a trailing slash is dropped: a client joining URLs carelessly, whose calls
+// Gym would forward uncaptured too (SPEC §1.6), but which the operator should hear about.
+func nearMissEndpoint(rest string) bool {
+	for strings.Contains(rest, "//") {
+		rest = strings.ReplaceAll(rest, "//", "/")
+	}
+	if len(rest) > 1 {
+		rest = strings.TrimSuffix(rest, "/")
+	}
+	return CapturedDialect(rest) != ""
+}
+
+// warnNotCaptured logs a call that was probably meant to be captured but is not (its path is a near
+// miss of the capture contract), so that a misconfigured client never looks like a quiet run.
+func (h *Handler) warnNotCaptured(path, why string) {
+	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
+}
