@@ -114,16 +114,16 @@ const outputFileMode fs.FileMode = 0o600
 type claudeCodeFlags struct{ dirKey, modelServer string }
 
 func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
+	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
+	mode, err := outputMode(outputFlag, output)
+	if err != nil {
+		return err
+	}
 	in, err := os.Open(input)
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
 	defer in.Close()
-	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
-	mode := outputFileMode
-	if fi, err := os.Stat(output); err == nil {
-		mode = fi.Mode().Perm()
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("attach: create output %s: %w", output, pathErrCause(err))

@@ -115,9 +115,9 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 // write succeeded; a new file gets mode 0600 (an HTML report holds payloads), an existing one keeps
 // its mode. On failure path is untouched and the temporary file removed.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	mode := outputFileMode
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
+	mode, err := outputMode("html", path)
+	if err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
