@@ -138,8 +138,12 @@ func TestProxyCmdCaptureDiskFull(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, invalid, "no partial line left behind")
 	assert.Empty(t, lines)
-	stderr := p.stderr.String()
-	assert.Contains(t, stderr, "record not written; marking the rollout incomplete")
-	assert.Contains(t, stderr, "no space left on device")
-	assert.Contains(t, stderr, "rollout_id=full")
+	// The proxy logs before it releases the call's end, but its stderr reaches p.stderr through a
+	// pipe copied by another goroutine: wait (bounded) for the line to arrive.
+	logged := func() bool {
+		stderr := p.stderr.String()
+		return strings.Contains(stderr, "record not written; marking the rollout incomplete") &&
+			strings.Contains(stderr, "no space left on device") && strings.Contains(stderr, "rollout_id=full")
+	}
+	assert.Eventually(t, logged, 10*time.Second, 10*time.Millisecond, "stderr: %s", p.stderr)
 }

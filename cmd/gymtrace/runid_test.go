@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -189,6 +190,9 @@ func TestProxyCmdRunIDAndCorrelation(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(dir, tt.wantRollout+".capture.jsonl"), "nothing in DIR itself")
 		})
 	}
-	assert.Contains(t, p.stderr.String(), "names no rollout")
-	assert.Contains(t, p.stderr.String(), "rollout_id=stray")
+	// stderr arrives through a pipe copied by another goroutine: wait (bounded) for the line.
+	assert.Eventually(t, func() bool {
+		s := p.stderr.String()
+		return strings.Contains(s, "names no rollout") && strings.Contains(s, "rollout_id=stray")
+	}, 10*time.Second, 10*time.Millisecond, "stderr: %s", p.stderr)
 }

@@ -198,7 +198,8 @@ func TestWaitForSpansPartial(t *testing.T) {
 	j := FromEnv(t)
 	ctx := t.Context()
 	s := emitSpans(ctx, t, httpExporter(ctx, t, j), "jaegertest-partial")
-	got, err := j.GetTrace(ctx, s.traceID.String())
+	// Jaeger stores spans asynchronously: wait (bounded by the test's context) until both are there.
+	got, err := j.WaitForSpans(ctx, s.traceID.String(), 2)
 	require.NoError(t, err)
 	require.Len(t, got.Spans, 2)
 
