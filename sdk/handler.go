@@ -389,6 +389,12 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	if ex.ErrorCategory != "" {
 		span.SetStatus(codes.Error, ex.ErrorCategory)
 	}
+	if ex.ErrorCategory == semconv.ErrorCategoryConnection || ex.ErrorCategory == semconv.ErrorCategoryTimeout {
+		// The upstream is unreachable or too slow: every client sees a 502/504 or a cut answer, so
+		// the operator must see it too (the record holds the details).
+		h.cfg.logger.Warn("gymtrace capture: upstream call failed", "error_category", ex.ErrorCategory,
+			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
+	}
 	// The durable processor writes the record synchronously in End (group-committed fsync), or marks
 	// the rollout incomplete when the write fails.
 	h.endSpan(span, endWall, rolloutID, id)

@@ -171,9 +171,15 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		}
 	}()
 
+	if err := probeWritable(h.Store().Dir()); err != nil {
+		return fmt.Errorf("proxy: --capture-dir: %w", err)
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("proxy: listen: %w", err)
+	}
+	if !isLoopback(ln.Addr()) {
+		logger.Warn("gymtrace proxy: listening beyond loopback: anyone who can reach this address can use the upstream's credentials the clients send and write capture files", "listen", ln.Addr().String())
 	}
 	srv := &http.Server{
 		Handler:           h,
