@@ -20,9 +20,9 @@ func newClearCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "clear --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl",
 		Short: "Remove the captures of the rollouts about to be dispatched (before a re-run)",
-		Long: `Remove <id>.capture.jsonl and <id>.capture.incomplete from DIR for the rollout id of every row of
-ROLLOUTS.jsonl (SPEC §1.2, §2.6), so a re-dispatched rollout does not mix its calls with a stale
-partial capture. Rows without a rollout id are skipped; other rollouts' files are untouched.
+		Long: `Remove <id>.capture.jsonl, <id>.capture.incomplete and <id>.observations.jsonl (agent observations)
+from DIR for the rollout id of every row of ROLLOUTS.jsonl (SPEC §1.2, §2.6), so a re-dispatched rollout
+does not mix its calls or observations with a stale partial capture. Rows without a rollout id are skipped; other rollouts' files are untouched.
 
 Every row is checked first: if one is not a JSON object or has a malformed rollout id (SPEC §1.2's
 rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
