@@ -1,12 +1,8 @@
 package capture
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +120,8 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 		}
 	}
 	if e.Response != nil {
-		if v, err := ojson.Parse(e.Response); err == nil {
+		// The output messages need the whole response; the other attributes only a few members.
+		if v, ok := responseForAttributes(e.Response, cfg.messageContent); ok {
 			resp = &v
 			attrs = appendResponseAttributes(attrs, v, cfg.conv)
 		}
@@ -303,119 +300,187 @@ func finishReasons(resp ojson.Value) []string {
 // is left null and reported in Problems; the caller writes the record and marks the rollout
 // incomplete. A payload without a size attribute is taken as whole.
 func ExchangeFromAttributes(a AttributeLookup, start, end time.Time) (Exchange, Problems, error) {
+	e, err := exchangeHead(a, start, end)
+	if err != nil {
+		return Exchange{}, nil, err
+	}
+	p, err := readPayloads(a)
+	if err != nil {
+		return Exchange{}, nil, err
+	}
+	e.Request = p[reqBody].objectBytes()
+	e.RequestRaw = p[reqRaw].textPtr()
+	e.Response = p[respBody].objectBytes()
+	e.ResponseRaw = p[respRaw].textPtr()
+	return e, p.problems(), nil
+}
+
+// exchangeHead reads everything of the record but the payloads (see [ExchangeFromAttributes]).
+func exchangeHead(a AttributeLookup, start, end time.Time) (Exchange, error) {
 	var e Exchange
 	var err error
 	if e.ModelCallID, err = requiredString(a, semconv.GymtraceModelCallIDKey); err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 	if e.Dialect, err = requiredString(a, semconv.GymtraceDialectKey); err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 	refType, hasType, err := optionalString(a, semconv.GymtraceModelRefTypeKey)
 	if err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 	refName, hasName, err := optionalString(a, semconv.GymtraceModelRefNameKey)
 	if err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 	switch {
 	case hasType && hasName:
 		e.ModelRef = &ModelRef{Type: refType, Name: refName}
 	case hasType || hasName:
-		return Exchange{}, nil, fmt.Errorf("capture attributes: %s and %s must be set together", semconv.GymtraceModelRefTypeKey, semconv.GymtraceModelRefNameKey)
+		return Exchange{}, fmt.Errorf("capture attributes: %s and %s must be set together", semconv.GymtraceModelRefTypeKey, semconv.GymtraceModelRefNameKey)
 	}
 	e.StartedAt = UnixSeconds(start)
 	e.CompletedAt = UnixSeconds(end)
 	lat, ok, err := optionalFloat(a, semconv.GymtraceLatencyMSKey)
 	if err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 	if !ok {
-		return Exchange{}, nil, fmt.Errorf("capture attributes: %s is required", semconv.GymtraceLatencyMSKey)
+		return Exchange{}, fmt.Errorf("capture attributes: %s is required", semconv.GymtraceLatencyMSKey)
 	}
 	e.LatencyMS = lat
 	if ttft, ok, err := optionalFloat(a, semconv.GymtraceLatencyTTFTMSKey); err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	} else if ok {
 		e.LatencyTTFTMS = &ttft
 	}
 	if v, ok := a.Lookup(string(semconv.HTTPResponseStatusCodeKey)); ok {
 		if v.Type() != attribute.INT64 {
-			return Exchange{}, nil, typeError(semconv.HTTPResponseStatusCodeKey, v, "an integer")
+			return Exchange{}, typeError(semconv.HTTPResponseStatusCodeKey, v, "an integer")
 		}
 		n := v.AsInt64()
 		if n < math.MinInt32 || n > math.MaxInt32 {
-			return Exchange{}, nil, fmt.Errorf("capture attributes: %s = %d is not an HTTP status", semconv.HTTPResponseStatusCodeKey, n)
+			return Exchange{}, fmt.Errorf("capture attributes: %s = %d is not an HTTP status", semconv.HTTPResponseStatusCodeKey, n)
 		}
 		s := int(n)
 		e.StatusCode = &s
 	}
 	if e.ErrorCategory, _, err = optionalString(a, semconv.GymtraceErrorCategoryKey); err != nil {
-		return Exchange{}, nil, err
+		return Exchange{}, err
 	}
 
-	var problems Problems
-	for _, f := range []struct {
-		k   attribute.Key
-		obj *json.RawMessage
-		raw **string
-	}{
-		{semconv.GymtraceRequestBodyKey, &e.Request, nil},
-		{semconv.GymtraceRequestRawKey, nil, &e.RequestRaw},
-		{semconv.GymtraceResponseBodyKey, &e.Response, nil},
-		{semconv.GymtraceResponseRawKey, nil, &e.ResponseRaw},
-	} {
-		s, ok, err := payloadAttr(a, f.k, &problems)
-		switch {
-		case err != nil:
-			return Exchange{}, nil, err
-		case !ok:
-		case f.obj != nil:
-			*f.obj = objectText(s, f.k, &problems)
-		default:
-			*f.raw = &s
+	return e, nil
+}
+
+// The payload attributes, in the order their problems are reported.
+const (
+	reqBody = iota
+	reqRaw
+	respBody
+	respRaw
+)
+
+// payloadKeys are the attributes of reqBody, reqRaw, respBody and respRaw.
+var payloadKeys = [...]attribute.Key{
+	semconv.GymtraceRequestBodyKey, semconv.GymtraceRequestRawKey,
+	semconv.GymtraceResponseBodyKey, semconv.GymtraceResponseRawKey,
+}
+
+// payloadField is one payload attribute of a span.
+type payloadField struct {
+	key     attribute.Key
+	text    string   // the attribute's value
+	usable  bool     // present and whole (payloadAttr)
+	problem *Problem // why the record's field is null although the span had something; nil if not
+}
+
+// spanPayloads are a span's four payload attributes, indexed by reqBody … respRaw.
+type spanPayloads [4]payloadField
+
+// readPayloads reads the payload attributes and checks each against its size attribute; a
+// mistyped attribute is an error.
+func readPayloads(a AttributeLookup) (spanPayloads, error) {
+	var p spanPayloads
+	for i, k := range payloadKeys {
+		p[i].key = k
+		s, ok, problem, err := payloadAttr(a, k)
+		if err != nil {
+			return spanPayloads{}, err
+		}
+		p[i].text, p[i].usable, p[i].problem = s, ok, problem
+	}
+	return p, nil
+}
+
+// problems lists the fields' problems in field order (each field has at most one).
+func (p *spanPayloads) problems() Problems {
+	var out Problems
+	for i := range p {
+		if p[i].problem != nil {
+			out = append(out, *p[i].problem)
 		}
 	}
-	return e, problems, nil
+	return out
 }
 
-// payloadAttr reads a payload attribute and checks it against its size attribute.
-func payloadAttr(a AttributeLookup, k attribute.Key, problems *Problems) (string, bool, error) {
-	v, hasValue := a.Lookup(string(k))
-	if hasValue && v.Type() != attribute.STRING {
-		return "", false, typeError(k, v, "a string")
-	}
-	sz, hasSize := a.Lookup(string(sizeKey(k)))
-	if hasSize && sz.Type() != attribute.INT64 {
-		return "", false, typeError(sizeKey(k), sz, "an integer")
-	}
-	switch {
-	case !hasValue && !hasSize:
-		return "", false, nil
-	case !hasValue:
-		*problems = append(*problems, Problem{Key: string(k), Reason: fmt.Sprintf("missing although %s is %d", sizeKey(k), sz.AsInt64())})
-		return "", false, nil
-	case hasSize && int64(len(v.AsString())) != sz.AsInt64():
-		*problems = append(*problems, Problem{Key: string(k), Reason: fmt.Sprintf("cut by an attribute limit: %d of %d bytes", len(v.AsString()), sz.AsInt64())})
-		return "", false, nil
-	}
-	return v.AsString(), true, nil
-}
-
-// objectText returns s as a record object (compact strict JSON object text, SPEC §0 D6), or nil and
-// a problem when it is not one.
-func objectText(s string, k attribute.Key, problems *Problems) []byte {
-	if len(s) == 0 || s[0] != '{' {
-		*problems = append(*problems, Problem{Key: string(k), Reason: "not a JSON object"})
+// textPtr returns the text of a raw payload for the record, nil when unusable.
+func (f *payloadField) textPtr() *string {
+	if !f.usable {
 		return nil
 	}
-	out, err := ojson.CompactDepth(make([]byte, 0, len(s)), []byte(s), PayloadMaxDepth)
-	if err != nil {
-		*problems = append(*problems, Problem{Key: string(k), Reason: "not a JSON object: " + err.Error()})
+	s := f.text
+	return &s
+}
+
+// objectBytes returns the text of a body payload as a record object (compact strict JSON object
+// text, SPEC §0 D6), or nil — with a problem when it is not one.
+func (f *payloadField) objectBytes() []byte {
+	if !f.usable {
+		return nil
+	}
+	out, ok := f.appendObject(make([]byte, 0, len(f.text)))
+	if !ok {
 		return nil
 	}
 	return out
+}
+
+// appendObject appends the text of a usable body payload to dst as a record object, compacted
+// straight from the attribute's string. When it is not one strict JSON object it returns dst
+// unchanged and false, and sets the field's problem.
+func (f *payloadField) appendObject(dst []byte) ([]byte, bool) {
+	if len(f.text) == 0 || f.text[0] != '{' {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object"}
+		return dst, false
+	}
+	out, err := ojson.CompactString(dst, f.text, PayloadMaxDepth)
+	if err != nil {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object: " + err.Error()}
+		return dst, false
+	}
+	return out, true
+}
+
+// payloadAttr reads a payload attribute and checks it against its size attribute: ok when it is
+// present and whole, else a problem when the span had one but it cannot be used.
+func payloadAttr(a AttributeLookup, k attribute.Key) (s string, ok bool, problem *Problem, err error) {
+	v, hasValue := a.Lookup(string(k))
+	if hasValue && v.Type() != attribute.STRING {
+		return "", false, nil, typeError(k, v, "a string")
+	}
+	sz, hasSize := a.Lookup(string(sizeKey(k)))
+	if hasSize && sz.Type() != attribute.INT64 {
+		return "", false, nil, typeError(sizeKey(k), sz, "an integer")
+	}
+	switch {
+	case !hasValue && !hasSize:
+		return "", false, nil, nil
+	case !hasValue:
+		return "", false, &Problem{Key: string(k), Reason: fmt.Sprintf("missing although %s is %d", sizeKey(k), sz.AsInt64())}, nil
+	case hasSize && int64(len(v.AsString())) != sz.AsInt64():
+		return "", false, &Problem{Key: string(k), Reason: fmt.Sprintf("cut by an attribute limit: %d of %d bytes", len(v.AsString()), sz.AsInt64())}, nil
+	}
+	return v.AsString(), true, nil, nil
 }
 
 func requiredString(a AttributeLookup, k attribute.Key) (string, error) {
@@ -460,46 +525,6 @@ func optionalFloat(a AttributeLookup, k attribute.Key) (float64, bool, error) {
 
 func typeError(k attribute.Key, v attribute.Value, want string) error {
 	return fmt.Errorf("capture attributes: %s must be %s, got %s", k, want, strings.ToLower(v.Type().String()))
-}
-
-// errNoTime is returned by TimeFromUnixSeconds for values that are not finite.
-var errNoTime = errors.New("not a finite time")
-
-var nanosPerSecond = big.NewRat(1e9, 1)
-
-// UnixSeconds returns t as UTC Unix seconds: t.UnixNano() / 1e9 computed exactly and rounded once to
-// the nearest float64 (SPEC §0 "Durability contract": the reference's time.time() float), so
-// times with few decimal digits stay exact (…201.25 s is 201.25, not 201.24999997).
-func UnixSeconds(t time.Time) float64 {
-	ns := t.UnixNano()
-	if ns%1e9 == 0 {
-		return float64(ns / 1e9)
-	}
-	f, _ := new(big.Rat).SetFrac64(ns, 1e9).Float64()
-	return f
-}
-
-// TimeFromUnixSeconds returns the time, at nanosecond resolution, whose [UnixSeconds] is sec (the
-// nearest nanosecond to sec's exact value). It is the inverse used to replay recorded times.
-func TimeFromUnixSeconds(sec float64) (time.Time, error) {
-	if math.IsNaN(sec) || math.IsInf(sec, 0) {
-		return time.Time{}, fmt.Errorf("capture: %s: %w", strconv.FormatFloat(sec, 'g', -1, 64), errNoTime)
-	}
-	r := new(big.Rat).SetFloat64(sec)
-	r.Mul(r, nanosPerSecond)
-	// Round half away from zero to an integer number of nanoseconds.
-	n := new(big.Int).Quo(r.Num(), r.Denom())
-	rem := new(big.Rat).Sub(r, new(big.Rat).SetInt(n))
-	half := big.NewRat(1, 2)
-	if rem.Sign() > 0 && rem.Cmp(half) >= 0 {
-		n.Add(n, big.NewInt(1))
-	} else if rem.Sign() < 0 && rem.Cmp(new(big.Rat).Neg(half)) <= 0 {
-		n.Sub(n, big.NewInt(1))
-	}
-	if !n.IsInt64() {
-		return time.Time{}, fmt.Errorf("capture: %s seconds is out of range", strconv.FormatFloat(sec, 'g', -1, 64))
-	}
-	return time.Unix(0, n.Int64()).UTC(), nil
 }
 
 // appendUsageAttributes adds the gen_ai.usage.* counts of the response's usage (SPEC §3.5 rules:

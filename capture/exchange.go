@@ -66,6 +66,12 @@ type Exchange struct {
 // with a decimal point or exponent), Request/Response verbatim. A NaN or infinite float is written
 // as null, as orjson does.
 func (e *Exchange) AppendJSON(dst []byte) []byte {
+	return e.appendJSON(dst, nil)
+}
+
+// appendJSON is AppendJSON; with p set, the request, response, request_raw and response_raw come
+// from the span's payload attributes instead of e's fields (see [AppendLineFromAttributes]).
+func (e *Exchange) appendJSON(dst []byte, p *spanPayloads) []byte {
 	dst = append(dst, `{"model_call_id":`...)
 	dst = ojson.AppendString(dst, e.ModelCallID)
 	dst = append(dst, `,"dialect":`...)
@@ -96,17 +102,28 @@ func (e *Exchange) AppendJSON(dst []byte) []byte {
 	} else {
 		dst = append(dst, "null"...)
 	}
+	rawReq, rawResp := e.RequestRaw, e.ResponseRaw
 	dst = append(dst, `,"request":`...)
-	dst = appendRaw(dst, e.Request)
-	dst = append(dst, `,"response":`...)
-	dst = appendRaw(dst, e.Response)
-	if e.RequestRaw != nil {
-		dst = append(dst, `,"request_raw":`...)
-		dst = ojson.AppendString(dst, *e.RequestRaw)
+	if p != nil {
+		dst = p[reqBody].appendRecordObject(dst)
+		rawReq = p[reqRaw].textPtr()
+	} else {
+		dst = appendRaw(dst, e.Request)
 	}
-	if e.ResponseRaw != nil {
+	dst = append(dst, `,"response":`...)
+	if p != nil {
+		dst = p[respBody].appendRecordObject(dst)
+		rawResp = p[respRaw].textPtr()
+	} else {
+		dst = appendRaw(dst, e.Response)
+	}
+	if rawReq != nil {
+		dst = append(dst, `,"request_raw":`...)
+		dst = ojson.AppendString(dst, *rawReq)
+	}
+	if rawResp != nil {
 		dst = append(dst, `,"response_raw":`...)
-		dst = ojson.AppendString(dst, *e.ResponseRaw)
+		dst = ojson.AppendString(dst, *rawResp)
 	}
 	if e.TraceID != "" {
 		dst = append(dst, `,"trace_id":`...)

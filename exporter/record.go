@@ -59,20 +59,18 @@ func modelCallRollout(attrs spanAttrs) (string, bool) {
 	return rid.AsString(), true
 }
 
-// encodeRecord appends the capture line of a model-call span to dst.
+// encodeRecord appends the capture line of a model-call span to dst (the payloads are compacted
+// from the span's attributes straight into dst, see capture.AppendLineFromAttributes).
 func encodeRecord(dst []byte, attrs spanAttrs, s sdktrace.ReadOnlySpan) ([]byte, capture.Problems, error) {
-	ex, problems, err := capture.ExchangeFromAttributes(attrs, s.StartTime(), s.EndTime())
-	if err != nil {
-		return dst, nil, err
-	}
+	var traceID, spanID string
 	sc := s.SpanContext()
 	if sc.HasTraceID() {
-		ex.TraceID = sc.TraceID().String()
+		traceID = sc.TraceID().String()
 	}
 	if sc.HasSpanID() {
-		ex.SpanID = sc.SpanID().String()
+		spanID = sc.SpanID().String()
 	}
-	return ex.AppendJSON(dst), problems, nil
+	return capture.AppendLineFromAttributes(dst, attrs, s.StartTime(), s.EndTime(), traceID, spanID)
 }
 
 // recordWriter is the part shared by DurableProcessor and Exporter: span -> line -> store.

@@ -5,8 +5,21 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
+
+// copyBufSize is the size of the buffer a bodyCopier reads the upstream body into: the most bytes
+// one read forwards.
+const copyBufSize = 32 << 10
+
+// copyBufs recycles the read buffers of finished calls (a buffer per call was half the bytes a
+// small captured call allocated). A buffer goes back only once no read can still write into it
+// (bodyCopier.close).
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, copyBufSize)
+	return &b
+}}
 
 // errTailAbandoned is the cancel cause of an upstream body whose tail was never forwarded.
 var errTailAbandoned = errors.New("upstream body abandoned after the terminal grace")
@@ -37,17 +50,19 @@ type bodyCopier struct {
 	resp      *http.Response
 	ctx       context.Context // the upstream request's context
 	cancel    context.CancelCauseFunc
-	idle      *time.Timer // cancels the upstream request when a read waits longer than f.idleTimeout
-	buf       []byte
+	idle      *time.Timer     // cancels the upstream request when a read waits longer than f.idleTimeout
+	bufp      *[]byte         // from copyBufs, returned by close; nil after
+	buf       []byte          // *bufp
 	announced []string        // trailer keys announced in the response header (trailers.go)
 	pending   chan readResult // the outstanding asynchronous read, nil when none
 	trailing  int64           // bytes forwarded after the terminal grace ended the call
 }
 
 func newBodyCopier(f *forwarder, w http.ResponseWriter, r *http.Request, call *callState, resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc, announced []string) *bodyCopier {
+	bufp := copyBufs.Get().(*[]byte)
 	c := &bodyCopier{
 		f: f, w: w, clientCtx: r.Context(), call: call, resp: resp, ctx: ctx, cancel: cancel,
-		buf: make([]byte, 32<<10), announced: announced,
+		bufp: bufp, buf: *bufp, announced: announced,
 	}
 	if call == nil {
 		// The capture writer flushes every write itself; the server's own writer would buffer.
@@ -193,7 +208,8 @@ func (c *bodyCopier) end(err error, tail bool) {
 }
 
 // close releases the upstream request: an outstanding read is cancelled and waited for, then the
-// body is closed and the request's context cancelled. Idempotent.
+// body is closed, the request's context cancelled and the read buffer returned to copyBufs (no read
+// can write into it any more, and nothing reads it after close). Idempotent.
 func (c *bodyCopier) close() {
 	c.idle.Stop()
 	if c.pending != nil {
@@ -203,4 +219,8 @@ func (c *bodyCopier) close() {
 	}
 	_ = c.resp.Body.Close()
 	c.cancel(nil)
+	if c.bufp != nil {
+		copyBufs.Put(c.bufp)
+		c.bufp, c.buf = nil, nil
+	}
 }

@@ -45,10 +45,12 @@ type captureWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool // the handler sent a final (non-1xx) status
 	status      int
-	sentHeader  bool // the status line went to the client
+	sentHeader  bool // the status line was written to w (flushed at once only for SSE)
 	holdHeader  bool // a body-less response: the status line is held too
 	holding     bool // every later byte is held
 	held        []byte
+	heldInRaw   bool // the held bytes are raw[heldFrom:] (a captured response), not in held
+	heldFrom    int
 	sse         bool
 	length      int64 // declared Content-Length, -1 when none
 	written     int64 // body bytes the handler wrote
@@ -81,8 +83,12 @@ func (cw *captureWriter) Header() http.Header { return cw.w.Header() }
 // Unwrap returns the underlying ResponseWriter (for http.ResponseController).
 func (cw *captureWriter) Unwrap() http.ResponseWriter { return cw.w }
 
-// WriteHeader records the status and, unless the response is body-less, sends the status line at
-// once. 1xx informational statuses pass through unrecorded.
+// WriteHeader records the status and, unless the response is body-less, writes the status line to
+// the underlying writer: an SSE response's status line is flushed at once (a stream's client waits
+// for it before the first event); any other response's status line goes out with its first
+// forwarded body bytes, with the held end of the response, or at an explicit Flush — as net/http
+// and a plain reverse proxy send it — saving one write per call. 1xx informational statuses pass
+// through unrecorded.
 func (cw *captureWriter) WriteHeader(code int) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -117,7 +123,9 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 	}
 	cw.sentHeader = true
 	cw.w.WriteHeader(code)
-	cw.flushLocked()
+	if cw.sse {
+		cw.flushLocked()
+	}
 }
 
 // setupCapture decides SSE-ness and content decoding from the response headers (SPEC §4.1: the
@@ -192,7 +200,13 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 	}
 	cw.written += int64(n)
 	if cw.holding {
-		cw.held = append(cw.held, p...)
+		switch {
+		case cw.synthetic:
+			cw.held = append(cw.held, p...)
+		case !cw.heldInRaw:
+			// Every captured byte is in raw already: the held ones are its tail, no copy needed.
+			cw.heldInRaw, cw.heldFrom = true, len(cw.raw)-n
+		}
 		return n, nil
 	}
 	return cw.writeClientLocked(p)
@@ -284,12 +298,16 @@ func (cw *captureWriter) release() {
 		cw.sentHeader = true
 		cw.w.WriteHeader(cw.status)
 	}
-	if len(cw.held) > 0 && cw.clientErr == nil {
-		if _, err := cw.w.Write(cw.held); err != nil {
+	held := cw.held
+	if cw.heldInRaw {
+		held = cw.raw[cw.heldFrom:]
+	}
+	if len(held) > 0 && cw.clientErr == nil {
+		if _, err := cw.w.Write(held); err != nil {
 			cw.clientErr = err
 		}
 	}
-	cw.held = nil
+	cw.held, cw.heldInRaw = nil, false
 	cw.flushLocked()
 }
 

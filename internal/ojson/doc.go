@@ -18,6 +18,11 @@
 //     null, as orjson writes them), floats normalized to Python's repr, integers of any size kept
 //     exact, duplicate keys collapsed (first position, last value).
 //
+// For hot paths: [Valid] checks like [Parse] without building anything; [CompactString] compacts
+// text held in a string without copying it first; a [Parser] parses like [Parse] into memory it
+// reuses from one document to the next (one SSE event after another), so that the caller must
+// [Value.Clone] what it keeps.
+//
 // One writer, [Value.AppendJSON] / [AppendString] / [AppendFloat], encodes like orjson.
 //
 // Values are plain data: safe for concurrent reads, not for concurrent mutation via [Value.Set].

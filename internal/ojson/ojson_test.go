@@ -64,15 +64,21 @@ func TestParseStrict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := Parse([]byte(tc.in))
 			c, cerr := Compact(nil, []byte(tc.in))
+			cs, cserr := CompactString(nil, tc.in, MaxDepth)
 			if tc.want == "" {
 				require.Error(t, err)
 				var se *SyntaxError
 				require.ErrorAs(t, err, &se)
 				require.Error(t, cerr, "Compact must reject what Parse rejects")
+				assert.True(t, sameSyntaxError(cerr, cserr), "CompactString error %v, Compact error %v", cserr, cerr)
+				assert.False(t, Valid([]byte(tc.in)), "Valid")
 				return
 			}
 			require.NoError(t, err)
 			require.NoError(t, cerr)
+			require.NoError(t, cserr)
+			assert.Equal(t, string(c), string(cs), "CompactString")
+			assert.True(t, Valid([]byte(tc.in)), "Valid")
 			assert.Equal(t, tc.want, string(v.AppendJSON(nil)))
 			back, err := Parse(c)
 			require.NoError(t, err)
@@ -371,6 +377,13 @@ func FuzzParse(f *testing.F) {
 		if (err == nil) != (cerr == nil) {
 			t.Fatalf("Parse err %v, Compact err %v", err, cerr)
 		}
+		if Valid(data) != (err == nil) {
+			t.Fatalf("Valid %v, Parse err %v", Valid(data), err)
+		}
+		cs, cserr := CompactString([]byte("x"), string(data), MaxDepth)
+		if string(cs) != "x"+string(c) || !sameSyntaxError(cserr, cerr) {
+			t.Fatalf("CompactString %q %v, Compact %q %v", cs, cserr, c, cerr)
+		}
 		if _, perr := ParsePython(data); perr != nil && err == nil {
 			// Strict JSON is a subset of what json.loads reads.
 			t.Fatalf("ParsePython rejected strict JSON: %v", perr)
@@ -431,6 +444,16 @@ func BenchmarkCompact(b *testing.B) {
 		var err error
 		if buf, err = Compact(buf[:0], benchDoc); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValid(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchDoc)))
+	for b.Loop() {
+		if !Valid(benchDoc) {
+			b.Fatal("invalid")
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting [Parse] and [Compact] accept: the number of arrays and objects
@@ -43,9 +45,12 @@ type parser struct {
 	depth    int
 	maxDepth int
 	mode     mode
-	out      []byte   // modeCompact output
-	vstack   []Value  // elements of the arrays being read (exact-size slices are cut at the end)
-	mstack   []Member // members of the objects being read
+	out      []byte        // modeCompact output
+	discard  bool          // modeCompact: validate only, write nothing to out ([Valid])
+	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
+	mstack   []Member      // members of the objects being read
+	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
+	mems     *slab[Member] // when set ([Parser]), objects' members are cut from it
 }
 
 // Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
@@ -60,8 +65,7 @@ func Parse(data []byte) (Value, error) {
 
 // ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
 func ParseDepth(data []byte, maxDepth int) (Value, error) {
-	p := parser{data: data, maxDepth: maxDepth, mode: modeStrict}
-	return p.document()
+	return parseWithPooledStacks(parser{data: data, maxDepth: maxDepth, mode: modeStrict})
 }
 
 // Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
@@ -81,6 +85,22 @@ func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
 	return p.out, nil
 }
 
+// Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
+// most [MaxDepth]), without building or copying anything.
+func Valid(data []byte) bool {
+	p := parser{data: data, maxDepth: MaxDepth, mode: modeCompact, discard: true}
+	_, err := p.document()
+	return err == nil
+}
+
+// CompactString is [CompactDepth] for text held in a string (a span attribute, say): src is read in
+// place, never copied. The appended output is dst's own memory, never src's.
+func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
+	// The parser only reads its input and keeps no reference to it once it returns (errors carry
+	// an offset, messages a copy), so a read-only view of the string's bytes is safe.
+	return CompactDepth(dst, unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth)
+}
+
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
 // parses and re-serializes (SPEC §3.6 args): surrounding whitespace allowed; NaN, Infinity and
 // -Infinity accepted and returned as null (orjson writes them so); floats normalized to Python's
@@ -89,8 +109,7 @@ func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
 // surrogate escapes and invalid UTF-8 become U+FFFD. Raw control characters in strings are
 // rejected (json.loads strict=True). Nesting is limited to [MaxDepth]. Errors are *SyntaxError.
 func ParsePython(data []byte) (Value, error) {
-	p := parser{data: data, maxDepth: MaxDepth, mode: modePython}
-	return p.document()
+	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython})
 }
 
 // ValidNumber reports whether s is an RFC 8259 number (any size).
@@ -180,7 +199,7 @@ func (p *parser) literal(lit string, v Value) (Value, error) {
 		return Value{}, p.fail("invalid literal, expected " + lit)
 	}
 	p.pos += len(lit)
-	if p.mode == modeCompact {
+	if p.mode == modeCompact && !p.discard {
 		p.out = append(p.out, lit...)
 	}
 	return v, nil
@@ -199,7 +218,7 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	if p.mode == modeCompact {
+	if p.mode == modeCompact && !p.discard {
 		p.out = append(p.out, '[')
 	}
 	base := len(p.vstack)
@@ -226,7 +245,7 @@ func (p *parser) array() (Value, error) {
 	if p.leave(']') {
 		return Value{}, nil
 	}
-	return Array(popFrom(&p.vstack, base)...), nil
+	return Array(popFrom(&p.vstack, base, p.vals)...), nil
 }
 
 func (p *parser) object() (Value, error) {
@@ -234,7 +253,7 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	if p.mode == modeCompact {
+	if p.mode == modeCompact && !p.discard {
 		p.out = append(p.out, '{')
 	}
 	base := len(p.mstack)
@@ -257,7 +276,7 @@ func (p *parser) object() (Value, error) {
 				return Value{}, p.fail("expected ':' after object key")
 			}
 			p.pos++
-			if p.mode == modeCompact {
+			if p.mode == modeCompact && !p.discard {
 				p.out = append(p.out, ':')
 			}
 			p.skipWS()
@@ -289,7 +308,7 @@ func (p *parser) object() (Value, error) {
 	if p.leave('}') {
 		return Value{}, nil
 	}
-	return Object(popFrom(&p.mstack, base)...), nil
+	return Object(popFrom(&p.mstack, base, p.mems)...), nil
 }
 
 // next reads what follows an element of an array or object (after optional whitespace): the
@@ -309,7 +328,7 @@ func (p *parser) next(closing byte, in string) (done bool, err error) {
 		p.pos--
 		return false, p.fail("expected ',' or '" + string(closing) + "' in " + in)
 	}
-	if p.mode == modeCompact {
+	if p.mode == modeCompact && !p.discard {
 		p.out = append(p.out, ',')
 	}
 	return false, nil
@@ -320,105 +339,147 @@ func (p *parser) next(closing byte, in string) (done bool, err error) {
 func (p *parser) leave(closing byte) (compact bool) {
 	p.depth--
 	if p.mode == modeCompact {
-		p.out = append(p.out, closing)
+		if !p.discard {
+			p.out = append(p.out, closing)
+		}
 		return true
 	}
 	return false
 }
 
 // popFrom returns a copy of (*stack)[base:] and truncates the stack to base, zeroing the popped
-// entries so the shared stack does not keep them alive.
-func popFrom[T any](stack *[]T, base int) []T {
+// entries so the shared stack does not keep them alive. The copy is cut from sl when sl is not nil,
+// else allocated.
+func popFrom[T any](stack *[]T, base int, sl *slab[T]) []T {
 	s := *stack
-	out := make([]T, len(s)-base)
+	var out []T
+	if sl != nil {
+		out = sl.take(len(s) - base)
+	} else {
+		out = make([]T, len(s)-base)
+	}
 	copy(out, s[base:])
 	clear(s[base:])
 	*stack = s[:base]
 	return out
 }
 
-// str reads a string starting at the opening quote. In modeCompact it copies the raw text to out
-// and returns "".
+// str reads a string starting at the opening quote. In modeCompact it only validates, copies the
+// raw text to out and returns "".
+//
+// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src (or a
+// raw copy in modeCompact): nothing is decoded or allocated. Otherwise the decoded string is built
+// in one buffer sized for the raw text, copying runs of plain bytes whole; modeCompact builds
+// nothing. strSlow in the tests is the byte-by-byte reference this must equal.
 func (p *parser) str() (string, error) {
 	start := p.pos
 	p.pos++ // '"'
-	// Fast path: no escapes and valid UTF-8 up to the closing quote.
-	i := p.pos
-	for i < len(p.data) {
-		c := p.data[i]
-		if c == '"' || c == '\\' || c < 0x20 {
-			break
-		}
-		if c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(p.data[i:])
-		if r == utf8.RuneError && size == 1 {
-			break
-		}
-		i += size
-	}
+	i := p.plainEnd(p.pos)
 	if i < len(p.data) && p.data[i] == '"' {
 		from := p.pos
 		p.pos = i + 1
 		if p.mode == modeCompact {
-			p.out = append(p.out, p.data[start:p.pos]...)
+			if !p.discard {
+				p.out = append(p.out, p.data[start:p.pos]...)
+			}
 			return "", nil
 		}
 		return p.src[from:i], nil
 	}
-	// Slow path.
-	var buf []byte
-	if p.mode != modeCompact {
-		buf = append(make([]byte, 0, i-p.pos+16), p.data[p.pos:i]...)
+	var b strings.Builder
+	decode := p.mode != modeCompact
+	if decode {
+		// The decoded text is at most as long as the raw text, except where modePython replaces
+		// a one-byte invalid sequence by U+FFFD (the builder then grows).
+		b.Grow(p.rawStringEnd(i) - p.pos)
+		b.Write(p.data[p.pos:i])
 	}
 	p.pos = i
 	for {
 		if p.pos >= len(p.data) {
 			return "", p.fail("unexpected end of input in string")
 		}
-		c := p.data[p.pos]
-		switch {
+		switch c := p.data[p.pos]; {
 		case c == '"':
 			p.pos++
-			if p.mode == modeCompact {
-				p.out = append(p.out, p.data[start:p.pos]...)
+			if !decode {
+				if !p.discard {
+					p.out = append(p.out, p.data[start:p.pos]...)
+				}
 				return "", nil
 			}
-			return string(buf), nil
+			return b.String(), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
 		case c == '\\':
-			var err error
-			buf, err = p.escape(buf)
+			r, err := p.escape()
 			if err != nil {
 				return "", err
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.pos++
-		default:
-			r, size := utf8.DecodeRune(p.data[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				if p.mode != modePython {
-					return "", p.fail("invalid UTF-8 in string")
-				}
-				n := invalidLen(p.data[p.pos:])
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-				p.pos += n
-				continue
+			if decode {
+				b.WriteRune(r)
 			}
-			buf = append(buf, p.data[p.pos:p.pos+size]...)
-			p.pos += size
+		default:
+			// plainEnd stops at a byte >= 0x80 only where the UTF-8 is invalid.
+			if p.mode != modePython {
+				return "", p.fail("invalid UTF-8 in string")
+			}
+			p.pos += invalidLen(p.data[p.pos:])
+			b.WriteRune(utf8.RuneError)
 		}
+		j := p.plainEnd(p.pos)
+		if decode {
+			b.Write(p.data[p.pos:j])
+		}
+		p.pos = j
 	}
 }
 
-// escape decodes one backslash escape at p.pos, appending its UTF-8 to buf.
-func (p *parser) escape(buf []byte) ([]byte, error) {
+// plainEnd returns the offset of the first byte at or after i that ends a run of plain string
+// text: '"', '\\', a control character below U+0020, the start of an invalid UTF-8 sequence, or
+// len(p.data).
+func (p *parser) plainEnd(i int) int {
+	d := p.data
+	for i < len(d) {
+		c := d[i]
+		if c < utf8.RuneSelf {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(d[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+// rawStringEnd returns the offset of the quote that closes the string whose text continues at i
+// (escaped characters skipped), or len(p.data) when there is none. It does not validate.
+func (p *parser) rawStringEnd(i int) int {
+	d := p.data
+	for i < len(d) {
+		switch d[i] {
+		case '"':
+			return i
+		case '\\':
+			i += 2
+			continue
+		}
+		i++
+	}
+	return len(d)
+}
+
+// escape decodes the backslash escape at p.pos, moves past it and returns its character: in
+// modePython a lone surrogate escape gives U+FFFD; otherwise it is an error.
+func (p *parser) escape() (rune, error) {
 	if p.pos+1 >= len(p.data) {
-		return buf, p.fail("unexpected end of input in string escape")
+		return 0, p.fail("unexpected end of input in string escape")
 	}
 	c := p.data[p.pos+1]
 	var r byte
@@ -436,13 +497,13 @@ func (p *parser) escape(buf []byte) ([]byte, error) {
 	case 't':
 		r = '\t'
 	case 'u':
-		return p.unicodeEscape(buf)
+		return p.unicodeEscape()
 	default:
 		p.pos++
-		return buf, p.fail(fmt.Sprintf("invalid escape '\\%c' in string", c))
+		return 0, p.fail(fmt.Sprintf("invalid escape '\\%c' in string", c))
 	}
 	p.pos += 2
-	return append(buf, r), nil
+	return rune(r), nil
 }
 
 func (p *parser) hex4(at int) (rune, bool) {
@@ -466,10 +527,10 @@ func (p *parser) hex4(at int) (rune, bool) {
 	return r, true
 }
 
-func (p *parser) unicodeEscape(buf []byte) ([]byte, error) {
+func (p *parser) unicodeEscape() (rune, error) {
 	r, ok := p.hex4(p.pos + 2)
 	if !ok {
-		return buf, p.fail("invalid \\u escape in string")
+		return 0, p.fail("invalid \\u escape in string")
 	}
 	switch {
 	case utf16.IsSurrogate(r) && r < 0xDC00:
@@ -477,23 +538,23 @@ func (p *parser) unicodeEscape(buf []byte) ([]byte, error) {
 		if p.pos+7 < len(p.data) && p.data[p.pos+6] == '\\' && p.data[p.pos+7] == 'u' {
 			if r2, ok := p.hex4(p.pos + 8); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
 				p.pos += 12
-				return utf8.AppendRune(buf, utf16.DecodeRune(r, r2)), nil
+				return utf16.DecodeRune(r, r2), nil
 			}
 		}
 		if p.mode != modePython {
-			return buf, p.fail("lone surrogate escape in string")
+			return 0, p.fail("lone surrogate escape in string")
 		}
 		p.pos += 6
-		return utf8.AppendRune(buf, utf8.RuneError), nil
+		return utf8.RuneError, nil
 	case utf16.IsSurrogate(r):
 		if p.mode != modePython {
-			return buf, p.fail("lone surrogate escape in string")
+			return 0, p.fail("lone surrogate escape in string")
 		}
 		p.pos += 6
-		return utf8.AppendRune(buf, utf8.RuneError), nil
+		return utf8.RuneError, nil
 	}
 	p.pos += 6
-	return utf8.AppendRune(buf, r), nil
+	return r, nil
 }
 
 // scanNumber checks the RFC 8259 number grammar from i and returns the end offset.
@@ -560,7 +621,9 @@ func (p *parser) number() (Value, error) {
 		}
 		p.pos = end
 		if p.mode == modeCompact {
-			p.out = append(p.out, text...)
+			if !p.discard {
+				p.out = append(p.out, text...)
+			}
 			return Value{}, nil
 		}
 		return Number(p.src[p.pos-len(text) : p.pos]), nil

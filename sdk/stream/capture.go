@@ -33,7 +33,10 @@ type Stats struct {
 // Use: [Capture.Feed] with each piece read from the upstream (after forwarding it);
 // [Capture.Close] when the body ends; then [Capture.Terminal] and [Capture.Response].
 //
-// Memory: the reassembly state plus the pending event, which the capture bound limits.
+// Memory: the reassembly state plus the pending event, which the capture bound limits, and the
+// event parser's reusable memory (released by Close). Each event's data is parsed into memory
+// reused for the next event; the reassembly keeps only clones of what it needs (a few small values
+// per event kind), so parsing allocates about once per event: the copy of the data its strings share.
 // A Capture belongs to one request: it is not safe for concurrent use.
 type Capture struct {
 	dialect dialect
@@ -42,6 +45,11 @@ type Capture struct {
 	clean   bool
 	closed  bool
 	stats   Stats
+
+	parser ojson.Parser
+	// cloneEvents makes every event's tree a fresh deep copy before it is folded in, so nothing
+	// depends on the parser's reuse of memory: the tests' reference for the reassembly.
+	cloneEvents bool
 
 	responses responsesState
 	chat      chatState
@@ -87,6 +95,7 @@ func (c *Capture) Close(cleanEOF bool) Terminal {
 	c.clean = cleanEOF
 	c.dec.Close()
 	c.closed = true
+	c.parser.Release()
 	if cleanEOF && c.term == TerminalNone && c.dialect == dialectChat && c.chat.finished() {
 		c.term = TerminalComplete
 	}
@@ -135,7 +144,7 @@ func (c *Capture) onEvent(ev Event) {
 	var obj ojson.Value
 	isObj := false
 	if ev.DataLines > 0 && !ev.Overflow && string(ev.Data) != "[DONE]" {
-		obj, isObj = parseObject(ev.Data)
+		obj, isObj = c.parseEvent(ev.Data)
 		if !isObj {
 			c.stats.ParseErrors++
 		}
@@ -146,6 +155,8 @@ func (c *Capture) onEvent(ev Event) {
 	if !isObj {
 		return
 	}
+	// From here on obj lives in c.parser's memory until the next event: whatever the reassembly
+	// keeps, it clones.
 	switch c.dialect {
 	case dialectResponses:
 		c.responses.add(obj)
@@ -156,6 +167,15 @@ func (c *Capture) onEvent(ev Event) {
 			c.stats.Skipped++
 		}
 	}
+}
+
+// parseEvent parses one event's data like parseObject, into c.parser's reused memory.
+func (c *Capture) parseEvent(data []byte) (ojson.Value, bool) {
+	v, ok := parseObjectWith(c.parser.Parse, data)
+	if ok && c.cloneEvents {
+		v = v.Clone()
+	}
+	return v, ok
 }
 
 // Reassemble decodes a whole SSE body of dialect and returns its reassembled response as

@@ -19,6 +19,8 @@ type chatState struct {
 
 	choices map[int64]*chatChoice
 	order   []*chatChoice // creation order; sorted by index when the result is built
+
+	tools []toolDelta // scratch for the tool-call deltas of one choice, reused
 }
 
 type chatChoice struct {
@@ -39,20 +41,21 @@ type toolSlot struct {
 	args  []byte      // concatenated
 }
 
-// add folds one chunk into the state. It returns the number of parts it skipped: a `choices`
+// add folds one chunk into the state; the values it keeps are clones (the chunk's memory is reused
+// for the next event, see Capture). It returns the number of parts it skipped: a `choices`
 // that is not a list, or a choice that breaks the shapes §4.5 relies on (not an object, an index
 // that is not an integer, a delta that is not an object, non-string content/reasoning/arguments,
 // a tool call or function that is not an object, a tool index that is not an integer). A skipped
 // choice leaves the state untouched (the reference would raise and lose the whole response).
 func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	if v, ok := getTruthy(chunk, "model"); ok {
-		s.model, s.hasModel = v, true
+		s.model, s.hasModel = v.Clone(), true
 	}
 	if v, ok := getString(chunk, "id"); ok {
 		s.id, s.hasID = v, true
 	}
 	if v, ok := getTruthy(chunk, "usage"); ok {
-		s.usage, s.hasUsage = v, true
+		s.usage, s.hasUsage = v.Clone(), true
 	}
 	choices, ok := getTruthy(chunk, "choices")
 	if !ok {
@@ -92,7 +95,12 @@ type toolDelta struct {
 
 // addChoice validates one choice object, then applies it; false means it was skipped.
 func (s *chatState) addChoice(c ojson.Value) bool {
-	d, ok := parseChatChoice(c)
+	d, ok := parseChatChoice(c, s.tools[:0])
+	defer func() {
+		// Keep the scratch, without references into the event.
+		clear(d.tools)
+		s.tools = d.tools[:0]
+	}()
 	if !ok {
 		return false
 	}
@@ -106,7 +114,7 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 		s.order = append(s.order, ch)
 	}
 	if d.hasRole {
-		ch.role = d.role
+		ch.role = d.role.Clone()
 	}
 	ch.content = append(ch.content, d.content...)
 	ch.reasoning = append(ch.reasoning, d.reasoning...)
@@ -121,22 +129,23 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 			ch.toolOrder = append(ch.toolOrder, slot)
 		}
 		if td.hasID {
-			slot.id = td.id
+			slot.id = td.id.Clone()
 		}
 		if td.hasName {
-			slot.name = td.name
+			slot.name = td.name.Clone()
 		}
 		slot.args = append(slot.args, td.args...)
 	}
 	if d.hasFinish {
-		ch.finish, ch.hasFinish = d.finish, true
+		ch.finish, ch.hasFinish = d.finish.Clone(), true
 	}
 	return true
 }
 
-// parseChatChoice reads one choice per SPEC §4.5 without changing any state.
-func parseChatChoice(c ojson.Value) (chatDelta, bool) {
-	var d chatDelta
+// parseChatChoice reads one choice per SPEC §4.5 without changing any state. Its tool-call deltas
+// are appended to tools (a scratch slice, may be nil).
+func parseChatChoice(c ojson.Value, tools []toolDelta) (chatDelta, bool) {
+	d := chatDelta{tools: tools}
 	if c.Kind() != ojson.KindObject {
 		return d, false
 	}

@@ -10,9 +10,15 @@ import (
 // is an object. Ill-formed UTF-8 is first replaced by U+FFFD, as the reference decodes the body
 // with errors="replace" before json.loads (SPEC §4.3).
 func parseObject(data []byte) (ojson.Value, bool) {
-	v, err := ojson.Parse(data)
+	return parseObjectWith(ojson.Parse, data)
+}
+
+// parseObjectWith is parseObject with the given strict parser ([ojson.Parse] or a reusing
+// [ojson.Parser]'s Parse).
+func parseObjectWith(parse func([]byte) (ojson.Value, error), data []byte) (ojson.Value, bool) {
+	v, err := parse(data)
 	if err != nil && !utf8.Valid(data) {
-		v, err = ojson.Parse(ojson.AppendValidUTF8(make([]byte, 0, len(data)+8), data))
+		v, err = parse(ojson.AppendValidUTF8(make([]byte, 0, len(data)+8), data))
 	}
 	if err != nil || v.Kind() != ojson.KindObject {
 		return ojson.Value{}, false

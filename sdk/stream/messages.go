@@ -29,7 +29,8 @@ type msgBlock struct {
 // messageKeys are the message_start keys kept, in this order, when present and non-null.
 var messageKeys = [...]string{"id", "type", "role", "model", "stop_reason"}
 
-// add folds one event into the state and reports whether it was used or skipped. An event that
+// add folds one event into the state and reports whether it was used or skipped. The values it
+// keeps are clones (the event's memory is reused for the next event, see Capture). An event that
 // breaks the shapes §4.6 relies on (a message, content_block, delta or usage that is truthy but
 // not an object; an index that is not an integer; text, thinking or partial_json that is present
 // but not a string) is skipped whole and leaves the state untouched.
@@ -48,7 +49,7 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 		kept := make([]ojson.Member, 0, len(messageKeys))
 		for _, k := range messageKeys {
 			if v, ok := msg.Get(k); ok && !v.IsNull() {
-				kept = append(kept, ojson.Member{Key: k, Value: v})
+				kept = append(kept, ojson.Member{Key: k, Value: v.Clone()})
 			}
 		}
 		s.message, s.hasMessage = ojson.Object(kept...), true
@@ -62,7 +63,7 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 		if !ok {
 			return true
 		}
-		s.setBlock(idx, &msgBlock{index: idx, v: ojson.Object(slices.Clone(cb.Members())...)})
+		s.setBlock(idx, &msgBlock{index: idx, v: ojson.Object(cloneMembers(cb.Members())...)})
 	case "content_block_delta":
 		return !s.addDelta(ev)
 	case "message_delta":
@@ -76,7 +77,7 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 		}
 		s.updateUsage(usage)
 		if sr, ok := getTruthy(delta, "stop_reason"); ok && s.hasMessage {
-			s.message.Set("stop_reason", sr)
+			s.message.Set("stop_reason", sr.Clone())
 		}
 	}
 	return false
@@ -168,21 +169,30 @@ func (s *messagesState) setBlock(idx int64, b *msgBlock) {
 	s.blocks[idx] = b
 }
 
-// updateUsage merges u into the usage with Python dict.update semantics.
+// updateUsage merges u into the usage with Python dict.update semantics, keeping clones.
 func (s *messagesState) updateUsage(u ojson.Value) {
 	for _, m := range u.Members() {
 		found := false
 		for i := range s.usage {
 			if s.usage[i].Key == m.Key {
-				s.usage[i].Value = m.Value
+				s.usage[i].Value = m.Value.Clone()
 				found = true
 				break
 			}
 		}
 		if !found {
-			s.usage = append(s.usage, m)
+			s.usage = append(s.usage, ojson.Member{Key: m.Key, Value: m.Value.Clone()})
 		}
 	}
+}
+
+// cloneMembers returns a deep copy of ms (never nil).
+func cloneMembers(ms []ojson.Member) []ojson.Member {
+	out := make([]ojson.Member, len(ms))
+	for i, m := range ms {
+		out[i] = ojson.Member{Key: m.Key, Value: m.Value.Clone()}
+	}
+	return out
 }
 
 // result builds the message: the kept message keys, `type` "message" (at its place when the

@@ -13,11 +13,13 @@ type responsesState struct {
 	hasLast  bool
 }
 
+// add folds one event in, keeping a clone of its response object (the event's memory is reused).
 func (s *responsesState) add(ev ojson.Value) {
 	resp, ok := getObject(ev, "response")
 	if !ok {
 		return
 	}
+	resp = resp.Clone()
 	s.last, s.hasLast = resp, true
 	typ, _ := getString(ev, "type")
 	switch typ {
