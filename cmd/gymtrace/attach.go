@@ -62,6 +62,9 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 			if err := requireStringFlag(outputFlag, output); err != nil {
 				return err
 			}
+			if input == "-" || output == "-" {
+				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
+			}
 			if same, err := samePath(input, output); err != nil {
 				return err
 			} else if same {

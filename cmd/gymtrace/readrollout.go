@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,7 @@ func readRolloutRecords(cmd *cobra.Command, dir, id string) ([]capture.ModelCall
 	switch _, err := os.Stat(path); {
 	case errors.Is(err, fs.ErrNotExist):
 		cmdNotef(cmd, "no capture file for rollout %s (%s does not exist)", id, path)
+		noteRunIDHint(cmd, dir, filepath.Base(path))
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", cmd.Name(), err)
 	default:

@@ -96,6 +96,12 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
+	for _, f := range rep.Findings {
+		if f.Kind == report.FindingNoCapture {
+			noteRunIDHint(cmd, runDir, "")
+			break
+		}
+	}
 	if err := report.WriteText(cmd.OutOrStdout(), rep); err != nil {
 		return fmt.Errorf("report: write output: %w", err)
 	}

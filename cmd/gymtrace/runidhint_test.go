@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunIDHint: captures made with `proxy --run-id RUN` live in DIR/RUN/; calls and report on DIR
+// itself say which --run-id to pass instead of only "no capture file".
+func TestRunIDHint(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "runA"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runA", "r1.capture.jsonl"),
+		[]byte(`{"model_call_id":"c1","dialect":"chat","request":{},"response":{}}`+"\n"), 0o600))
+
+	calls := runGymtrace(t, "calls", "--capture-dir", dir, "r1")
+	require.Equal(t, 0, calls.code, calls.stderr)
+	assert.Contains(t, calls.stderr, "pass --run-id runA")
+	other := runGymtrace(t, "calls", "--capture-dir", dir, "r2")
+	assert.NotContains(t, other.stderr, "hint:", "no run directory holds r2")
+
+	rep := runGymtrace(t, "report", "--capture-dir", dir)
+	require.Equal(t, 0, rep.code, rep.stderr)
+	assert.Contains(t, rep.stderr, "pass --run-id runA")
+	withRun := runGymtrace(t, "report", "--capture-dir", dir, "--run-id", "runA")
+	assert.NotContains(t, withRun.stderr, "hint:")
+
+	dash := runGymtrace(t, "attach", "--capture-dir", dir, "--input", "-", "--output", "-")
+	assert.Equal(t, 2, dash.code)
+	assert.ErrorContains(t, dash.err, `"-" (standard input or output) is not supported`)
+}
