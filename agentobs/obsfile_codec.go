@@ -93,7 +93,10 @@ func appendAttributes(dst []byte, attrs []attribute.KeyValue) []byte {
 	dst = append(dst, '{')
 	n := 0
 	for _, kv := range attrs {
-		if kv.Value.Type() == attribute.INVALID {
+		if !lineValueType(kv.Value.Type()) {
+			// A value the line format cannot hold (an OTLP map, bytes or a mixed array) is left
+			// out, so the mapping sees the key as absent instead of the whole line becoming
+			// unreadable.
 			continue
 		}
 		if n > 0 {
@@ -105,6 +108,16 @@ func appendAttributes(dst []byte, attrs []attribute.KeyValue) []byte {
 		dst = appendValue(dst, kv.Value)
 	}
 	return append(dst, '}')
+}
+
+// lineValueType reports whether the observations line format holds values of type t.
+func lineValueType(t attribute.Type) bool {
+	switch t {
+	case attribute.BOOL, attribute.INT64, attribute.FLOAT64, attribute.STRING,
+		attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE, attribute.STRINGSLICE:
+		return true
+	}
+	return false
 }
 
 func appendValue(dst []byte, v attribute.Value) []byte {

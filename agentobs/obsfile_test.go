@@ -237,3 +237,25 @@ func FuzzParseObservations(f *testing.F) {
 		}
 	})
 }
+
+// TestObservationLineUnsupportedValues: a kept key whose value the line format cannot hold (bytes,
+// a map or a mixed array, as an OTLP sender may send) is left out of the line — the line stays
+// readable and the rest of the span's observation survives.
+func TestObservationLineUnsupportedValues(t *testing.T) {
+	for _, kv := range []attribute.KeyValue{
+		attribute.ByteSlice("gymtrace.sandbox.provider", []byte("x")),
+		attribute.Map("gymtrace.sandbox.provider", attribute.String("a", "b")),
+		attribute.Slice("gymtrace.sandbox.provider", attribute.StringValue("a"), attribute.Int64Value(1)),
+	} {
+		t.Run(kv.Value.Type().String(), func(t *testing.T) {
+			s := goldenSpan()
+			s.Attributes = append(kvs{kv}, attribute.String("gymtrace.rollout.id", "r-1"))
+			line := agentobs.NewObservationLine("r-1", s).AppendJSON(nil)
+			assert.NotContains(t, string(line), "gymtrace.sandbox.provider")
+			back, err := agentobs.DecodeObservationLine(line)
+			require.NoError(t, err, "%s", line)
+			_, ok := back.Span().Attributes.Lookup("gymtrace.rollout.id")
+			assert.True(t, ok)
+		})
+	}
+}
