@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/drain"
 )
 
 // ProcessorOption configures an [ObservationProcessor].
@@ -66,10 +67,7 @@ type ObservationProcessor struct {
 
 	lines, failures, unrouted, dropped atomic.Int64
 
-	mu       sync.Mutex
-	closed   bool
-	inflight int
-	idle     []chan struct{}
+	gate drain.Gate // OnEnd calls in flight; closed by Shutdown
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -101,13 +99,13 @@ func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if _, ok := ObservationKind(attrs); !ok {
 		return
 	}
-	if !p.begin() {
+	if !p.gate.Enter() {
 		p.dropped.Add(1)
 		p.logger.Error("gymtrace observations: span ended after shutdown; not written",
 			"span_id", s.SpanContext().SpanID().String())
 		return
 	}
-	defer p.end()
+	defer p.gate.Leave()
 	_ = p.write(context.Background(), s)
 }
 
@@ -132,28 +130,6 @@ func (p *ObservationProcessor) write(ctx context.Context, s sdktrace.ReadOnlySpa
 	return nil
 }
 
-func (p *ObservationProcessor) begin() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.inflight++
-	return true
-}
-
-func (p *ObservationProcessor) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.inflight--
-	if p.inflight == 0 {
-		for _, c := range p.idle {
-			close(c)
-		}
-		p.idle = nil
-	}
-}
-
 // ForceFlush returns ctx's error, or nil: lines are written synchronously in OnEnd, so nothing is
 // ever pending.
 func (p *ObservationProcessor) ForceFlush(ctx context.Context) error { return ctx.Err() }
@@ -163,21 +139,8 @@ func (p *ObservationProcessor) ForceFlush(ctx context.Context) error { return ct
 // return the first result.
 func (p *ObservationProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
-		p.mu.Lock()
-		p.closed = true
-		var wait chan struct{}
-		if p.inflight > 0 {
-			wait = make(chan struct{})
-			p.idle = append(p.idle, wait)
-		}
-		p.mu.Unlock()
-		if wait == nil {
-			return
-		}
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			p.shutdownErr = fmt.Errorf("agentobs: observation processor shutdown: %w", ctx.Err())
+		if err := p.gate.Drain(ctx); err != nil {
+			p.shutdownErr = fmt.Errorf("agentobs: observation processor shutdown: %w", err)
 		}
 	})
 	return p.shutdownErr

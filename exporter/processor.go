@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/drain"
 )
 
 // DurableProcessor is an sdktrace.SpanProcessor that writes the capture record of every model-call
@@ -26,10 +27,7 @@ type DurableProcessor struct {
 	w    *recordWriter
 	next sdktrace.SpanExporter // NewForwardingProcessor's exporter, shut down after the last OnEnd
 
-	mu       sync.Mutex
-	closed   bool
-	inflight int
-	idle     []chan struct{}
+	gate drain.Gate // OnEnd calls in flight; closed by Shutdown
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -52,34 +50,12 @@ func (p *DurableProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd writes the span's capture record when it is a model-call span (see [DurableProcessor]).
 func (p *DurableProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !p.begin() {
+	if !p.gate.Enter() {
 		p.w.drop(s)
 		return
 	}
-	defer p.end()
+	defer p.gate.Leave()
 	_, _ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
-}
-
-func (p *DurableProcessor) begin() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.inflight++
-	return true
-}
-
-func (p *DurableProcessor) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.inflight--
-	if p.inflight == 0 {
-		for _, c := range p.idle {
-			close(c)
-		}
-		p.idle = nil
-	}
 }
 
 // ForceFlush returns ctx's error, or nil: records are written synchronously in OnEnd, so nothing is
@@ -93,20 +69,8 @@ func (p *DurableProcessor) ForceFlush(ctx context.Context) error {
 // the exporter of [NewForwardingProcessor], if any. It runs once; later calls return the first result.
 func (p *DurableProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
-		p.mu.Lock()
-		p.closed = true
-		var wait chan struct{}
-		if p.inflight > 0 {
-			wait = make(chan struct{})
-			p.idle = append(p.idle, wait)
-		}
-		p.mu.Unlock()
-		if wait != nil {
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				p.shutdownErr = fmt.Errorf("exporter: durable processor shutdown: %w", ctx.Err())
-			}
+		if err := p.gate.Drain(ctx); err != nil {
+			p.shutdownErr = fmt.Errorf("exporter: durable processor shutdown: %w", err)
 		}
 		if p.next != nil {
 			if err := p.next.Shutdown(ctx); err != nil {

@@ -210,10 +210,10 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 		h.cfg.logger.Warn("gymtrace capture: call to a captured endpoint names no rollout (no /ng-rollout/<id>/ prefix, no "+RolloutIDHeader+" header, no "+RolloutIDBaggageKey+" baggage); captured under the uncorrelated rollout id",
 			"path", r.URL.Path, "rollout_id", id)
 	}
-	if !h.begin() {
+	if !h.gate.Enter() {
 		writeShutDown(w, r)
 		return
 	}
-	defer h.end()
+	defer h.gate.Leave()
 	h.serveCaptured(w, r, id, dialect)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/exporter"
+	"github.com/gymtrace/gymtrace/internal/drain"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -57,43 +58,13 @@ type Handler struct {
 	serverAttr []attribute.KeyValue
 
 	// Lifecycle: captured calls in flight, so Shutdown can let them end before the provider stops.
-	mu           sync.Mutex
-	closed       bool
-	inflight     int
-	idle         chan struct{} // closed when inflight drops to 0 after Shutdown began
-	endMu        sync.RWMutex  // held (read) around span.End; Shutdown takes it to stop the provider
-	providerDown bool          // guarded by endMu
+	gate         drain.Gate   // captured calls in flight; closed by Shutdown
+	endMu        sync.RWMutex // held (read) around span.End; Shutdown takes it to stop the provider
+	providerDown bool         // guarded by endMu
 	shutdownOnce sync.Once
 	shutdownErr  error
 
 	corr correlationCounters // calls naming no rollout (correlation.go)
-}
-
-// begin admits a captured call unless the handler is shut down.
-func (h *Handler) begin() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return false
-	}
-	h.inflight++
-	return true
-}
-
-func (h *Handler) end() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.inflight--
-	if h.inflight == 0 && h.idle != nil {
-		close(h.idle)
-		h.idle = nil
-	}
-}
-
-func (h *Handler) isClosed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.closed
 }
 
 // CaptureHandler wraps next, any Go model server handler, with capture (SPEC §1.6, §4.1):
@@ -192,21 +163,9 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // result. The capture store is not closed (it needs none).
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
-		h.mu.Lock()
-		h.closed = true
-		var idle chan struct{}
-		if h.inflight > 0 {
-			idle = make(chan struct{})
-			h.idle = idle
-		}
-		h.mu.Unlock()
 		var errs []error
-		if idle != nil {
-			select {
-			case <-idle:
-			case <-ctx.Done():
-				errs = append(errs, fmt.Errorf("waiting for in-flight calls: %w", ctx.Err()))
-			}
+		if err := h.gate.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("waiting for in-flight calls: %w", err))
 		}
 		h.endMu.Lock()
 		h.providerDown = true
@@ -243,7 +202,7 @@ func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) 
 
 // ServeHTTP implements http.Handler (see [CaptureHandler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.isClosed() {
+	if h.gate.Closed() {
 		writeShutDown(w, r)
 		return
 	}
@@ -272,11 +231,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r2)
 		return
 	}
-	if !h.begin() {
+	if !h.gate.Enter() {
 		writeShutDown(w, r2)
 		return
 	}
-	defer h.end()
+	defer h.gate.Leave()
 	h.serveCaptured(w, r2, p.RolloutID, dialect)
 }
 
