@@ -53,8 +53,19 @@ const hexDigits = "0123456789abcdef"
 // Ill-formed UTF-8 is written as U+FFFD per maximal subpart (see [DecodeUTF8]).
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = AppendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// AppendStringBody is [AppendString] without the surrounding quotes, for writing one long string
+// in windows: the bodies of consecutive pieces of s form the body of s as long as no piece boundary
+// splits a UTF-8 sequence (cut s with [CutUTF8]).
+func AppendStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		if i = skipPlainString(s, i); i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
 			i++
@@ -94,8 +105,28 @@ func AppendString(dst []byte, s string) []byte {
 		i++
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
+}
+
+// CutUTF8 returns an n <= max such that s[:n] does not end inside a UTF-8 sequence that continues
+// in s[n:] (it backs off over at most three continuation bytes; for valid UTF-8 it is the largest
+// such n); s[:n] and s[n:] then encode like s does. It returns len(s) when max >= len(s), 0 when
+// max <= 0.
+func CutUTF8(s string, max int) int {
+	if max >= len(s) {
+		return len(s)
+	}
+	if max <= 0 {
+		return 0
+	}
+	n := max
+	for k := 0; k < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(s[n]); k++ {
+		n--
+	}
+	if !utf8.RuneStart(s[n]) {
+		return max // not a sequence continuing past max: ill-formed bytes, each replaced alone
+	}
+	return n
 }
 
 // AppendFloat appends f the way Python's repr (and orjson, within 1e-4 <= |f| < 1e16) writes a

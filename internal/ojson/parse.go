@@ -47,6 +47,7 @@ type parser struct {
 	mode     mode
 	out      []byte        // modeCompact output
 	discard  bool          // modeCompact: validate only, write nothing to out ([Valid])
+	spaced   bool          // whitespace was skipped between tokens ([CheckCompactString])
 	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
 	mstack   []Member      // members of the objects being read
 	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
@@ -101,6 +102,18 @@ func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
 	return CompactDepth(dst, unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth)
 }
 
+// CheckCompactString validates src like [CompactString] without writing anything, and reports
+// whether src is already compact (no whitespace between tokens), that is whether CompactString
+// would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
+// compact payload in pieces instead of compacting it into one buffer first.
+func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
+	p := parser{data: unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth: maxDepth, mode: modeCompact, discard: true}
+	if _, err := p.document(); err != nil {
+		return false, err
+	}
+	return !p.spaced, nil
+}
+
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
 // parses and re-serializes (SPEC §3.6 args): surrounding whitespace allowed; NaN, Infinity and
 // -Infinity accepted and returned as null (orjson writes them so); floats normalized to Python's
@@ -144,6 +157,7 @@ func (p *parser) skipWS() {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
 			p.pos++
+			p.spaced = true
 		default:
 			return
 		}
@@ -441,6 +455,9 @@ func (p *parser) str() (string, error) {
 func (p *parser) plainEnd(i int) int {
 	d := p.data
 	for i < len(d) {
+		if i = skipPlain(d, i); i >= len(d) {
+			break
+		}
 		c := d[i]
 		if c < utf8.RuneSelf {
 			if c == '"' || c == '\\' || c < 0x20 {
