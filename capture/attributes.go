@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -79,7 +80,9 @@ func sizeKey(k attribute.Key) attribute.Key {
 // The rollout id, server.address/port, times and trace ids are not part of the record: callers
 // add the first two, the span carries the others. Together with the span's start and end times
 // these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly,
-// whatever the options. It is safe for concurrent use.
+// whatever the options. The payload attributes share the memory of e.Request and e.Response rather
+// than copying them (a record's payloads are most of its bytes): those slices must not be modified
+// once the attributes exist. It is safe for concurrent use.
 func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
 	cfg := newAttributeConfig(opts)
 	attrs := make([]attribute.KeyValue, 0, 40)
@@ -143,11 +146,13 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 	return attrs
 }
 
+// appendPayload adds a body payload attribute that shares b's memory (no copy of what is most of a
+// record; see ExchangeAttributes on not modifying the payloads afterwards).
 func appendPayload(attrs []attribute.KeyValue, k attribute.Key, b []byte) []attribute.KeyValue {
 	if b == nil {
 		return attrs
 	}
-	return appendPayloadString(attrs, k, string(b))
+	return appendPayloadString(attrs, k, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) []attribute.KeyValue {

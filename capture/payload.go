@@ -2,6 +2,8 @@ package capture
 
 import (
 	"encoding/json"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
@@ -64,5 +66,20 @@ func RawText(body []byte) *string {
 		return nil
 	}
 	s := ojson.DecodeUTF8(body)
+	return &s
+}
+
+// SharedRawText is [RawText] without the copy: when body is valid UTF-8 (the usual case) the string
+// shares body's memory, so a 1 MiB stream's response_raw costs no second MiB. body must never be
+// modified afterwards (the string, the record and the span attributes built from it would change
+// with it); ill-formed input is copied with its replacements as RawText does.
+func SharedRawText(body []byte) *string {
+	if len(body) == 0 {
+		return nil
+	}
+	if !utf8.Valid(body) {
+		return RawText(body)
+	}
+	s := unsafe.String(unsafe.SliceData(body), len(body))
 	return &s
 }

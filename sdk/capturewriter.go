@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
@@ -150,7 +151,7 @@ func (cw *captureWriter) setupCapture(h http.Header) {
 
 // onDecoded receives decoded body bytes from the decoder goroutine, while a push or close waits.
 func (cw *captureWriter) onDecoded(p []byte) {
-	cw.decoded = append(cw.decoded, p...)
+	cw.decoded = growbuf.Append(cw.decoded, p)
 	if cw.sc != nil {
 		cw.sc.Feed(p)
 	}
@@ -180,7 +181,7 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 			_, cw.ttft = cw.clock()
 			cw.ttftSet = true
 		}
-		cw.raw = append(cw.raw, p...)
+		cw.raw = growbuf.Append(cw.raw, p)
 		switch {
 		case cw.decoder != nil:
 			cw.decoder.push(p)

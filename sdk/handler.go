@@ -404,6 +404,8 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 		ex.StatusCode = status
 	}
 	rawOnly := cw.keepsRawLocked(clean)
+	// The captured body is never written again once the handler returned, so response_raw shares
+	// its memory (capture.SharedRawText) instead of holding a second copy of the stream.
 	respBody := cw.raw
 	if cw.encoded && !rawOnly {
 		respBody = cw.decoded
@@ -415,21 +417,22 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 	case userPanic:
 		// Exception path (SPEC §3.1 #11, #13, §4.7): response null, the bytes seen as response_raw.
 		if len(respBody) > 0 {
-			ex.ResponseRaw = capture.RawText(respBody)
+			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
 	case rawOnly:
 		// A body the capture cannot decode is kept as received (SPEC §0 D4): response null,
 		// capture_parse_error below.
 		if len(respBody) > 0 {
-			ex.ResponseRaw = capture.RawText(respBody)
+			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
 	case cw.sc != nil:
 		terminal = cw.sc.Close(clean)
 		if obj, ok := cw.sc.Response(); ok {
 			ex.Response = obj
 		}
+		cw.sc.Release() // the accumulated texts are garbage from here on
 		if len(respBody) > 0 {
-			ex.ResponseRaw = capture.RawText(respBody)
+			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
 	default:
 		ex.Response, ex.ResponseRaw = capture.ResponsePayload(respBody)

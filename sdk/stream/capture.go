@@ -46,6 +46,8 @@ type Capture struct {
 	closed  bool
 	stats   Stats
 
+	released bool // Release dropped the reassembly state
+
 	parser ojson.Parser
 	// cloneEvents makes every event's tree a fresh deep copy before it is folded in, so nothing
 	// depends on the parser's reuse of memory: the tests' reference for the reassembly.
@@ -123,10 +125,24 @@ func (c *Capture) Response() (obj []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	return v.AppendJSON(nil), true
+	return v.AppendJSON(make([]byte, 0, v.SizeHint())), true
+}
+
+// Release closes the capture if needed (a clean end is not assumed: Close(false)) and drops the
+// reassembly state — the accumulated texts, most of a long stream — once the caller has taken the
+// [Capture.Response] it needs, so that it is garbage while the record is written. Afterwards
+// Response reports no response; Terminal and Stats keep their values.
+func (c *Capture) Release() {
+	c.Close(false)
+	c.released = true
+	c.responses, c.chat, c.messages = responsesState{}, chatState{}, messagesState{}
+	c.parser.Release()
 }
 
 func (c *Capture) result() (ojson.Value, bool) {
+	if c.released {
+		return ojson.Value{}, false
+	}
 	switch c.dialect {
 	case dialectResponses:
 		return c.responses.result()

@@ -3,6 +3,7 @@ package stream
 import (
 	"slices"
 
+	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
@@ -116,8 +117,8 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 	if d.hasRole {
 		ch.role = d.role.Clone()
 	}
-	ch.content = append(ch.content, d.content...)
-	ch.reasoning = append(ch.reasoning, d.reasoning...)
+	ch.content = growbuf.Append(ch.content, d.content)
+	ch.reasoning = growbuf.Append(ch.reasoning, d.reasoning)
 	for _, td := range d.tools {
 		slot := ch.tools[td.index]
 		if slot == nil {
@@ -134,7 +135,7 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 		if td.hasName {
 			slot.name = td.name.Clone()
 		}
-		slot.args = append(slot.args, td.args...)
+		slot.args = growbuf.Append(slot.args, td.args)
 	}
 	if d.hasFinish {
 		ch.finish, ch.hasFinish = d.finish.Clone(), true
@@ -279,14 +280,14 @@ func (s *chatState) result() (ojson.Value, bool) {
 func (ch *chatChoice) value() ojson.Value {
 	content := ojson.Null()
 	if len(ch.content) > 0 {
-		content = ojson.String(string(ch.content))
+		content = ojson.String(accumulated(ch.content))
 	}
 	msg := []ojson.Member{
 		{Key: "role", Value: ch.role},
 		{Key: "content", Value: content},
 	}
 	if len(ch.reasoning) > 0 {
-		msg = append(msg, ojson.Member{Key: "reasoning_content", Value: ojson.String(string(ch.reasoning))})
+		msg = append(msg, ojson.Member{Key: "reasoning_content", Value: ojson.String(accumulated(ch.reasoning))})
 	}
 	if len(ch.toolOrder) > 0 {
 		slots := slices.Clone(ch.toolOrder)
@@ -298,7 +299,7 @@ func (ch *chatChoice) value() ojson.Value {
 				ojson.Member{Key: "type", Value: ojson.String("function")},
 				ojson.Member{Key: "function", Value: ojson.Object(
 					ojson.Member{Key: "name", Value: sl.name},
-					ojson.Member{Key: "arguments", Value: ojson.String(string(sl.args))},
+					ojson.Member{Key: "arguments", Value: ojson.String(accumulated(sl.args))},
 				)},
 			))
 		}

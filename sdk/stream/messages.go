@@ -3,6 +3,7 @@ package stream
 import (
 	"slices"
 
+	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
@@ -116,12 +117,12 @@ func (s *messagesState) addDelta(ev ojson.Value) bool {
 		if !b.startAccum("text", &b.text, &b.hasText) {
 			return false
 		}
-		b.text = append(b.text, piece...)
+		b.text = growbuf.Append(b.text, piece)
 	case "thinking_delta":
 		if !b.startAccum("thinking", &b.thinking, &b.hasThinking) {
 			return false
 		}
-		b.thinking = append(b.thinking, piece...)
+		b.thinking = growbuf.Append(b.thinking, piece)
 	case "input_json_delta":
 		if s.toolJSON == nil {
 			s.toolJSON = make(map[int64]*[]byte)
@@ -224,10 +225,10 @@ func (s *messagesState) result() (ojson.Value, bool) {
 func (s *messagesState) blockValue(b *msgBlock) ojson.Value {
 	v := ojson.Object(slices.Clone(b.v.Members())...)
 	if b.hasText {
-		v.Set("text", ojson.String(string(b.text)))
+		v.Set("text", ojson.String(accumulated(b.text)))
 	}
 	if b.hasThinking {
-		v.Set("thinking", ojson.String(string(b.thinking)))
+		v.Set("thinking", ojson.String(accumulated(b.thinking)))
 	}
 	if typ, _ := getString(v, "type"); typ == "tool_use" {
 		if buf := s.toolJSON[b.index]; buf != nil {
