@@ -66,12 +66,14 @@ type Exchange struct {
 // with a decimal point or exponent), Request/Response verbatim. A NaN or infinite float is written
 // as null, as orjson does.
 func (e *Exchange) AppendJSON(dst []byte) []byte {
-	return e.appendJSON(dst, nil)
+	return e.appendJSON(dst, nil, nil)
 }
 
 // appendJSON is AppendJSON; with p set, the request, response, request_raw and response_raw come
-// from the span's payload attributes instead of e's fields (see [AppendLineFromAttributes]).
-func (e *Exchange) appendJSON(dst []byte, p *spanPayloads) []byte {
+// from the span's payload attributes instead of e's fields (see [AppendLineFromAttributes]); with
+// sink set, the payloads go out in pieces through it and the unsent rest of the line is returned
+// (see [WriteLineFromAttributes]).
+func (e *Exchange) appendJSON(dst []byte, p *spanPayloads, sink *lineSink) []byte {
 	dst = append(dst, `{"model_call_id":`...)
 	dst = ojson.AppendString(dst, e.ModelCallID)
 	dst = append(dst, `,"dialect":`...)
@@ -105,25 +107,25 @@ func (e *Exchange) appendJSON(dst []byte, p *spanPayloads) []byte {
 	rawReq, rawResp := e.RequestRaw, e.ResponseRaw
 	dst = append(dst, `,"request":`...)
 	if p != nil {
-		dst = p[reqBody].appendRecordObject(dst)
+		dst = p[reqBody].appendRecordObject(dst, sink)
 		rawReq = p[reqRaw].textPtr()
 	} else {
 		dst = appendRaw(dst, e.Request)
 	}
 	dst = append(dst, `,"response":`...)
 	if p != nil {
-		dst = p[respBody].appendRecordObject(dst)
+		dst = p[respBody].appendRecordObject(dst, sink)
 		rawResp = p[respRaw].textPtr()
 	} else {
 		dst = appendRaw(dst, e.Response)
 	}
 	if rawReq != nil {
 		dst = append(dst, `,"request_raw":`...)
-		dst = ojson.AppendString(dst, *rawReq)
+		dst = sink.appendString(dst, *rawReq)
 	}
 	if rawResp != nil {
 		dst = append(dst, `,"response_raw":`...)
-		dst = ojson.AppendString(dst, *rawResp)
+		dst = sink.appendString(dst, *rawResp)
 	}
 	if e.TraceID != "" {
 		dst = append(dst, `,"trace_id":`...)

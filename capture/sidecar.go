@@ -42,10 +42,7 @@ func (s *Store) AppendObservation(ctx context.Context, id string, line []byte) e
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("observations append %s: %w", id, err)
 	}
-	path := s.observationsPath(id)
-	q := s.acquire(path)
-	defer s.release(path, q)
-	if err := q.append(s, path, line); err != nil {
+	if err := s.enqueue(s.observationsPath(id), &appendReq{line: line}); err != nil {
 		return fmt.Errorf("observations append %s: %w", id, err)
 	}
 	return nil

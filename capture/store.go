@@ -203,13 +203,44 @@ func (s *Store) Append(ctx context.Context, id string, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("capture append %s: %w", id, err)
 	}
-	path := s.capturePath(id)
-	q := s.acquire(path)
-	defer s.release(path, q)
-	if err := q.append(s, path, line); err != nil {
+	if err := s.enqueue(s.capturePath(id), &appendReq{line: line}); err != nil {
 		return fmt.Errorf("capture append %s: %w", id, err)
 	}
 	return nil
+}
+
+// AppendStream is [Store.Append] for a record line produced in pieces, so that a large record (a
+// 1 MiB stream's) is never held whole in memory: write is called exactly once, by the goroutine
+// committing the batch that holds the request, while the file is locked (after the lines queued
+// before it, before those queued after it), and must pass the line's consecutive pieces to emit,
+// which writes each one to the file before returning (the piece's memory may be reused afterwards).
+// Together the pieces must form one JSON object text ending in "}\n" with no other newline; a line
+// that breaks this, an error returned by write or a failed emit fails the whole commit, which is
+// then cut back like any failed batch (no partial line of ours stays behind). sizeHint is the
+// expected line length in bytes, given to the write hook ([WithWriteHook]) as part of the commit's
+// size. Durability, locking, D7 repair and errors are as for Append; write is not called when
+// Append would refuse before any I/O (invalid id, ctx done). Safe for concurrent use.
+func (s *Store) AppendStream(ctx context.Context, id string, sizeHint int, write func(emit func(piece []byte) error) error) error {
+	if err := ValidateRolloutID(id); err != nil {
+		return fmt.Errorf("capture append: %w", err)
+	}
+	if write == nil {
+		return fmt.Errorf("capture append %s: nil line writer", id)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("capture append %s: %w", id, err)
+	}
+	if err := s.enqueue(s.capturePath(id), &appendReq{write: write, hint: max(sizeHint, 0)}); err != nil {
+		return fmt.Errorf("capture append %s: %w", id, err)
+	}
+	return nil
+}
+
+// enqueue queues req on path's group-commit queue and waits for its commit's result.
+func (s *Store) enqueue(path string, req *appendReq) error {
+	q := s.acquire(path)
+	defer s.release(path, q)
+	return q.append(s, path, req)
 }
 
 // checkLine enforces Append's contract on line.
@@ -233,14 +264,17 @@ type fileQueue struct {
 	busy    bool         // a committer is running (or has been handed the lead)
 }
 
-// appendReq is one queued line. wake receives exactly one signal: either the request was committed
-// (done, err set) or it was handed the lead of the next commit (lead set).
+// appendReq is one queued line: whole (line), or produced in pieces while committing (write, with
+// its size hint). wake receives exactly one signal: either the request was committed (done, err
+// set) or it was handed the lead of the next commit (lead set).
 type appendReq struct {
-	line []byte
-	wake chan struct{}
-	lead bool
-	done bool
-	err  error
+	line  []byte
+	write func(emit func([]byte) error) error
+	hint  int
+	wake  chan struct{}
+	lead  bool
+	done  bool
+	err   error
 }
 
 func (s *Store) acquire(path string) *fileQueue {
@@ -267,8 +301,8 @@ func (s *Store) release(path string, q *fileQueue) {
 // append queues line and either waits for a committer to write it or becomes the committer. The first
 // request that finds no committer running leads; when a leader finishes it hands the lead to the
 // oldest request still queued, so every request waits for at most the commit in flight plus its own.
-func (q *fileQueue) append(s *Store, path string, line []byte) error {
-	req := &appendReq{line: line, wake: make(chan struct{}, 1)}
+func (q *fileQueue) append(s *Store, path string, req *appendReq) error {
+	req.wake = make(chan struct{}, 1)
 	q.mu.Lock()
 	q.pending = append(q.pending, req)
 	if q.busy {
@@ -326,20 +360,11 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 	if err != nil {
 		return pathErr("stat", path, err)
 	}
-	bufs := make([][]byte, 0, len(batch)+1)
-	if size > 0 {
-		last, err := lastByte(fd, size)
-		if err != nil {
-			return pathErr("read", path, err)
-		}
-		if last != '\n' {
-			bufs = append(bufs, newline) // D7: keep the torn line apart from ours
-		}
+	bw, err := s.newBatchWriter(fd, path, batch, size)
+	if err == nil {
+		err = bw.writeBatch(batch)
 	}
-	for _, r := range batch {
-		bufs = append(bufs, r.line)
-	}
-	if err := s.writeBatch(fd, path, bufs); err != nil {
+	if err != nil {
 		// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
 		return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
 	}

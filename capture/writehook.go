@@ -1,11 +1,10 @@
 package capture
 
-import "errors"
-
 // WithWriteHook installs an injectable fault in the store's file layer, for tests of a full or
 // failing disk: hook is called once per group commit, while the capture file's exclusive flock is
 // held and before anything is written, with the file's path and the number of bytes the commit is
-// about to write (the batch's lines plus a SPEC §0 D7 repair newline, when one is needed).
+// about to write (the batch's lines plus a SPEC §0 D7 repair newline, when one is needed; a line
+// given to [Store.AppendStream] counts as its size hint).
 //
 // When hook returns a nil error the commit proceeds unchanged (n is ignored). When it returns an
 // error, the store writes only the first n bytes of the batch (n clamped to 0..size), as a file
@@ -16,30 +15,4 @@ import "errors"
 // being committed).
 func WithWriteHook(hook func(path string, size int) (n int, err error)) StoreOption {
 	return storeOptionFunc(func(c *storeConfig) { c.writeHook = hook })
-}
-
-// writeBatch writes bufs to fd ([writeAll]), through the write hook when one is installed.
-func (s *Store) writeBatch(fd int, path string, bufs [][]byte) error {
-	if s.cfg.writeHook == nil {
-		return writeAll(fd, bufs)
-	}
-	size := 0
-	for _, b := range bufs {
-		size += len(b)
-	}
-	n, herr := s.cfg.writeHook(path, size)
-	if herr == nil {
-		return writeAll(fd, bufs)
-	}
-	n = min(max(n, 0), size)
-	var part [][]byte
-	for _, b := range bufs {
-		if n == 0 {
-			break
-		}
-		k := min(n, len(b))
-		part = append(part, b[:k])
-		n -= k
-	}
-	return errors.Join(writeAll(fd, part), herr)
 }

@@ -396,11 +396,11 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(ex.Request)))
 	for b.Loop() {
-		var err error
-		buf, _, err = encodeRecord(buf[:0], attrs, span)
+		line, err := spanLine(attrs, span)
 		if err != nil {
 			b.Fatal(err)
 		}
+		buf = line.AppendTo(buf[:0])
 	}
 }
 

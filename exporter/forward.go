@@ -35,6 +35,7 @@ func NewForwardingProcessor(store *capture.Store, next sdktrace.SpanExporter, op
 	if err != nil {
 		return nil, err
 	}
+	w.local = false
 	w.deliver = func(ctx context.Context, _ string, _ []byte, s sdktrace.ReadOnlySpan) error {
 		ctx, cancel := context.WithTimeout(ctx, cfg.forwardTimeout)
 		defer cancel()

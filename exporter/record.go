@@ -59,9 +59,17 @@ func modelCallRollout(attrs spanAttrs) (string, bool) {
 	return rid.AsString(), true
 }
 
-// encodeRecord appends the capture line of a model-call span to dst (the payloads are compacted
-// from the span's attributes straight into dst, see capture.AppendLineFromAttributes).
-func encodeRecord(dst []byte, attrs spanAttrs, s sdktrace.ReadOnlySpan) ([]byte, capture.Problems, error) {
+// streamedLineBytes is the payload size (bytes of the request/response bodies and raw texts) from
+// which the local store receives a record in pieces ([capture.Store.AppendStream]) instead of as one
+// buffer: a large record (a long stream) is then never held whole a second time (issue 6's memory
+// bound for 256 concurrent 1 MiB streams).
+const streamedLineBytes = 128 << 10
+
+// maxPooledLine is the largest line buffer kept for reuse.
+const maxPooledLine = 1 << 20
+
+// spanLine reads the capture line of a model-call span (see capture.NewSpanLine).
+func spanLine(attrs spanAttrs, s sdktrace.ReadOnlySpan) (*capture.SpanLine, error) {
 	var traceID, spanID string
 	sc := s.SpanContext()
 	if sc.HasTraceID() {
@@ -70,7 +78,7 @@ func encodeRecord(dst []byte, attrs spanAttrs, s sdktrace.ReadOnlySpan) ([]byte,
 	if sc.HasSpanID() {
 		spanID = sc.SpanID().String()
 	}
-	return capture.AppendLineFromAttributes(dst, attrs, s.StartTime(), s.EndTime(), traceID, spanID)
+	return capture.NewSpanLine(attrs, s.StartTime(), s.EndTime(), traceID, spanID)
 }
 
 // recordWriter is the part shared by DurableProcessor and Exporter: span -> line -> store.
@@ -81,6 +89,9 @@ type recordWriter struct {
 	// deliver makes the record of s durable: the local store's append (default), or a synchronous
 	// export to a capture Collector (forward.go). The store always receives the markers.
 	deliver func(ctx context.Context, rid string, line []byte, s sdktrace.ReadOnlySpan) error
+	// local is true while deliver is the local store's append: only then does a large record go to
+	// the file in pieces.
+	local bool
 
 	records, failures, partial, dropped atomic.Int64
 }
@@ -89,7 +100,7 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 	if store == nil {
 		return nil, errors.New("exporter: capture store is nil")
 	}
-	w := &recordWriter{store: store, logger: cfg.logger}
+	w := &recordWriter{store: store, logger: cfg.logger, local: true}
 	w.deliver = func(ctx context.Context, rid string, line []byte, _ sdktrace.ReadOnlySpan) error {
 		return w.store.Append(ctx, rid, line)
 	}
@@ -109,24 +120,36 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 	if !ok {
 		return false, nil
 	}
-	bp := w.bufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 1<<20 {
-			w.bufs.Put(bp)
-		}
-	}()
-	line, problems, err := encodeRecord((*bp)[:0], attrs, s)
-	*bp = line[:0]
+	line, err := spanLine(attrs, s)
 	if err != nil {
 		return true, w.fail(rid, s, fmt.Errorf("exporter: build record: %w", err))
 	}
+	bp := w.bufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledLine {
+			*bp = (*bp)[:0]
+			w.bufs.Put(bp)
+		}
+	}()
+	ctx = context.WithoutCancel(ctx)
+	if w.local && line.PayloadBytes() >= streamedLineBytes {
+		err = w.store.AppendStream(ctx, rid, line.SizeHint(), func(emit func([]byte) error) error {
+			var werr error
+			*bp, werr = line.WriteTo(*bp, emit)
+			return werr
+		})
+	} else {
+		*bp = line.AppendTo((*bp)[:0])
+		err = w.deliver(ctx, rid, *bp, s)
+	}
+	if err != nil {
+		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))
+	}
+	problems := line.Problems()
 	if n := s.DroppedAttributes(); n > 0 {
 		// A count limit dropped attributes: a payload and its size may be among them, so the
 		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
 		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
-	}
-	if err := w.deliver(context.WithoutCancel(ctx), rid, line, s); err != nil {
-		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))
 	}
 	w.records.Add(1)
 	if len(problems) > 0 {
