@@ -26,7 +26,7 @@ func newBenchCmd() *cobra.Command {
 		captureExe string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [--workload small|json20k|sse200|all] [--concurrency 1,32,256] [--duration 20s] [--json]",
+		Use:   "bench [--workload small|json20k|sse200|sse1m|all] [--concurrency 1,32,256] [--duration 20s] [--json]",
 		Short: "Measure what capture costs: the same load direct, through a plain reverse proxy and through gymtrace proxy",
 		Long: `Measure capture overhead on this machine. An in-process model server on 127.0.0.1 answers the
 same OpenAI Chat Completions workload (a) directly, (b) through a plain net/http/httputil.ReverseProxy
@@ -37,9 +37,11 @@ peak RSS, the latency added over direct calls, and the throughput ratios capture
 capture/direct (c/a). The header gives the fsync latency measured in the capture directory.
 
 Workloads: small (short JSON answer), json20k (20 KiB JSON answer), sse200 (200 SSE events 5 ms
-apart). --duration is the total time spent starting calls, shared among the cells; calls in flight
+apart); "all" runs these three. sse1m (a 1 MiB stream, events back to back) runs only when named:
+it is the memory check, printing the capture proxy's peak RSS against 2.5 × the bytes of the
+streams in flight + 64 MiB (run it with --concurrency 256). --duration is the total time spent starting calls, shared among the cells; calls in flight
 when a cell ends complete, so the run takes somewhat longer. Temporary capture files go under
-$TMPDIR and are removed.
+$TMPDIR and are removed: set TMPDIR to measure on the disk that will hold the captures.
 
 After each capture cell the capture files are read back (tolerant read): every answered call must
 have exactly one record. A mismatch or a failed call exits 1. The last line is always
@@ -98,7 +100,7 @@ closest cell run). With --json the report is one JSON object instead (capture_pl
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&workloads, "workload", []string{"all"}, "workloads to run: small, json20k, sse200 or all (comma-separated list accepted)")
+	fl.StringSliceVar(&workloads, "workload", []string{"all"}, "workloads to run: small, json20k, sse200, sse1m or all (= the first three; comma-separated list accepted)")
 	fl.IntSliceVar(&conc, "concurrency", bench.DefaultConcurrency, "concurrency levels (comma-separated), each 1 to 1024")
 	fl.DurationVar(&duration, "duration", bench.DefaultDuration, "total time spent starting calls, shared among workloads, concurrency levels and targets")
 	fl.BoolVar(&asJSON, "json", false, "print the report as one JSON object instead of the table")

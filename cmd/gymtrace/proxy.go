@@ -86,6 +86,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 // parseMode and checkUpstream: proxyflags.go. Signal handling: signals.go.
 
 func runProxy(cmd *cobra.Command, o proxyOptions) error {
+	setProxyGC()
 	if err := checkUpstream(o.upstream); err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type CommandFunc func(ctx context.Context, target, upstream, captureDir string) 
 // Config is what [Run] measures. The zero value measures every workload at the default
 // concurrency levels for the default duration, with the current executable as gymtrace.
 type Config struct {
-	// Workloads are the workloads to run, in order; nil means [Workloads] (all three).
+	// Workloads are the workloads to run, in order; nil means those of [WorkloadNames] ("all").
 	Workloads []*Workload
 	// Concurrency are the concurrency levels to run for each workload, in order, each between 1
 	// and [MaxConcurrency]; nil means [DefaultConcurrency].
@@ -75,7 +75,7 @@ func GymtraceCommand(exe string) CommandFunc {
 // withDefaults returns c with its defaults applied, or an error naming the first invalid field.
 func (c Config) withDefaults() (Config, error) {
 	if c.Workloads == nil {
-		c.Workloads = Workloads()
+		c.Workloads, _ = LookupWorkloads([]string{"all"}) // "all" always resolves
 	}
 	if len(c.Workloads) == 0 {
 		return c, fmt.Errorf("bench: no workload to run")

@@ -23,7 +23,9 @@
 // All calls are OpenAI Chat Completions POSTs to /ng-rollout/bench-<i>/v1/chat/completions, where
 // i is the load generator's worker index (one rollout file per worker): "small" (a short JSON
 // answer), "json20k" (a 20 KiB JSON answer) and "sse200" (a stream of 200 chat.completion.chunk
-// events, [DONE] included, 5 ms apart). See [Workloads].
+// events, [DONE] included, 5 ms apart); "sse1m" (a 1 MiB stream of 4 KiB deltas, back to back) runs
+// only when named and adds the memory check of the capture proxy's peak RSS against 2.5 × the
+// bytes of the responses in flight + 64 MiB ([MemoryCheck]). See [Workloads].
 //
 // # Measurement
 //

@@ -88,6 +88,8 @@ type Cell struct {
 	TTFBOverPlainP99MS *float64 `json:"ttfb_over_plain_p99_ms,omitempty"`
 	// Verify is the check of the capture target's records.
 	Verify Verification `json:"capture_records"`
+	// Memory is the capture proxy's peak RSS against issue 6's bound, for the sse1m workload only.
+	Memory *MemoryCheck `json:"memory,omitempty"`
 }
 
 // TargetResult is what one target measured in one cell.

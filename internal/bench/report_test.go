@@ -246,3 +246,32 @@ func TestGymtraceCommand(t *testing.T) {
 	_, err = f(ctx, TargetDirect, "http://127.0.0.1:9", "")
 	assert.ErrorContains(t, err, `no command for target "direct"`)
 }
+
+func TestMemoryCheck(t *testing.T) {
+	mib := int64(1 << 20)
+	peak := func(n int64) *int64 { return &n }
+	tests := []struct {
+		name     string
+		inFlight int64
+		peak     *int64
+		wantMet  bool
+		wantLine string
+	}{
+		{name: "within the bound", inFlight: 256 * mib, peak: peak(660 * mib), wantMet: true,
+			wantLine: "memory: sse1m c=256: capture proxy peak RSS 660 MiB with 256 MiB of responses in flight; bound 2.5 × in flight + 64 MiB = 704 MiB: met"},
+		{name: "at the bound", inFlight: 256 * mib, peak: peak(704 * mib), wantMet: true},
+		{name: "over the bound", inFlight: 256 * mib, peak: peak(705 * mib), wantMet: false},
+		{name: "not measured", inFlight: mib, peak: nil, wantMet: false,
+			wantLine: "memory: sse1m c=256: capture proxy peak RSS unknown with 1 MiB of responses in flight; bound 2.5 × in flight + 64 MiB = 66 MiB: NOT met"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newMemoryCheck(tt.inFlight, tt.peak)
+			assert.Equal(t, tt.wantMet, m.Met)
+			assert.Equal(t, int64(2.5*float64(tt.inFlight))+64*mib, m.BoundBytes)
+			if tt.wantLine != "" {
+				assert.Equal(t, tt.wantLine, m.line("sse1m", 256))
+			}
+		})
+	}
+}

@@ -95,6 +95,9 @@ func runCell(ctx context.Context, cfg Config, tmp, upURL string, w *Workload, n 
 		return cell, fmt.Errorf("bench: remove %s: %w", dir, err)
 	}
 	cell.computeRatios()
+	if w.Name == WorkloadSSE1M {
+		cell.Memory = newMemoryCheck(int64(n)*int64(w.ResponseBytes()), cell.Capture.ProxyPeakRSSBytes)
+	}
 	return cell, nil
 }
 

@@ -91,6 +91,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	for i := range r.Cells {
+		if c := &r.Cells[i]; c.Memory != nil {
+			fmt.Fprintln(&b, c.Memory.line(c.Workload, c.Concurrency))
+		}
+	}
 	fmt.Fprintf(&b, "wall time %.1fs for a %.0fs budget (calls in flight at a cell's end complete; proxies start and drain per cell)\n", r.WallS, r.DurationS)
 	if h := r.Headline(); h != nil && (h.Workload != headlineWorkload || h.Concurrency != headlineConcurrency) {
 		fmt.Fprintf(&b, "(%s c=%d was not run: the ratio below is %s c=%d's)\n", headlineWorkload, headlineConcurrency, h.Workload, h.Concurrency)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,16 +13,23 @@ const (
 	WorkloadSmall   = "small"   // short JSON answer
 	WorkloadJSON20K = "json20k" // 20 KiB JSON answer
 	WorkloadSSE200  = "sse200"  // 200 SSE events, 5 ms apart
+	WorkloadSSE1M   = "sse1m"   // 1 MiB SSE stream, events back to back (memory check; not in "all")
 )
 
-// WorkloadNames lists every workload name in run order.
+// WorkloadNames lists the workloads "all" stands for, in run order.
 var WorkloadNames = []string{WorkloadSmall, WorkloadJSON20K, WorkloadSSE200}
+
+// ExtraWorkloadNames lists the workloads run only when named: [WorkloadSSE1M], the memory check of
+// issue 6 (peak proxy RSS against the bytes of the streams in flight).
+var ExtraWorkloadNames = []string{WorkloadSSE1M}
 
 // Sizes of the workloads.
 const (
 	json20KBytes = 20 << 10             // body bytes of the json20k answer
 	sseEvents    = 200                  // events of the sse200 answer, "data: [DONE]" included
 	sseGap       = 5 * time.Millisecond // pause between two consecutive sse200 events
+	sse1MBytes   = 1 << 20              // body bytes of the sse1m answer, to within one event
+	sse1MText    = 4 << 10              // content bytes of each sse1m delta event
 )
 
 // Workload is one kind of model call the bench repeats: an OpenAI Chat Completions request and the
@@ -60,10 +68,10 @@ func (w *Workload) ResponseBytes() int {
 	return n
 }
 
-// Workloads returns the three workloads in run order (see [WorkloadNames]). The bodies are built on
-// each call; they are identical every time.
+// Workloads returns every workload in run order: those of [WorkloadNames], then those of
+// [ExtraWorkloadNames]. The bodies are built on each call; they are identical every time.
 func Workloads() []*Workload {
-	return []*Workload{smallWorkload(), json20KWorkload(), sse200Workload()}
+	return []*Workload{smallWorkload(), json20KWorkload(), sse200Workload(), sse1MWorkload()}
 }
 
 // LookupWorkloads resolves a list of workload names ("all" stands for every workload) into
@@ -81,11 +89,11 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 		case isWorkloadName(n):
 			want[n] = true
 		default:
-			return nil, fmt.Errorf("bench: unknown workload %q (want %s or all)", n, strings.Join(WorkloadNames, ", "))
+			return nil, fmt.Errorf("bench: unknown workload %q (want %s or all)", n, strings.Join(allWorkloadNames(), ", "))
 		}
 	}
 	if len(want) == 0 {
-		return nil, fmt.Errorf("bench: no workload named (want %s or all)", strings.Join(WorkloadNames, ", "))
+		return nil, fmt.Errorf("bench: no workload named (want %s or all)", strings.Join(allWorkloadNames(), ", "))
 	}
 	var out []*Workload
 	for _, w := range Workloads() {
@@ -97,12 +105,12 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 }
 
 func isWorkloadName(n string) bool {
-	for _, w := range WorkloadNames {
-		if n == w {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(allWorkloadNames(), n)
+}
+
+// allWorkloadNames is every accepted workload name, "all"'s first.
+func allWorkloadNames() []string {
+	return append(slices.Clip(WorkloadNames), ExtraWorkloadNames...)
 }
 
 // chatRequest is a Chat Completions request with a system and a user message; extra members are
@@ -187,5 +195,37 @@ func sse200Workload() *Workload {
 		Events:  events, Gap: sseGap, weight: 2,
 	}
 	w.Description = fmt.Sprintf("chat completion stream, %d events (%d B) %v apart", len(events), w.ResponseBytes(), sseGap)
+	return w
+}
+
+// sse1MWorkload is a chat completion stream of about 1 MiB: a role event, deltas of sse1MText content
+// bytes each, the finish and usage events and [DONE], sent back to back. Run at concurrency 256 it is
+// issue 6's memory check: the proxy's peak RSS against 2.5 times the bytes of the streams in flight
+// plus 64 MiB ([MemoryBound]).
+func sse1MWorkload() *Workload {
+	base := sse200Workload()
+	role, tail := base.Events[0], base.Events[len(base.Events)-3:]
+	const head = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1760000000,"model":"bench-model","service_tier":"default","system_fingerprint":"fp_bench",`
+	var text strings.Builder
+	for i := 0; text.Len() < sse1MText; i++ {
+		text.WriteString(" " + benchWords[i%len(benchWords)])
+	}
+	delta := []byte("data: " + head + `"choices":[{"index":0,"delta":{"content":"` + text.String()[:sse1MText] + `"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	events := [][]byte{role}
+	size := len(role)
+	for _, e := range tail {
+		size += len(e)
+	}
+	for size+len(delta) <= sse1MBytes {
+		events = append(events, delta)
+		size += len(delta)
+	}
+	events = append(events, tail...)
+	w := &Workload{
+		Name:    WorkloadSSE1M,
+		Request: base.Request,
+		Events:  events, weight: 4,
+	}
+	w.Description = fmt.Sprintf("chat completion stream, %d events (%d B) back to back", len(events), w.ResponseBytes())
 	return w
 }

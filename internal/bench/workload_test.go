@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,9 +16,10 @@ import (
 
 func TestWorkloads(t *testing.T) {
 	ws := Workloads()
-	require.Len(t, ws, 3)
+	names := append(slices.Clone(WorkloadNames), ExtraWorkloadNames...)
+	require.Len(t, ws, len(names))
 	for i, w := range ws {
-		assert.Equal(t, WorkloadNames[i], w.Name, "run order")
+		assert.Equal(t, names[i], w.Name, "run order")
 		assert.True(t, json.Valid(w.Request), "%s request is JSON", w.Name)
 		assert.NotEmpty(t, w.Description)
 		obj, raw := capture.RequestPayload(w.Request)
@@ -44,6 +46,29 @@ func TestWorkloads(t *testing.T) {
 		require.NoError(t, json.Unmarshal(w.Response, &v))
 		require.Len(t, v.Choices, 1)
 		assert.Contains(t, v.Choices[0].Message.Content, "\n", "the text carries escapes")
+	})
+	t.Run("sse1m", func(t *testing.T) {
+		w := ws[3]
+		assert.True(t, w.Stream())
+		assert.Zero(t, w.Gap, "events back to back")
+		assert.LessOrEqual(t, w.ResponseBytes(), sse1MBytes)
+		assert.Greater(t, w.ResponseBytes(), sse1MBytes-len(w.Events[1]), "1 MiB to within one event")
+		var body bytes.Buffer
+		for _, ev := range w.Events {
+			body.Write(ev)
+		}
+		resp, ok := stream.Reassemble(stream.DialectChat, body.Bytes())
+		require.True(t, ok, "the stream reassembles")
+		var v struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+				Message      struct{ Content string }
+			}
+		}
+		require.NoError(t, json.Unmarshal(resp, &v))
+		require.Len(t, v.Choices, 1)
+		assert.Equal(t, "stop", v.Choices[0].FinishReason)
+		assert.Len(t, v.Choices[0].Message.Content, (len(w.Events)-4)*sse1MText, "every delta's text")
 	})
 	t.Run("sse200", func(t *testing.T) {
 		w := ws[2]
@@ -99,7 +124,8 @@ func TestLookupWorkloads(t *testing.T) {
 		{name: "run order kept", in: []string{"sse200", "small"}, want: []string{"small", "sse200"}},
 		{name: "duplicates", in: []string{"small", "all", "small"}, want: WorkloadNames},
 		{name: "spaces", in: []string{" json20k "}, want: []string{"json20k"}},
-		{name: "unknown", in: []string{"small", "huge"}, wantErr: `unknown workload "huge" (want small, json20k, sse200 or all)`},
+		{name: "unknown", in: []string{"small", "huge"}, wantErr: `unknown workload "huge" (want small, json20k, sse200, sse1m or all)`},
+		{name: "extra workload only by name", in: []string{"sse1m"}, want: []string{WorkloadSSE1M}},
 		{name: "empty name", in: []string{""}, wantErr: `unknown workload ""`},
 		{name: "none", in: nil, wantErr: "no workload named"},
 	}
