@@ -199,13 +199,12 @@ func skipSpace(b []byte, i int) int {
 
 // skipString returns the index after the JSON string starting at b[i] == '"'.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
+	for i++; i < len(b); i += 2 {
+		i = ojson.IndexQuoteOrBackslash(b, i)
+		if i < len(b) && b[i] == '"' {
 			return i + 1
 		}
+		// A backslash: skip it and the escaped byte.
 	}
 	return len(b)
 }

@@ -19,6 +19,10 @@ import (
 // modelCallIDHeader is the response header naming a captured call's model_call_id.
 const modelCallIDHeader = "X-Gymtrace-Model-Call-Id"
 
+// rawPreallocMax bounds the capture buffer allocated up front for a response that declares its
+// Content-Length (a lying upstream cannot make the proxy reserve more); a larger body grows from there.
+const rawPreallocMax = 8 << 20
+
 // captureWriter is the http.ResponseWriter a captured call's handler writes to. It implements the
 // forwarding half of SPEC §0 "Durability contract":
 //
@@ -116,6 +120,10 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 		if n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64); err == nil && n >= 0 {
 			cw.length = n
 		}
+	}
+	if !cw.synthetic && cw.length > 0 && cw.raw == nil {
+		// A sized body is captured into one buffer of its size (at most rawPreallocMax up front).
+		cw.raw = make([]byte, 0, min(cw.length, rawPreallocMax))
 	}
 	if code == http.StatusNoContent || code == http.StatusNotModified || cw.length == 0 {
 		cw.holdHeader = true
