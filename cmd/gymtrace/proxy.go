@@ -86,7 +86,9 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 // parseMode and checkUpstream: proxyflags.go. Signal handling: signals.go.
 
 func runProxy(cmd *cobra.Command, o proxyOptions) error {
-	setProxyGC()
+	if g := setProxyGC(); g != nil {
+		defer g.stop()
+	}
 	if err := checkUpstream(o.upstream); err != nil {
 		return err
 	}

@@ -2,20 +2,84 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
 )
 
-// proxyGCPercent is the garbage collector target of `gymtrace proxy` when the environment sets no
-// GOGC: the proxy's live heap is mostly the buffers of the responses in flight (a stream's bytes
-// and its reassembled text until the record is durable), and 50 instead of Go's 100 lets the heap
-// grow to 1.5 times that instead of twice. Measured with `gymtrace bench --workload sse1m` at
-// concurrency 256 (256 MiB of streams in flight): peak RSS about 690 MiB instead of 790–850 MiB,
-// within issue 6's bound of 2.5 × in-flight + 64 MiB = 704 MiB, for no measurable CPU per call.
-const proxyGCPercent = 50
+// The garbage collector target of `gymtrace proxy` when the environment sets no GOGC. With large
+// bodies in flight the proxy's live heap is mostly their buffers (a stream's bytes and its
+// reassembled text until the record is durable), and Go's default target lets the heap grow to
+// twice that; from largeHeapBytes of live heap on, the proxy lowers the target to
+// largeHeapGCPercent so the heap stays within 1.5 times it. Below, Go's default stays: a lower
+// target would collect a small heap so often that small calls cost half again as much CPU.
+//
+// Measured with `gymtrace bench --workload sse1m --concurrency 256` (256 MiB of streams in flight):
+// peak RSS 790–850 MiB with the default target, 580–665 MiB with this one (issue 6's bound:
+// 2.5 × in flight + 64 MiB = 703 MiB); small calls keep their CPU per call (a fixed 50 costs them
+// about 50% more).
+const (
+	defaultGCPercent   = 100
+	largeHeapGCPercent = 50
+	largeHeapBytes     = 64 << 20
+)
 
-// setProxyGC applies proxyGCPercent unless GOGC is set (the operator's choice wins).
-func setProxyGC() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(proxyGCPercent)
+// gcPercentFor returns the GC target for a live heap of live bytes.
+func gcPercentFor(live uint64) int {
+	if live >= largeHeapBytes {
+		return largeHeapGCPercent
 	}
+	return defaultGCPercent
+}
+
+// gcTuner adapts the GC target to the live heap after every collection. It starts no goroutine:
+// a finalizer re-armed on each cycle does the work.
+type gcTuner struct {
+	target  atomic.Int64 // the target last set (0 before the first cycle)
+	stopped atomic.Bool
+}
+
+// setProxyGC starts a gcTuner unless GOGC is set (the operator's choice wins; it returns nil then).
+func setProxyGC() *gcTuner {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return nil
+	}
+	g := &gcTuner{}
+	g.arm()
+	return g
+}
+
+// stop ends the tuning after the next cycle (the target stays as it is).
+func (g *gcTuner) stop() { g.stopped.Store(true) }
+
+// gcSentinel is an object kept unreachable on purpose: its finalizer runs once per GC cycle.
+type gcSentinel struct{ g *gcTuner }
+
+func (g *gcTuner) arm() { runtime.SetFinalizer(&gcSentinel{g: g}, onGC) }
+
+func onGC(s *gcSentinel) {
+	if s.g.stopped.Load() {
+		return
+	}
+	s.g.tune(liveHeapBytes())
+	s.g.arm()
+}
+
+// tune sets the GC target for a live heap of live bytes when it changes.
+func (g *gcTuner) tune(live uint64) {
+	want := int64(gcPercentFor(live))
+	if g.target.Swap(want) != want {
+		debug.SetGCPercent(int(want))
+	}
+}
+
+// liveHeapBytes reads the live heap after the last collection (runtime/metrics).
+func liveHeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
