@@ -33,6 +33,29 @@ func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
 	return payload(body)
 }
 
+// SharedRequestPayload is [RequestPayload] without the copy when body is already compact strict
+// JSON object text (what SDK clients send): the object is body itself, sharing its memory, so a
+// 1 MiB conversation is not held twice. body must never be modified afterwards. Any other body gives
+// exactly RequestPayload's result.
+func SharedRequestPayload(body []byte) (obj json.RawMessage, raw *string) {
+	return sharedPayload(body)
+}
+
+// SharedResponsePayload is [ResponsePayload] with the sharing of [SharedRequestPayload].
+func SharedResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
+	return sharedPayload(body)
+}
+
+func sharedPayload(body []byte) (json.RawMessage, *string) {
+	if len(body) > 0 && body[0] == '{' {
+		compact, err := ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
+		if err == nil && compact {
+			return body, nil // one strict JSON object (it starts with '{') without a byte to remove
+		}
+	}
+	return payload(body)
+}
+
 func payload(body []byte) (json.RawMessage, *string) {
 	if len(body) == 0 {
 		return nil, nil

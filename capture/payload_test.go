@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -51,3 +52,43 @@ func TestPayloads(t *testing.T) {
 }
 
 func ptrTo(s string) *string { return &s }
+
+// TestSharedPayload checks that the sharing variants give exactly the copying ones' results, and
+// share the body's memory only for compact strict JSON objects.
+func TestSharedPayload(t *testing.T) {
+	tests := []struct {
+		name   string
+		body   string
+		shared bool
+	}{
+		{name: "empty", body: ""},
+		{name: "compact object", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, shared: true},
+		{name: "spaced object", body: `{"model": "m"}`},
+		{name: "leading space", body: ` {"a":1}`},
+		{name: "array", body: `[1,2]`},
+		{name: "invalid", body: `{"a":}`},
+		{name: "trailing data", body: `{"a":1}x`},
+		{name: "invalid UTF-8", body: "{\"a\":\"\xff\"}"},
+		{name: "too deep", body: strings.Repeat(`{"a":`, PayloadMaxDepth+1) + "1" + strings.Repeat("}", PayloadMaxDepth+1)},
+		{name: "not JSON", body: "plain text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, f := range []struct {
+				name         string
+				copying, shr func([]byte) (json.RawMessage, *string)
+			}{
+				{"request", RequestPayload, SharedRequestPayload},
+				{"response", ResponsePayload, SharedResponsePayload},
+			} {
+				body := []byte(tt.body)
+				wantObj, wantRaw := f.copying(body)
+				obj, raw := f.shr(body)
+				assert.Equal(t, wantObj, obj, f.name)
+				assert.Equal(t, wantRaw, raw, f.name)
+				sharesBody := len(obj) > 0 && &obj[0] == &body[0]
+				assert.Equal(t, tt.shared, sharesBody, f.name+": shares the body's memory")
+			}
+		})
+	}
+}

@@ -389,7 +389,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 	if h.cfg.modelServerName != "" {
 		ex.ModelRef = &capture.ModelRef{Type: semconv.ModelRefTypeResponsesAPIModels, Name: h.cfg.modelServerName}
 	}
-	ex.Request, ex.RequestRaw = capture.RequestPayload(body)
+	ex.Request, ex.RequestRaw = capture.SharedRequestPayload(body) // body is never written again
 
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -435,7 +435,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
 	default:
-		ex.Response, ex.ResponseRaw = capture.ResponsePayload(respBody)
+		ex.Response, ex.ResponseRaw = capture.SharedResponsePayload(respBody)
 	}
 	ex.ErrorCategory = capture.Category(capture.CategoryInput{
 		Status:       status,
