@@ -12,17 +12,18 @@ import (
 // bodies in flight the proxy's live heap is mostly their buffers (a stream's bytes and its
 // reassembled text until the record is durable), and Go's default target lets the heap grow to
 // twice that; from largeHeapBytes of live heap on, the proxy lowers the target to
-// largeHeapGCPercent so the heap stays within 1.5 times it. Below, Go's default stays: a lower
+// largeHeapGCPercent so the heap stays within 1.3 times it. Below, Go's default stays: a lower
 // target would collect a small heap so often that small calls cost half again as much CPU.
 //
 // Measured with `gymtrace bench --workload sse1m --concurrency 256` (256 MiB of streams in flight):
-// peak RSS 790–850 MiB with the default target, 580–665 MiB with this one (issue 6's bound:
-// 2.5 × in flight + 64 MiB = 703 MiB); small calls keep their CPU per call (a fixed 50 costs them
-// about 50% more).
+// peak RSS 790–850 MiB with Go's default target throughout, 620–704 MiB with 50 from 64 MiB on,
+// 555–615 MiB with 30 from 32 MiB on (issue 6's bound: 2.5 × in flight + 64 MiB = 703 MiB), with
+// less CPU per stream, not more (fewer fresh pages). Small calls keep Go's default: a fixed lower
+// target costs them about 50% more CPU per call.
 const (
 	defaultGCPercent   = 100
-	largeHeapGCPercent = 50
-	largeHeapBytes     = 64 << 20
+	largeHeapGCPercent = 30
+	largeHeapBytes     = 32 << 20
 )
 
 // gcPercentFor returns the GC target for a live heap of live bytes.
