@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,8 +40,11 @@ capture/direct (c/a). The header gives the fsync latency measured in the capture
 Workloads: small (short JSON answer), json20k (20 KiB JSON answer), sse200 (200 SSE events 5 ms
 apart); "all" runs these three. sse1m (a 1 MiB stream, events back to back) runs only when named:
 it is the memory check, printing the capture proxy's peak RSS against 2.5 × the bytes of the
-streams in flight + 64 MiB (run it with --concurrency 256). --duration is the total time spent starting calls, shared among the cells; calls in flight
-when a cell ends complete, so the run takes somewhat longer. Temporary capture files go under
+streams in flight + 64 MiB (run it with --concurrency 256).
+
+--duration is the total time spent starting calls, shared among the cells; calls in flight
+when a cell ends complete, so the run takes longer (an sse200 call lasts about a second), and a
+target that completes no call within its cell fails the run (raise --duration). Temporary capture files go under
 $TMPDIR and are removed: set TMPDIR to measure on the disk that will hold the captures.
 
 After each capture cell the capture files are read back (tolerant read): every answered call must
@@ -51,7 +55,7 @@ closest cell run). With --json the report is one JSON object instead (capture_pl
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wls, err := bench.LookupWorkloads(workloads)
 			if err != nil {
-				return usageErrorf("--workload: %v", err)
+				return usageErrorf("--workload: %v", strings.TrimPrefix(err.Error(), "bench: "))
 			}
 			for _, n := range conc {
 				if n < 1 || n > bench.MaxConcurrency {

@@ -20,7 +20,7 @@ func TestBenchCmdUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown workload", []string{"bench", "--workload", "huge"}, `--workload: bench: unknown workload "huge"`},
+		{"unknown workload", []string{"bench", "--workload", "huge"}, `--workload: unknown workload "huge"`},
 		{"zero concurrency", []string{"bench", "--concurrency", "0"}, "--concurrency 0 must be between 1 and 1024"},
 		{"too much concurrency", []string{"bench", "--concurrency", "1,2000"}, "--concurrency 2000 must be between 1 and 1024"},
 		{"concurrency not a number", []string{"bench", "--concurrency", "many"}, `invalid argument "many"`},

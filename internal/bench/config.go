@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -86,11 +88,19 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Concurrency) == 0 {
 		return c, fmt.Errorf("bench: no concurrency level to run")
 	}
+	levels := make([]int, 0, len(c.Concurrency))
 	for _, n := range c.Concurrency {
 		if n < 1 || n > MaxConcurrency {
 			return c, fmt.Errorf("bench: concurrency %d must be between 1 and %d", n, MaxConcurrency)
 		}
+		if err := checkFileLimit(n); err != nil {
+			return c, err
+		}
+		if !slices.Contains(levels, n) {
+			levels = append(levels, n) // a level named twice runs once
+		}
 	}
+	c.Concurrency = levels
 	switch {
 	case c.Duration < 0:
 		return c, fmt.Errorf("bench: duration %v must be positive", c.Duration)
@@ -107,6 +117,13 @@ func (c Config) withDefaults() (Config, error) {
 	if c.TempDir == "" {
 		c.TempDir = os.TempDir()
 	}
+	// The proxies get the capture directory as a flag that must be absolute; a relative TMPDIR is
+	// taken from the working directory.
+	abs, err := filepath.Abs(c.TempDir)
+	if err != nil {
+		return c, fmt.Errorf("bench: temporary directory %q (TMPDIR): %w", c.TempDir, err)
+	}
+	c.TempDir = abs
 	return c, nil
 }
 

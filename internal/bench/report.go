@@ -48,6 +48,9 @@ type Report struct {
 	// HeadlineCell (small calls at concurrency 32 when that cell ran; see [Report.Headline]).
 	CapturePlainRatio float64 `json:"capture_plain_throughput_ratio"`
 	HeadlineCell      string  `json:"headline_cell"`
+	// Interrupted is true when the run was stopped (signal, cancelled context) before every cell
+	// ran: Cells holds the ones measured.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // WorkloadInfo describes one workload of a report.
@@ -246,6 +249,9 @@ func (r *Report) Check() error {
 		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
 			if t.Errors > 0 {
 				errs = append(errs, fmt.Errorf("%s %s: %d failed calls (first: %s)", name, t.Target, t.Errors, t.FirstError))
+			}
+			if t.Calls == 0 && t.Errors == 0 {
+				errs = append(errs, fmt.Errorf("%s %s: no call completed within the cell's budget of %.3fs: raise --duration", name, t.Target, c.BudgetS))
 			}
 		}
 		if v := c.Verify; !v.OK() {

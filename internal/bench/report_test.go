@@ -158,6 +158,7 @@ func TestReportCheck(t *testing.T) {
 	tests := []struct {
 		name    string
 		cell    Cell
+		noCalls bool // leave every target's Calls at 0
 		wantErr []string
 	}{
 		{name: "clean", cell: Cell{Verify: good}},
@@ -175,10 +176,18 @@ func TestReportCheck(t *testing.T) {
 			wantErr: []string{"open: denied"}},
 		{name: "failed calls", cell: Cell{Verify: good, Plain: TargetResult{Target: TargetPlain, Errors: 2, FirstError: "EOF"}},
 			wantErr: []string{"small c=32 plain: 2 failed calls (first: EOF)"}},
+		{name: "no call completed", noCalls: true, cell: Cell{BudgetS: 0.001, Verify: Verification{},
+			Direct: TargetResult{Target: TargetDirect}, Plain: TargetResult{Target: TargetPlain}, Capture: TargetResult{Target: TargetCapture}},
+			wantErr: []string{"small c=32 direct: no call completed within the cell's budget of 0.001s: raise --duration", "small c=32 capture: no call completed"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cell.Workload, tc.cell.Concurrency = "small", 32
+			for _, tr := range []*TargetResult{&tc.cell.Direct, &tc.cell.Plain, &tc.cell.Capture} {
+				if tr.Errors == 0 && !tc.noCalls {
+					tr.Calls = 10
+				}
+			}
 			r := &Report{Cells: []Cell{tc.cell}}
 			err := r.Check()
 			if tc.wantErr == nil {
@@ -191,9 +200,12 @@ func TestReportCheck(t *testing.T) {
 			}
 			var out bytes.Buffer
 			require.NoError(t, r.WriteText(&out))
-			if tc.cell.Verify.OK() {
+			switch {
+			case tc.noCalls:
+				assert.Contains(t, out.String(), "capture/plain throughput ratio: 0.00")
+			case tc.cell.Verify.OK():
 				assert.Contains(t, out.String(), "failed calls: small c=32 plain: 2, first: EOF")
-			} else {
+			default:
 				assert.Contains(t, out.String(), "MISMATCH")
 			}
 		})
@@ -274,4 +286,18 @@ func TestMemoryCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestReportInterrupted(t *testing.T) {
+	good := Verification{Records: 1, Calls: 1}
+	r := &Report{Cells: []Cell{{Workload: "small", Concurrency: 1, Verify: good}}, Interrupted: true}
+	r.setHeadline()
+	var out bytes.Buffer
+	require.NoError(t, r.WriteText(&out))
+	text := out.String()
+	assert.Contains(t, text, "INTERRUPTED: the run was stopped before its end")
+	assert.True(t, strings.HasSuffix(text, "capture/plain throughput ratio: 0.00\n"), "the last line stays the ratio line")
+	out.Reset()
+	require.NoError(t, r.WriteJSON(&out))
+	assert.Contains(t, out.String(), `"interrupted": true`)
 }

@@ -38,7 +38,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	tmp, err := os.MkdirTemp(cfg.TempDir, "gymtrace-bench-")
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, fmt.Errorf("bench: temporary capture directory in %s (TMPDIR): %w", cfg.TempDir, err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	if rep.Fsync, err = measureFsync(tmp, fsyncSamples); err != nil {
@@ -50,8 +50,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}()
 	for _, w := range cfg.Workloads {
 		if err := runWorkload(ctx, cfg, rep, tmp, w); err != nil {
+			rep.Interrupted = ctx.Err() != nil
 			return rep, err
 		}
+	}
+	if ctx.Err() != nil { // stopped between cells or in a cell's last calls
+		rep.Interrupted = true
+		return rep, fmt.Errorf("bench: %w", ctx.Err())
 	}
 	return rep, nil
 }

@@ -97,6 +97,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "wall time %.1fs for a %.0fs budget (calls in flight at a cell's end complete; proxies start and drain per cell)\n", r.WallS, r.DurationS)
+	if r.Interrupted {
+		b.WriteString("INTERRUPTED: the run was stopped before its end; only the cells above were measured\n")
+	}
 	if h := r.Headline(); h != nil && (h.Workload != headlineWorkload || h.Concurrency != headlineConcurrency) {
 		fmt.Fprintf(&b, "(%s c=%d was not run: the ratio below is %s c=%d's)\n", headlineWorkload, headlineConcurrency, h.Workload, h.Concurrency)
 	}

@@ -86,6 +86,8 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 			for _, w := range WorkloadNames {
 				want[w] = true
 			}
+		case n == "":
+			return nil, fmt.Errorf("bench: empty workload name in the list (want %s or all, comma-separated)", strings.Join(allWorkloadNames(), ", "))
 		case isWorkloadName(n):
 			want[n] = true
 		default:

@@ -126,8 +126,9 @@ func TestLookupWorkloads(t *testing.T) {
 		{name: "spaces", in: []string{" json20k "}, want: []string{"json20k"}},
 		{name: "unknown", in: []string{"small", "huge"}, wantErr: `unknown workload "huge" (want small, json20k, sse200, sse1m or all)`},
 		{name: "extra workload only by name", in: []string{"sse1m"}, want: []string{WorkloadSSE1M}},
-		{name: "empty name", in: []string{""}, wantErr: `unknown workload ""`},
+		{name: "empty name", in: []string{""}, wantErr: "empty workload name in the list"},
 		{name: "none", in: nil, wantErr: "no workload named"},
+		{name: "empty name (trailing comma)", in: []string{"small", ""}, wantErr: "empty workload name in the list"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
