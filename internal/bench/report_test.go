@@ -301,3 +301,23 @@ func TestReportInterrupted(t *testing.T) {
 	require.NoError(t, r.WriteJSON(&out))
 	assert.Contains(t, out.String(), `"interrupted": true`)
 }
+
+func TestCPUPerCallRoughMark(t *testing.T) {
+	cpu := func(s float64) *float64 { return &s }
+	tests := []struct {
+		name string
+		t    TargetResult
+		want string
+	}{
+		{name: "not measured", t: TargetResult{Calls: 10}, want: "-"},
+		{name: "no calls", t: TargetResult{ProxyCPUS: cpu(1)}, want: "-"},
+		{name: "precise", t: TargetResult{Calls: 1000, ProxyCPUS: cpu(0.5)}, want: "500"},
+		{name: "a few ticks", t: TargetResult{Calls: 2, ProxyCPUS: cpu(0.08)}, want: "~40000"},
+		{name: "errors count as calls", t: TargetResult{Calls: 500, Errors: 500, ProxyCPUS: cpu(0.2)}, want: "200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, cpuPerCall(&tt.t))
+		})
+	}
+}

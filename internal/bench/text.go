@@ -25,6 +25,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "fsync in %s: p50 %.3f ms, p99 %.3f ms, mean %.3f ms (%d x 1 KiB write+fsync): the floor under every durable capture\n",
 		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples)
 	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process)\n")
+	b.WriteString("cpu us/call: proxy CPU time in 10 ms clock ticks over the cell's calls; \"~\" marks a figure from under 0.1 s of CPU (rough)\n")
 	fmt.Fprintf(&b, "workloads (%.0fs budget; seconds per target and concurrency):\n", r.DurationS)
 	for _, wl := range r.Workloads {
 		fmt.Fprintf(&b, "  %-8s %5.2fs  %s\n", wl.Name, wl.BudgetS, wl.Description)
@@ -125,8 +126,16 @@ func cpuPerCall(t *TargetResult) string {
 	if t.ProxyCPUS == nil || n == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f", *t.ProxyCPUS*1e6/float64(n))
+	v := fmt.Sprintf("%.0f", *t.ProxyCPUS*1e6/float64(n))
+	if *t.ProxyCPUS < cpuPreciseS {
+		v = "~" + v // a few clock ticks: see the legend
+	}
+	return v
 }
+
+// cpuPreciseS is the proxy CPU time below which the per-call figure is marked as rough: CPU time
+// is read in 10 ms clock ticks, so under ten of them a single tick moves it by over 10%.
+const cpuPreciseS = 0.1
 
 // rssMiB formats an optional size in MiB.
 func rssMiB(v *int64) string {
