@@ -13,6 +13,12 @@ import (
 // whole, only one piece of about this many bytes (plus one window of escaping growth) at a time.
 const LinePieceBytes = 64 << 10
 
+// StreamedLineBytes is the payload size (bytes of the request/response bodies and raw texts,
+// [SpanLine.PayloadBytes]) from which a writer should hand a record to the store in pieces
+// ([SpanLine.WriteTo] with [Store.AppendStream]) rather than as one buffer: a large record (a long
+// stream) is then never held whole a second time. Below it one buffer is cheaper.
+const StreamedLineBytes = 128 << 10
+
 // lineWindow is how much of a payload is escaped or copied between two checks of the piece size.
 const lineWindow = 32 << 10
 

@@ -59,12 +59,6 @@ func modelCallRollout(attrs spanAttrs) (string, bool) {
 	return rid.AsString(), true
 }
 
-// streamedLineBytes is the payload size (bytes of the request/response bodies and raw texts) from
-// which the local store receives a record in pieces ([capture.Store.AppendStream]) instead of as one
-// buffer: a large record (a long stream) is then never held whole a second time (issue 6's memory
-// bound for 256 concurrent 1 MiB streams).
-const streamedLineBytes = 128 << 10
-
 // maxPooledLine is the largest line buffer kept for reuse.
 const maxPooledLine = 1 << 20
 
@@ -132,7 +126,7 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 		}
 	}()
 	ctx = context.WithoutCancel(ctx)
-	if w.local && line.PayloadBytes() >= streamedLineBytes {
+	if w.local && line.PayloadBytes() >= capture.StreamedLineBytes {
 		err = w.store.AppendStream(ctx, rid, line.SizeHint(), func(emit func([]byte) error) error {
 			var werr error
 			*bp, werr = line.WriteTo(*bp, emit)

@@ -20,7 +20,7 @@ import (
 )
 
 // This file checks the streamed path of the record writer: a record whose payloads reach
-// streamedLineBytes goes to the local store in pieces (capture.Store.AppendStream) and must give
+// capture.StreamedLineBytes goes to the local store in pieces (capture.Store.AppendStream) and must give
 // exactly the line capture.AppendLineFromAttributes gives.
 
 // bigSSE returns an SSE text of at least size bytes: quotes, newlines, multibyte text, a control
@@ -110,11 +110,11 @@ func TestStreamedRecordIsTheAttributeLine(t *testing.T) {
 	nullRespEx.Response = nil
 	truncated := bigObject(300 << 10)
 	truncated = truncated[:len(truncated)-1] // valid up to its missing closing brace
-	// Just below and at the threshold: the payloads total streamedLineBytes-1 and streamedLineBytes.
+	// Just below and at the threshold: the payloads total capture.StreamedLineBytes-1 and capture.StreamedLineBytes.
 	others := len(base.Request) + len(base.Response)
 	belowEx, atEx := *base, *base
-	belowEx.ResponseRaw = strp(strings.Repeat("a\"", streamedLineBytes)[:streamedLineBytes-1-others])
-	atEx.ResponseRaw = strp(strings.Repeat("a\"", streamedLineBytes)[:streamedLineBytes-others])
+	belowEx.ResponseRaw = strp(strings.Repeat("a\"", capture.StreamedLineBytes)[:capture.StreamedLineBytes-1-others])
+	atEx.ResponseRaw = strp(strings.Repeat("a\"", capture.StreamedLineBytes)[:capture.StreamedLineBytes-others])
 
 	tests := []struct {
 		name           string
@@ -134,8 +134,8 @@ func TestStreamedRecordIsTheAttributeLine(t *testing.T) {
 			want: wantLine(&cutEx, 5), wantStreamed: true, wantProblems: 1, wantIncomplete: true},
 		{name: "invalid 300 KiB response body", stub: withPayload(modelCallStub("r1", &rawEx, 6), semconv.GymtraceResponseBodyKey, truncated, -1),
 			want: wantLine(&nullRespEx, 6), wantStreamed: true, wantProblems: 1, wantIncomplete: true},
-		{name: "payloads one byte below the threshold", stub: modelCallStub("r1", &belowEx, 7), want: wantLine(&belowEx, 7), wantPayload: streamedLineBytes - 1},
-		{name: "payloads at the threshold", stub: modelCallStub("r1", &atEx, 8), want: wantLine(&atEx, 8), wantPayload: streamedLineBytes, wantStreamed: true},
+		{name: "payloads one byte below the threshold", stub: modelCallStub("r1", &belowEx, 7), want: wantLine(&belowEx, 7), wantPayload: capture.StreamedLineBytes - 1},
+		{name: "payloads at the threshold", stub: modelCallStub("r1", &atEx, 8), want: wantLine(&atEx, 8), wantPayload: capture.StreamedLineBytes, wantStreamed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

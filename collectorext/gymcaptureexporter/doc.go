@@ -9,11 +9,12 @@
 //
 // A model-call span is one carrying a string gymtrace.rollout.id and a gymtrace.model_call.id;
 // other spans are ignored (counted). The record is rebuilt from the span's attributes and times by
-// capture.ExchangeFromAttributes, the one record <-> attribute mapping, through a small
-// capture.AttributeLookup over the span's pcommon.Map; the span's trace_id and span_id are
-// appended (SPEC §0 "Record keys"). Each capture file holds one JSON object per line, UTF-8,
-// newline-terminated, keys in SPEC §3.1 order. capture/capturetest's conformance suite runs
-// against this exporter and the SDK exporter and proves their files identical.
+// capture.NewSpanLine (the mapping of capture.ExchangeFromAttributes, the one record <-> attribute
+// mapping), through a small capture.AttributeLookup over the span's pcommon.Map; the span's
+// trace_id and span_id are appended (SPEC §0 "Record keys"). Each capture file holds one JSON
+// object per line, UTF-8, newline-terminated, keys in SPEC §3.1 order. capture/capturetest's
+// conformance suite runs against this exporter and the SDK exporter and proves their files
+// identical.
 //
 // A payload that cannot be used whole (cut by an attribute length limit, stripped, not a JSON
 // object) or a span that lost attributes to a count limit gives a record with that payload null
@@ -42,7 +43,9 @@
 // # Durability
 //
 // Every record is appended with capture.Store.Append: flock, one write, fsync, group-committed
-// with concurrent records of the same file; different rollouts never wait for each other. The
+// with concurrent records of the same file; different rollouts never wait for each other. A record
+// whose payloads reach capture.StreamedLineBytes (128 KiB) is the same line written in 64 KiB pieces
+// under the same lock (capture.Store.AppendStream), so it is never held whole a second time. The
 // exporter's sending queue is disabled by default; with the queue disabled and no batch processor
 // in the pipeline, ConsumeTraces returns, and the OTLP receiver acknowledges the request, only
 // after the fsync of its records. A model server that exports its capture spans synchronously

@@ -92,7 +92,7 @@ func (e *captureExporter) shutdown(context.Context) error {
 }
 
 // pushTraces writes the record of every model-call span of td, in order, each durably (flock,
-// write, fsync; capture.Store.Append) before it returns: with the sending queue disabled,
+// write, fsync; capture.Store.Append or AppendStream) before it returns: with the sending queue disabled,
 // ConsumeTraces, and so the OTLP response, returns only after the fsync.
 //
 // A span is a model-call span when it carries a string gymtrace.rollout.id and a
@@ -174,22 +174,39 @@ func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp
 		return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: record not started: %w", err))
 	}
 
-	bp := e.bufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 1<<20 {
-			e.bufs.Put(bp)
-		}
-	}()
-	line, problems, err := e.encode((*bp)[:0], attrs, sp)
-	*bp = line[:0]
+	line, err := e.spanLine(attrs, sp)
 	if err != nil {
 		return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: build record: %w", err))
 	}
-	if err := store.Append(context.WithoutCancel(ctx), rid, line); err != nil {
+	bp := e.bufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 1<<20 {
+			*bp = (*bp)[:0]
+			e.bufs.Put(bp)
+		}
+	}()
+	if line.PayloadBytes() >= capture.StreamedLineBytes {
+		// A large record goes to the file in pieces, never held whole a second time.
+		err = store.AppendStream(context.WithoutCancel(ctx), rid, line.SizeHint(), func(emit func([]byte) error) error {
+			var werr error
+			*bp, werr = line.WriteTo(*bp, emit)
+			return werr
+		})
+	} else {
+		*bp = line.AppendTo((*bp)[:0])
+		err = store.Append(context.WithoutCancel(ctx), rid, *bp)
+	}
+	if err != nil {
 		if errors.Is(err, capture.ErrInvalidRolloutID) {
 			return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
 		}
 		return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
+	}
+	problems := line.Problems()
+	if n := sp.DroppedAttributesCount(); n > 0 {
+		// A count limit dropped attributes: a payload and its size may be among them, so the
+		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
+		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
 	}
 	if len(problems) > 0 {
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
@@ -204,29 +221,21 @@ func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp
 // exporter does.
 const droppedAttributesKey = "(dropped attributes)"
 
-// encode appends the capture line of model-call span sp to dst (capture.ExchangeFromAttributes,
-// the one record <-> attribute mapping, then the span's ids).
-func (e *captureExporter) encode(dst []byte, attrs spanAttributes, sp ptrace.Span) ([]byte, capture.Problems, error) {
+// spanLine reads the capture line of model-call span sp (capture.NewSpanLine: the one record <->
+// attribute mapping, with the span's ids); without payloads when the config leaves them out.
+func (e *captureExporter) spanLine(attrs spanAttributes, sp ptrace.Span) (*capture.SpanLine, error) {
 	var look capture.AttributeLookup = attrs
 	if !e.includePayloads {
 		look = withoutPayloads{attrs}
 	}
-	ex, problems, err := capture.ExchangeFromAttributes(look, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime())
-	if err != nil {
-		return dst, nil, err
-	}
+	var traceID, spanID string
 	if tid := sp.TraceID(); !tid.IsEmpty() {
-		ex.TraceID = tid.String()
+		traceID = tid.String()
 	}
 	if sid := sp.SpanID(); !sid.IsEmpty() {
-		ex.SpanID = sid.String()
+		spanID = sid.String()
 	}
-	if n := sp.DroppedAttributesCount(); n > 0 {
-		// A count limit dropped attributes: a payload and its size may be among them, so the
-		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
-		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
-	}
-	return ex.AppendJSON(dst), problems, nil
+	return capture.NewSpanLine(look, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime(), traceID, spanID)
 }
 
 // modelCallRollout returns the span's rollout id when it is a model-call span: a string

@@ -374,11 +374,11 @@ func BenchmarkEncode(b *testing.B) {
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		var err error
-		buf, _, err = e.encode(buf[:0], spanAttributes(sp.Attributes()), sp)
+		line, err := e.spanLine(spanAttributes(sp.Attributes()), sp)
 		if err != nil {
 			b.Fatal(err)
 		}
+		buf = line.AppendTo(buf[:0])
 	}
 	require.Equal(b, c.Line, string(buf))
 }
