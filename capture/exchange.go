@@ -72,7 +72,7 @@ func (e *Exchange) AppendJSON(dst []byte) []byte {
 // appendJSON is AppendJSON; with p set, the request, response, request_raw and response_raw come
 // from the span's payload attributes instead of e's fields (see [AppendLineFromAttributes]); with
 // sink set, the payloads go out in pieces through it and the unsent rest of the line is returned
-// (see [WriteLineFromAttributes]).
+// (see [SpanLine.WriteTo]).
 func (e *Exchange) appendJSON(dst []byte, p *spanPayloads, sink *lineSink) []byte {
 	dst = append(dst, `{"model_call_id":`...)
 	dst = ojson.AppendString(dst, e.ModelCallID)

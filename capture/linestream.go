@@ -9,7 +9,7 @@ import (
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
-// LinePieceBytes is the size of the pieces [WriteLineFromAttributes] hands out: a line is never held
+// LinePieceBytes is the size of the pieces [SpanLine.WriteTo] hands out: a line is never held
 // whole, only one piece of about this many bytes (plus one window of escaping growth) at a time.
 const LinePieceBytes = 64 << 10
 
@@ -85,7 +85,7 @@ func (l *SpanLine) WriteTo(buf []byte, emit func(piece []byte) error) ([]byte, e
 // one strict JSON object); complete once AppendTo or WriteTo ran.
 func (l *SpanLine) Problems() Problems { return l.p.problems() }
 
-// lineSink hands a line out in pieces (see WriteLineFromAttributes). A nil *lineSink means the
+// lineSink hands a line out in pieces (see SpanLine.WriteTo). A nil *lineSink means the
 // whole line is appended to one buffer.
 type lineSink struct {
 	emit func([]byte) error
