@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -119,16 +120,7 @@ func (m *mapped) mapInvocation(a capture.AttributeLookup) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case status != "":
-		inv.Status = InvocationStatus(status)
-	case s.EndTime.IsZero():
-		inv.Status = InvocationStatusIncomplete
-	case s.StatusCode == codes.Error:
-		inv.Status = InvocationStatusFailed
-	default:
-		inv.Status = InvocationStatusCompleted
-	}
+	inv.Status = spanStatus(s, status, "", InvocationStatusIncomplete, InvocationStatusFailed, InvocationStatusCompleted)
 	inv.DurationMS = durationMS(s)
 	if inv.ErrorType, _, err = attrStringPtr(a, semconv.ErrorTypeKey); err != nil {
 		return err
@@ -184,22 +176,8 @@ func (m *mapped) mapToolCall(a capture.AttributeLookup) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case status != "":
-		t.Status = ToolCallStatus(status)
-	case s.EndTime.IsZero():
-		t.Status = ToolCallStatusIncomplete
-	case s.StatusCode == codes.Error:
-		t.Status = ToolCallStatusFailed
-		if t.ErrorType != nil {
-			switch ToolCallStatus(*t.ErrorType) {
-			case ToolCallStatusTimeout, ToolCallStatusCancelled:
-				t.Status = ToolCallStatus(*t.ErrorType)
-			}
-		}
-	default:
-		t.Status = ToolCallStatusCompleted
-	}
+	t.Status = spanStatus(s, status, deref(t.ErrorType), ToolCallStatusIncomplete, ToolCallStatusFailed, ToolCallStatusCompleted,
+		ToolCallStatusTimeout, ToolCallStatusCancelled)
 	m.tool = t
 	return nil
 }
@@ -238,18 +216,8 @@ func (m *mapped) mapCompaction(a capture.AttributeLookup) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case status != "":
-		c.Outcome = CompactionOutcome(status)
-	case s.EndTime.IsZero():
-		c.Outcome = CompactionOutcomeUnknown
-	case s.StatusCode == codes.Error && CompactionOutcome(errType) == CompactionOutcomeAborted:
-		c.Outcome = CompactionOutcomeAborted
-	case s.StatusCode == codes.Error:
-		c.Outcome = CompactionOutcomeFailed
-	default:
-		c.Outcome = CompactionOutcomeCompleted
-	}
+	c.Outcome = spanStatus(s, status, errType, CompactionOutcomeUnknown, CompactionOutcomeFailed, CompactionOutcomeCompleted,
+		CompactionOutcomeAborted)
 	for _, f := range []struct {
 		key attribute.Key
 		dst **ModelCallRef
@@ -317,22 +285,8 @@ func (m *mapped) mapSandbox(a capture.AttributeLookup) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case status != "":
-		sb.Outcome = SandboxOutcome(status)
-	case s.EndTime.IsZero():
-		sb.Outcome = SandboxOutcomeUnknown
-	case s.StatusCode == codes.Error:
-		sb.Outcome = SandboxOutcomeFailed
-		if sb.ErrorType != nil {
-			switch o := SandboxOutcome(*sb.ErrorType); o {
-			case SandboxOutcomeTimeout, SandboxOutcomeOOM, SandboxOutcomeSandboxError, SandboxOutcomeCancelled:
-				sb.Outcome = o
-			}
-		}
-	default:
-		sb.Outcome = SandboxOutcomeCompleted
-	}
+	sb.Outcome = spanStatus(s, status, deref(sb.ErrorType), SandboxOutcomeUnknown, SandboxOutcomeFailed, SandboxOutcomeCompleted,
+		SandboxOutcomeTimeout, SandboxOutcomeOOM, SandboxOutcomeSandboxError, SandboxOutcomeCancelled)
 	m.sb = sb
 	return nil
 }
@@ -474,6 +428,32 @@ func refFromAttributes(a capture.AttributeLookup) (r ModelCallRef, present bool,
 
 // explicitStatus reads gymtrace.observation.status ("" when absent). Whether the value is valid for
 // the record's kind is checked with the record.
+// spanStatus derives an observation's status or outcome from its span, the same way for every
+// kind: the explicit gymtrace status attribute wins; a span that has not ended is notEnded; an error
+// span is its error.type when that names one of the kind's specific error outcomes (fromErrorType),
+// else failed; any other span is completed.
+func spanStatus[S ~string](s *ObservationSpan, explicit, errType string, notEnded, failed, completed S, fromErrorType ...S) S {
+	switch {
+	case explicit != "":
+		return S(explicit)
+	case s.EndTime.IsZero():
+		return notEnded
+	case s.StatusCode != codes.Error:
+		return completed
+	case slices.Contains(fromErrorType, S(errType)):
+		return S(errType)
+	}
+	return failed
+}
+
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func explicitStatus(a capture.AttributeLookup) (string, error) {
 	s, ok, err := attrString(a, semconv.GymtraceObservationStatusKey)
 	if err != nil {
