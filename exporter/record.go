@@ -12,7 +12,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // Stats counts what a [DurableProcessor] or an [Exporter] did with model-call spans.
@@ -45,18 +44,6 @@ func (a spanAttrs) Lookup(key string) (attribute.Value, bool) {
 		}
 	}
 	return attribute.Value{}, false
-}
-
-// modelCallRollout returns the span's rollout id when it is a model-call span.
-func modelCallRollout(attrs spanAttrs) (string, bool) {
-	rid, ok := attrs.Lookup(string(semconv.GymtraceRolloutIDKey))
-	if !ok || rid.Type() != attribute.STRING {
-		return "", false
-	}
-	if _, ok := attrs.Lookup(string(semconv.GymtraceModelCallIDKey)); !ok {
-		return "", false
-	}
-	return rid.AsString(), true
 }
 
 // maxPooledLine is the largest line buffer kept for reuse.
@@ -110,7 +97,7 @@ func (w *recordWriter) stats() Stats {
 // error of a failed write (after marking the rollout incomplete).
 func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool, error) {
 	attrs := spanAttrs(s.Attributes())
-	rid, ok := modelCallRollout(attrs)
+	rid, ok := capture.ModelCallRollout(attrs)
 	if !ok {
 		return false, nil
 	}
@@ -166,7 +153,7 @@ func (w *recordWriter) fail(rid string, s sdktrace.ReadOnlySpan, err error) erro
 
 // drop handles a model-call span that arrives after Shutdown.
 func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
-	rid, ok := modelCallRollout(spanAttrs(s.Attributes()))
+	rid, ok := capture.ModelCallRollout(spanAttrs(s.Attributes()))
 	if !ok {
 		return false
 	}

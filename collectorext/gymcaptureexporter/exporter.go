@@ -11,12 +11,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
 )
 
 var (
@@ -148,7 +146,7 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 // dropped one.
 func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp ptrace.Span) (outcome, error) {
 	attrs := spanAttributes(sp.Attributes())
-	rid, isCall := modelCallRollout(attrs)
+	rid, isCall := capture.ModelCallRollout(attrs)
 	if e.observations {
 		obs := observationAttributes{attrs}
 		if _, ok := agentobs.ObservationKind(obs); ok {
@@ -236,19 +234,6 @@ func (e *captureExporter) spanLine(attrs spanAttributes, sp ptrace.Span) (*captu
 		spanID = sid.String()
 	}
 	return capture.NewSpanLine(look, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime(), traceID, spanID)
-}
-
-// modelCallRollout returns the span's rollout id when it is a model-call span: a string
-// gymtrace.rollout.id and a gymtrace.model_call.id of any type (the SDK exporter's rule).
-func modelCallRollout(attrs spanAttributes) (string, bool) {
-	rid, ok := attrs.Lookup(string(semconv.GymtraceRolloutIDKey))
-	if !ok || rid.Type() != attribute.STRING {
-		return "", false
-	}
-	if _, ok := attrs.Lookup(string(semconv.GymtraceModelCallIDKey)); !ok {
-		return "", false
-	}
-	return rid.AsString(), true
 }
 
 // reject logs a span whose record cannot be rebuilt and marks its rollout incomplete; it returns

@@ -1,0 +1,43 @@
+package capture
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+type kvLookup []attribute.KeyValue
+
+func (l kvLookup) Lookup(key string) (attribute.Value, bool) {
+	for i := len(l) - 1; i >= 0; i-- {
+		if string(l[i].Key) == key {
+			return l[i].Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+func TestModelCallRollout(t *testing.T) {
+	tests := []struct {
+		name   string
+		attrs  kvLookup
+		wantID string
+		wantOK bool
+	}{
+		{name: "model call", attrs: kvLookup{semconv.GymtraceRolloutID("r1"), semconv.GymtraceModelCallID("abc")}, wantID: "r1", wantOK: true},
+		{name: "mistyped call id still a model call", attrs: kvLookup{semconv.GymtraceRolloutID("r1"), semconv.GymtraceModelCallIDKey.Int(3)}, wantID: "r1", wantOK: true},
+		{name: "no call id", attrs: kvLookup{semconv.GymtraceRolloutID("r1")}},
+		{name: "no rollout id", attrs: kvLookup{semconv.GymtraceModelCallID("abc")}},
+		{name: "rollout id not a string", attrs: kvLookup{semconv.GymtraceRolloutIDKey.Int(1), semconv.GymtraceModelCallID("abc")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, ok := ModelCallRollout(tt.attrs)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, tt.wantID, id)
+		})
+	}
+}
