@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -152,4 +153,22 @@ func (k *lineSink) appendObject(dst []byte, f *payloadField) []byte {
 		text = text[n:]
 	}
 	return dst
+}
+
+// AppendSpanLine durably appends the line of l to id's capture file, whole ([Store.Append]) or,
+// from [StreamedLineBytes] of payload on, in pieces ([Store.AppendStream]), so a large record is
+// never held whole a second time. The line is built in buf, which is returned (emptied) for reuse.
+// Errors and durability are those of Append / AppendStream. Safe for concurrent use (l and buf are
+// the caller's).
+func (s *Store) AppendSpanLine(ctx context.Context, id string, l *SpanLine, buf []byte) ([]byte, error) {
+	if l.PayloadBytes() < StreamedLineBytes {
+		buf = l.AppendTo(buf[:0])
+		return buf[:0], s.Append(ctx, id, buf)
+	}
+	err := s.AppendStream(ctx, id, l.SizeHint(), func(emit func([]byte) error) error {
+		var werr error
+		buf, werr = l.WriteTo(buf, emit)
+		return werr
+	})
+	return buf[:0], err
 }

@@ -35,8 +35,7 @@ func NewForwardingProcessor(store *capture.Store, next sdktrace.SpanExporter, op
 	if err != nil {
 		return nil, err
 	}
-	w.local = false
-	w.deliver = func(ctx context.Context, _ string, _ []byte, s sdktrace.ReadOnlySpan) error {
+	w.forward = func(ctx context.Context, s sdktrace.ReadOnlySpan) error {
 		ctx, cancel := context.WithTimeout(ctx, cfg.forwardTimeout)
 		defer cancel()
 		if err := next.ExportSpans(ctx, []sdktrace.ReadOnlySpan{s}); err != nil {

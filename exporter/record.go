@@ -67,12 +67,10 @@ type recordWriter struct {
 	store  *capture.Store
 	logger *slog.Logger
 	bufs   sync.Pool
-	// deliver makes the record of s durable: the local store's append (default), or a synchronous
-	// export to a capture Collector (forward.go). The store always receives the markers.
-	deliver func(ctx context.Context, rid string, line []byte, s sdktrace.ReadOnlySpan) error
-	// local is true while deliver is the local store's append: only then does a large record go to
-	// the file in pieces.
-	local bool
+	// forward, when set, makes the record of s durable by a synchronous export to a capture
+	// Collector (forward.go) instead of the local store's append. The store always receives the
+	// markers.
+	forward func(ctx context.Context, s sdktrace.ReadOnlySpan) error
 
 	records, failures, partial, dropped atomic.Int64
 }
@@ -81,10 +79,7 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 	if store == nil {
 		return nil, errors.New("exporter: capture store is nil")
 	}
-	w := &recordWriter{store: store, logger: cfg.logger, local: true}
-	w.deliver = func(ctx context.Context, rid string, line []byte, _ sdktrace.ReadOnlySpan) error {
-		return w.store.Append(ctx, rid, line)
-	}
+	w := &recordWriter{store: store, logger: cfg.logger}
 	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	return w, nil
 }
@@ -113,15 +108,11 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 		}
 	}()
 	ctx = context.WithoutCancel(ctx)
-	if w.local && line.PayloadBytes() >= capture.StreamedLineBytes {
-		err = w.store.AppendStream(ctx, rid, line.SizeHint(), func(emit func([]byte) error) error {
-			var werr error
-			*bp, werr = line.WriteTo(*bp, emit)
-			return werr
-		})
+	if w.forward == nil {
+		*bp, err = w.store.AppendSpanLine(ctx, rid, line, *bp)
 	} else {
-		*bp = line.AppendTo((*bp)[:0])
-		err = w.deliver(ctx, rid, *bp, s)
+		*bp = line.AppendTo((*bp)[:0]) // the payloads are checked (line.Problems) as the Collector will
+		err = w.forward(ctx, s)
 	}
 	if err != nil {
 		return true, w.fail(rid, s, fmt.Errorf("exporter: %w", err))

@@ -183,18 +183,7 @@ func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp
 			e.bufs.Put(bp)
 		}
 	}()
-	if line.PayloadBytes() >= capture.StreamedLineBytes {
-		// A large record goes to the file in pieces, never held whole a second time.
-		err = store.AppendStream(context.WithoutCancel(ctx), rid, line.SizeHint(), func(emit func([]byte) error) error {
-			var werr error
-			*bp, werr = line.WriteTo(*bp, emit)
-			return werr
-		})
-	} else {
-		*bp = line.AppendTo((*bp)[:0])
-		err = store.Append(context.WithoutCancel(ctx), rid, *bp)
-	}
-	if err != nil {
+	if *bp, err = store.AppendSpanLine(context.WithoutCancel(ctx), rid, line, *bp); err != nil {
 		if errors.Is(err, capture.ErrInvalidRolloutID) {
 			return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
 		}
