@@ -47,7 +47,9 @@ func SharedResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
 }
 
 func sharedPayload(body []byte) (json.RawMessage, *string) {
-	if len(body) > 0 && body[0] == '{' {
+	// A pretty-printed body ("{\n  ...", as several providers answer) is not compact: go straight to
+	// the one compacting pass instead of checking the whole body first.
+	if len(body) > 1 && body[0] == '{' && !isJSONSpace(body[1]) {
 		compact, err := ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
 		if err == nil && compact {
 			return body, nil // one strict JSON object (it starts with '{') without a byte to remove
@@ -69,14 +71,15 @@ func payload(body []byte) (json.RawMessage, *string) {
 	return nil, RawText(body)
 }
 
+// isJSONSpace reports whether c is JSON whitespace.
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // firstNonSpace returns the first byte after JSON whitespace, or 0.
 func firstNonSpace(b []byte) byte {
 	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
+		if !isJSONSpace(c) {
+			return c
 		}
-		return c
 	}
 	return 0
 }

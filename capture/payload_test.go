@@ -64,6 +64,8 @@ func TestSharedPayload(t *testing.T) {
 		{name: "empty", body: ""},
 		{name: "compact object", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, shared: true},
 		{name: "spaced object", body: `{"model": "m"}`},
+		{name: "pretty-printed object", body: "{\n  \"model\": \"m\"\n}"},
+		{name: "lone brace", body: "{"},
 		{name: "leading space", body: ` {"a":1}`},
 		{name: "array", body: `[1,2]`},
 		{name: "invalid", body: `{"a":}`},
