@@ -63,7 +63,7 @@ func AppendString(dst []byte, s string) []byte {
 func AppendStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		if i = skipPlainString(s, i); i >= len(s) {
+		if i = skipPlain(s, i); i >= len(s) {
 			break
 		}
 		c := s[i]

@@ -21,32 +21,19 @@ func plainWord(w uint64) bool {
 	return (ctl|quote|backslash|w)&msb8 == 0
 }
 
-// load8 reads b[i:i+8] as a little-endian word (the compiler makes it one load).
-func load8(b []byte, i int) uint64 {
+// load8 reads b[i:i+8] (a []byte or a string) as a little-endian word (the compiler makes it one
+// load).
+func load8[T ~[]byte | ~string](b T, i int) uint64 {
 	b = b[i : i+8]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// load8s is load8 for a string.
-func load8s(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// skipPlain returns the first index >= i of b where an 8-byte word starting there is not all plain
-// (or where fewer than 8 bytes remain); every byte of b[i:result] is plain.
-func skipPlain(b []byte, i int) int {
+// skipPlain returns the first index >= i of b (a []byte or a string) where an 8-byte word
+// starting there is not all plain (or where fewer than 8 bytes remain); every byte of b[i:result]
+// is plain.
+func skipPlain[T ~[]byte | ~string](b T, i int) int {
 	for i+8 <= len(b) && plainWord(load8(b, i)) {
-		i += 8
-	}
-	return i
-}
-
-// skipPlainString is skipPlain for a string.
-func skipPlainString(s string, i int) int {
-	for i+8 <= len(s) && plainWord(load8s(s, i)) {
 		i += 8
 	}
 	return i

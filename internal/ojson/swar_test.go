@@ -55,7 +55,7 @@ func TestSkipPlain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, skipPlain([]byte(tt.in), tt.from))
-			assert.Equal(t, tt.want, skipPlainString(tt.in, tt.from))
+			assert.Equal(t, tt.want, skipPlain(tt.in, tt.from), "string")
 		})
 	}
 }
