@@ -1,0 +1,356 @@
+// Package speccheck keeps the repository's citations of its format specification resolvable: every
+// "SPEC §N.M", deviation "Dn", item "§8 #N" and named paragraph `§0 "Spans"` written in a .go or .md
+// file must name something docs/SPEC.md has. It holds only this test.
+package speccheck
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	module   = "module github.com/gymtrace/gymtrace"
+	specPath = "docs/SPEC.md"
+)
+
+// spec is what a citation can name in docs/SPEC.md.
+type spec struct {
+	sections   map[string]section // by number: "0", "3.1"
+	deviations map[int]bool       // the Dn bullets of §0
+}
+
+// section is one heading's span, up to the next heading of the same or a higher level.
+type section struct {
+	text  string       // the span's text, for named paragraphs (`§0 "Durability contract"`)
+	items map[int]bool // its numbered list items ("12. ", "72–74. ") and table rows ("| 12 |", "| 12? |")
+}
+
+var (
+	headingRE   = regexp.MustCompile(`^(##|###) (\d+(?:\.\d+)?)[. ]`)
+	deviationRE = regexp.MustCompile(`^- \*\*D(\d+) `)
+	itemRE      = regexp.MustCompile(`^(\d+)(?:–(\d+))?\. |^\| (\d+)\?? \|`)
+)
+
+// parseSpec reads the sections, their items and the deviations of a SPEC.md text.
+func parseSpec(text string) spec {
+	s := spec{sections: map[string]section{}, deviations: map[int]bool{}}
+	type open struct {
+		num   string
+		level int
+		text  strings.Builder
+		items map[int]bool
+	}
+	var stack []*open
+	closeTo := func(level int) {
+		for len(stack) > 0 && stack[len(stack)-1].level >= level {
+			o := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			s.sections[o.num] = section{text: o.text.String(), items: o.items}
+		}
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
+		if m := headingRE.FindStringSubmatch(line); m != nil {
+			level := len(m[1])
+			closeTo(level)
+			stack = append(stack, &open{num: m[2], level: level, items: map[int]bool{}})
+		}
+		if m := deviationRE.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			s.deviations[n] = true
+		}
+		var items []int
+		if m := itemRE.FindStringSubmatch(line); m != nil {
+			from, to := m[1], m[2]
+			if m[3] != "" { // a table row
+				from, to = m[3], ""
+			}
+			items = numbers(from, to)
+		}
+		for _, o := range stack {
+			o.text.WriteString(line + "\n")
+			for _, n := range items {
+				o.items[n] = true
+			}
+		}
+	}
+	closeTo(0)
+	return s
+}
+
+// ref is one citation of the spec.
+type ref struct {
+	section string // a section number, "" for a deviation
+	item    int    // an item or table row of section, 0 for none
+	name    string // a named paragraph of section, "" for none
+	dev     int    // a deviation number, 0 for none
+}
+
+func (r ref) String() string {
+	switch {
+	case r.dev != 0:
+		return fmt.Sprintf("D%d", r.dev)
+	case r.item != 0:
+		return fmt.Sprintf("§%s #%d", r.section, r.item)
+	case r.name != "":
+		return fmt.Sprintf("§%s %q", r.section, r.name)
+	}
+	return "§" + r.section
+}
+
+var (
+	// tokenRE finds, left to right, a document's name and a section citation: § with a number, an
+	// optional range end ("§6.3–6.7", "§4.4–§4.6") and an optional tail of items ("§8 #75–84 and
+	// #90", "§3.1 #11/#13", "§8 vectors #91–#101", "§5.5 step 2") or a paragraph name (`§0 "Spans"`).
+	// A citation belongs to the nearest document named before it on its line, by default the spec:
+	// "RFC 9110 §7.6.1", "Unicode §3.9" and "OTHER.md §2" are not the spec's.
+	tokenRE = regexp.MustCompile(`\bSPEC(?:\.md)?\b|\bRFC ?\d+|\bUnicode\b|\b[A-Za-z][\w-]*\.md\b|` +
+		`§ ?(\d+(?:\.\d+)*)(?:[–-]§?(\d+(?:\.\d+)*))?` +
+		`(\s+(?:vectors\s+)?#\d+(?:[–-]#?\d+)?(?:(?:\s*[,/]\s*|\s+and\s+)#\d+(?:[–-]#?\d+)?)*|\s+step\s+\d+|\s?"[A-Z][A-Za-z0-9 '/-]*")?`)
+	itemNumRE = regexp.MustCompile(`(\d+)(?:[–-]#?(\d+))?`)
+	// devRE finds a deviation: D and a number, not inside a word or a percent escape ("%D0").
+	devRE = regexp.MustCompile(`(?:^|[^%\w])D(\d{1,2})\b`)
+)
+
+// refs returns the spec citations of one line.
+func refs(line string) []ref {
+	var out []ref
+	if strings.Contains(line, "§") { // most lines have none: skip the slow expression
+		ours := true
+		for _, m := range tokenRE.FindAllStringSubmatch(line, -1) {
+			if !strings.HasPrefix(m[0], "§") {
+				ours = strings.HasPrefix(m[0], "SPEC")
+				continue
+			}
+			if !ours {
+				continue
+			}
+			sec, end, tail := m[1], m[2], strings.TrimSpace(m[3])
+			switch {
+			case strings.HasPrefix(tail, `"`):
+				out = append(out, ref{section: sec, name: strings.Trim(tail, `"`)})
+			case tail != "":
+				for _, im := range itemNumRE.FindAllStringSubmatch(tail, -1) {
+					for _, n := range numbers(im[1], im[2]) {
+						out = append(out, ref{section: sec, item: n})
+					}
+				}
+			default:
+				out = append(out, ref{section: sec})
+			}
+			if end != "" {
+				out = append(out, ref{section: end})
+			}
+		}
+	}
+	for _, m := range devRE.FindAllStringSubmatch(line, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, ref{dev: n})
+	}
+	return out
+}
+
+// numbers returns from, or the numbers from through to when to is not empty (both decimal).
+func numbers(from, to string) []int {
+	a, _ := strconv.Atoi(from)
+	b := a
+	if to != "" {
+		b, _ = strconv.Atoi(to)
+	}
+	var out []int
+	for n := a; n <= b; n++ {
+		out = append(out, n)
+	}
+	return out
+}
+
+// problem says why s does not have what r names, or "" when it does.
+func (s spec) problem(r ref) string {
+	if r.dev != 0 {
+		if !s.deviations[r.dev] {
+			return fmt.Sprintf("%s: %s has no deviation D%d", r, specPath, r.dev)
+		}
+		return ""
+	}
+	sec, ok := s.sections[r.section]
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s: %s has no section §%s", r, specPath, r.section)
+	case r.item != 0 && !sec.items[r.item]:
+		return fmt.Sprintf("%s: §%s of %s has no item or row %d", r, r.section, specPath, r.item)
+	case r.name != "" && !strings.Contains(sec.text, r.name):
+		return fmt.Sprintf("%s: §%s of %s does not contain %q", r, r.section, specPath, r.name)
+	}
+	return ""
+}
+
+// repoRoot walks up from the working directory to the root module's directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), module+"\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no directory above the test holds the root go.mod")
+		dir = parent
+	}
+}
+
+// TestSpecReferencesResolve scans every .go and .md file of the repository (all modules; testdata
+// and hidden directories skipped) and fails, naming file:line, for every citation of a section,
+// item, paragraph or deviation that docs/SPEC.md does not have.
+func TestSpecReferencesResolve(t *testing.T) {
+	root := repoRoot(t)
+	text, err := os.ReadFile(filepath.Join(root, specPath))
+	require.NoError(t, err)
+	s := parseSpec(string(text))
+	for n := range 10 {
+		require.Contains(t, s.sections, strconv.Itoa(n), "%s keeps sections 0–9", specPath)
+	}
+	for n := 1; n <= len(s.deviations); n++ {
+		require.True(t, s.deviations[n], "%s numbers its deviations D1–D%d without a gap", specPath, len(s.deviations))
+	}
+
+	var checked int
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			self := filepath.Join(root, "internal", "speccheck") // its examples are not citations
+			if path == self || path != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := filepath.Ext(path); ext != ".go" && ext != ".md" {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			for _, r := range refs(sc.Text()) {
+				checked++
+				if p := s.problem(r); p != "" {
+					t.Errorf("%s:%d: %s", filepath.ToSlash(rel), n, p)
+				}
+			}
+		}
+		return sc.Err()
+	})
+	require.NoError(t, err)
+	assert.NotZero(t, checked, "no citation found: the scan did not reach the code")
+}
+
+func TestParseSpec(t *testing.T) {
+	s := parseSpec(strings.Join([]string{
+		"# title",
+		"## 0. Deviations",
+		"- **D1 first.** text",
+		"- **D2 second.** more; **Durability contract** follows",
+		"## 1. Ids",
+		"### 1.1 Keys",
+		"| # | key |",
+		"| 1 | `a` |",
+		"| 12? | `b` |",
+		"### 1.2 Reads",
+		"1. first step",
+		"72–74. a range",
+		"## 2. Store",
+		"10. an item of §2",
+	}, "\n"))
+
+	assert.Equal(t, map[int]bool{1: true, 2: true}, s.deviations)
+	assert.ElementsMatch(t, []string{"0", "1", "1.1", "1.2", "2"}, slices.Collect(maps.Keys(s.sections)))
+	assert.Equal(t, map[int]bool{1: true, 12: true}, s.sections["1.1"].items)
+	assert.Equal(t, map[int]bool{1: true, 72: true, 73: true, 74: true}, s.sections["1.2"].items)
+	assert.Contains(t, s.sections["1"].text, "12? |", "a section's text holds its subsections")
+	assert.NotContains(t, s.sections["1.1"].text, "first step", "a subsection ends at the next one")
+	assert.Contains(t, s.sections["0"].text, "Durability contract")
+	assert.Equal(t, map[int]bool{10: true}, s.sections["2"].items)
+}
+
+func TestRefs(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"// Append appends (SPEC §2.3, §0 D7).", []string{"§2.3", "§0", "D7"}},
+		{"// see SPEC.md §3.1", []string{"§3.1"}},
+		{"// continued from the line above: §6.2), kind", []string{"§6.2"}},
+		{"// Claude Code (SPEC §6.3–6.7)", []string{"§6.3", "§6.7"}},
+		{"// shapes §4.4–§4.6 cannot combine", []string{"§4.4", "§4.6"}},
+		{"// SPEC D12 and D3/D5/D8, D1–D15", []string{"D12", "D3", "D5", "D8", "D1", "D15"}},
+		{`// SPEC §0 "Durability contract": held`, []string{`§0 "Durability contract"`}},
+		{`t.Run("SPEC §3.1", func(t *testing.T) { x := "b" })`, []string{"§3.1"}},
+		{"// (SPEC §8 #98: refs)", []string{"§8 #98"}},
+		{"// SPEC §3.1 #11/#13, D6", []string{"§3.1 #11", "§3.1 #13", "D6"}},
+		{"// SPEC §8 #75–77 and #90", []string{"§8 #75", "§8 #76", "§8 #77", "§8 #90"}},
+		{"// SPEC §8 vectors #91–#92 (Gym's tests)", []string{"§8 #91", "§8 #92"}},
+		{"// SPEC §5.5 step 2", []string{"§5.5 #2"}},
+		{"// SPEC §3.1 200 ok", []string{"§3.1"}},
+		{"// hop-by-hop headers (RFC 9110 §7.6.1).", nil},
+		{"// replacement (Unicode §3.9 \"U+FFFD substitution\"), which", nil},
+		{"// TOKENS.md §2.1, §2.3; SPEC §2.2", []string{"§2.2"}},
+		{`request("/ng-rollout/%D0%B0bc" + chat)`, nil},
+		{"x := 0xD1 // no deviation", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			var got []string
+			for _, r := range refs(tt.line) {
+				got = append(got, r.String())
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestProblem(t *testing.T) {
+	s := parseSpec("## 0. D\n- **D1 a.** Spans here\n## 8. Vectors\n1. one\n### 8.1 Sub\n")
+	tests := []struct {
+		r    ref
+		want string
+	}{
+		{ref{section: "0"}, ""},
+		{ref{section: "8.1"}, ""},
+		{ref{dev: 1}, ""},
+		{ref{section: "8", item: 1}, ""},
+		{ref{section: "0", name: "Spans"}, ""},
+		{ref{section: "8.2"}, "§8.2: docs/SPEC.md has no section §8.2"},
+		{ref{section: "10"}, "§10: docs/SPEC.md has no section §10"},
+		{ref{dev: 2}, "D2: docs/SPEC.md has no deviation D2"},
+		{ref{section: "8", item: 2}, "§8 #2: §8 of docs/SPEC.md has no item or row 2"},
+		{ref{section: "0", name: "Record keys"}, `§0 "Record keys": §0 of docs/SPEC.md does not contain "Record keys"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.r.String(), func(t *testing.T) {
+			assert.Equal(t, tt.want, s.problem(tt.r))
+		})
+	}
+}
