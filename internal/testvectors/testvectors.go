@@ -15,9 +15,9 @@ import (
 	"testing"
 )
 
-// Case is one vector: a named input with its expected value (SPEC.md §8, vectors/README.md).
-// Deviation names the SPEC §0 rule (D1–D12) when Expected is gymtrace's behaviour and
-// ReferenceExpected the reference's.
+// Case is one vector: a named input with its expected value (SPEC.md §8,
+// testdata/vectors/README.md). Deviation names the SPEC §0 rule (one of D1–D15) when Expected is
+// gymtrace's behaviour and ReferenceExpected the reference's.
 type Case struct {
 	Name              string          `json:"name"`
 	Input             json.RawMessage `json:"input"`

@@ -117,9 +117,9 @@ func normalized(t *testing.T, r []field, rid string, cr callResult) string {
 }
 
 // TestE2ECaptureViaCollector runs the same calls (three rollouts, all three dialects, streamed and
-// not, one upstream 429) through `gymtrace proxy --capture-dir D1` and through `gymtrace proxy
-// --capture-via-otlp` into gymtrace-otelcol (example config, gymcapture writing D2), and checks that
-// D1 and D2 hold the same records (ignoring timings and ids), that the proxy's own --capture-dir
+// not, one upstream 429) through `gymtrace proxy --capture-dir d1` and through `gymtrace proxy
+// --capture-via-otlp` into gymtrace-otelcol (example config, gymcapture writing d2), and checks that
+// d1 and d2 hold the same records (ignoring timings and ids), that the proxy's own --capture-dir
 // stays empty, and that every model-call span reached Jaeger through the Collector.
 func TestE2ECaptureViaCollector(t *testing.T) {
 	started := time.Now()
@@ -146,7 +146,7 @@ func TestE2ECaptureViaCollector(t *testing.T) {
 	via, viaURL := startProxy(t, up.srv.URL, childEnv(), "--capture-dir", m,
 		"--capture-via-otlp", fmt.Sprintf("http://127.0.0.1:%d", ports.http))
 	viaRes := runRollouts(t, client, viaURL, rollouts)
-	// Read D2 before stopping anything: each client saw its call's end only after the Collector's
+	// Read d2 before stopping anything: each client saw its call's end only after the Collector's
 	// acknowledgement, which came after the fsync.
 	got2, markers2 := readCaptureDir(t, d2)
 	require.NoError(t, via.stop(), via.stderr.String())
