@@ -152,11 +152,23 @@ func refs(line string) []ref {
 			}
 		}
 	}
-	for _, m := range devRE.FindAllStringSubmatch(line, -1) {
-		n, _ := strconv.Atoi(m[1])
-		out = append(out, ref{dev: n})
+	if maybeDeviation(line) { // likewise
+		for _, m := range devRE.FindAllStringSubmatch(line, -1) {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, ref{dev: n})
+		}
 	}
 	return out
+}
+
+// maybeDeviation reports whether line has a "D" followed by a digit, the cheap test before devRE.
+func maybeDeviation(line string) bool {
+	for i := 0; i+1 < len(line); i++ {
+		if line[i] == 'D' && '0' <= line[i+1] && line[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // numbers returns from, or the numbers from through to when to is not empty (both decimal).
