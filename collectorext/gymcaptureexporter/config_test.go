@@ -148,7 +148,7 @@ func TestConfigValidateDoesNotMutate(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.False(t, cfg.QueueConfig.HasValue(), "the sending queue is disabled by default (durability)")
-	assert.Equal(t, metadata.NewDefaultSendingQueueConfig(), cfg.QueueConfig)
+	assert.Equal(t, configoptional.Default(exporterhelper.NewDefaultQueueConfig()), cfg.QueueConfig)
 	assert.True(t, cfg.RetryConfig.Enabled)
 	assert.True(t, cfg.IncludePayloads)
 	assert.Equal(t, "0700", cfg.DirMode)
