@@ -67,6 +67,10 @@
 //	    retry_on_failure:
 //	      enabled: true                     # default; I/O errors only
 //
+// README.md lists every key with its default and rule; config.schema.json is the section's JSON
+// Schema, kept in step with Config by TestConfigSchemaKeys, TestConfigSchemaDefaults and
+// TestConfigSchemaVerdicts.
+//
 // # Telemetry and lifecycle
 //
 // The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
@@ -82,8 +86,8 @@
 // v0.165.0) as a Go tool of its own module, tools/mdatagen, so that its dependencies never enter
 // this module's go.mod. It writes internal/metadata/generated_status.go (Type, ScopeName,
 // TracesStability), generated_component_test.go (factory type, config struct, create, start,
-// consume and shutdown with metadata.yaml's tests config), generated_package_test.go (goleak).
-// The generated code builds against v0.165.0 unchanged.
+// consume and shutdown with metadata.yaml's tests config), generated_package_test.go (goleak)
+// and the status table of README.md. The generated code builds against v0.165.0 unchanged.
 // scripts/test.sh fails if the committed files differ from a fresh run. (go run, not go tool: go
 // tool takes -modfile but not -mod, and -mod=readonly keeps GOFLAGS=-mod=mod from rewriting
 // tools/mdatagen/go.mod.)
