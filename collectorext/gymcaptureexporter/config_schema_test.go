@@ -77,6 +77,7 @@ func TestConfigSchemaKeys(t *testing.T) {
 
 // schemaDefaults returns the schema's defaults of s's properties as a configuration map.
 func schemaDefaults(t *testing.T, s *jsonschema.Schema) map[string]any {
+	t.Helper()
 	m := map[string]any{}
 	for k, sub := range s.Properties {
 		switch {
