@@ -5,6 +5,7 @@ go 1.26.8
 replace github.com/gymtrace/gymtrace => ../
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/gymtrace/gymtrace v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.71.0

@@ -17,6 +17,9 @@ go test -race -count=1 -timeout 25m ./... 2>&1 | tee /tmp/gymtrace-root-test.log
 echo "== go test (e2e module)"
 (cd e2e && go vet ./... && go test -count=1 -timeout 25m ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log
 
+echo "== go generate (collectorext module: mdatagen output is committed and current)"
+scripts/check-generated.sh
+
 echo "== go test (collectorext module: gymcapture exporter with -race, the gymtrace-otelcol distribution and its e2e)"
 (cd collectorext && go vet ./... && go test -race -count=1 -timeout 25m ./gymcaptureexporter/... 2>&1 && go test -count=1 -timeout 25m ./cmd/... 2>&1) | tee /tmp/gymtrace-collectorext-test.log
 

@@ -102,6 +102,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "file_mode_without_owner_rw", want: []string{"file_mode: ", "must include owner rw"}},
 		{name: "negative_timeout", want: []string{"timeout"}},
 		{name: "two_errors", want: []string{`capture_dir: "relative/dir"`, `file_mode: "0999"`}},
+		{name: "queue_without_consumers", want: []string{"num_consumers"}},
+		{name: "retry_randomization_above_one", want: []string{"randomization_factor"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +150,7 @@ func TestConfigValidateDoesNotMutate(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.False(t, cfg.QueueConfig.HasValue(), "the sending queue is disabled by default (durability)")
-	assert.Equal(t, metadata.NewDefaultSendingQueueConfig(), cfg.QueueConfig)
+	assert.Equal(t, configoptional.Default(exporterhelper.NewDefaultQueueConfig()), cfg.QueueConfig)
 	assert.True(t, cfg.RetryConfig.Enabled)
 	assert.True(t, cfg.IncludePayloads)
 	assert.Equal(t, "0700", cfg.DirMode)

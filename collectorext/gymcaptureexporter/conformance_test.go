@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -100,10 +99,4 @@ func TestIdenticalToSDKExporter(t *testing.T) {
 	want := capturetest.DirContents(t, sdkDir)
 	require.Len(t, want, len(cases)+2, "one file per case rollout, the shared rollout's file and its marker")
 	assert.Equal(t, want, capturetest.DirContents(t, colDir))
-}
-
-// TestComponentType keeps the factory, metadata.yaml and internal/metadata in step.
-func TestComponentType(t *testing.T) {
-	assert.Equal(t, component.MustNewType("gymcapture"), NewFactory().Type())
-	assert.Equal(t, metadata.TracesStability, NewFactory().TracesStability())
 }

@@ -67,6 +67,10 @@
 //	    retry_on_failure:
 //	      enabled: true                     # default; I/O errors only
 //
+// README.md lists every key with its default and rule; config.schema.json is the section's JSON
+// Schema, kept in step with Config by TestConfigSchemaKeys, TestConfigSchemaDefaults and
+// TestConfigSchemaVerdicts.
+//
 // # Telemetry and lifecycle
 //
 // The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
@@ -74,4 +78,19 @@
 // without Start and when called twice; spans received after Shutdown are not written, the
 // model-call spans' rollouts are marked incomplete and an error is returned. The exporter is safe
 // for concurrent use.
+//
+// # Metadata
+//
+// metadata.yaml is the component's metadata in the Collector's mdatagen format. go generate runs
+// mdatagen v0.159.0 (the version the module proxy serves; this module builds against collector
+// v0.165.0) as a Go tool of its own module, tools/mdatagen, so that its dependencies never enter
+// this module's go.mod. It writes internal/metadata/generated_status.go (Type, ScopeName,
+// TracesStability), generated_component_test.go (factory type, config struct, create, start,
+// consume and shutdown with metadata.yaml's tests config), generated_package_test.go (goleak)
+// and the status table of README.md. The generated code builds against v0.165.0 unchanged.
+// scripts/test.sh fails if the committed files differ from a fresh run. (go run, not go tool: go
+// tool takes -modfile but not -mod, and -mod=readonly keeps GOFLAGS=-mod=mod from rewriting
+// tools/mdatagen/go.mod.)
 package gymcaptureexporter
+
+//go:generate go run -mod=readonly -modfile=../../tools/mdatagen/go.mod go.opentelemetry.io/collector/cmd/mdatagen metadata.yaml
