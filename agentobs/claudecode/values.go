@@ -1,7 +1,9 @@
 package claudecode
 
 import (
+	"math"
 	"strings"
+	"time"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
@@ -40,6 +42,35 @@ func textOf(v ojson.Value, present bool) string {
 		return b.String()
 	}
 	return python.Dumps(v)
+}
+
+// timestampOf is the reference's ts(v) (SPEC §6.4 Helpers): a JSON number (not a boolean) as a
+// float; a string parsed by Python's datetime.fromisoformat after replacing every "Z" with
+// "+00:00", then .timestamp(); anything else, an invalid string or a non-finite result → nil.
+// Naive date-times (no UTC offset) are read in loc, as Python reads them in the machine's local
+// time zone (SPEC §9 #14).
+func timestampOf(v ojson.Value, present bool, loc *time.Location) *float64 {
+	if !present {
+		return nil
+	}
+	switch v.Kind() {
+	case ojson.KindNumber:
+		// An integer too large for float64 overflows to ±Inf, which is not finite: nil, as the
+		// SPEC's "non-finite → null" says (the reference's float() would raise OverflowError).
+		f, ok := v.Float64()
+		if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil
+		}
+		return &f
+	case ojson.KindString:
+		s, _ := v.AsString()
+		f, ok := python.ISOTimestamp(strings.ReplaceAll(s, "Z", "+00:00"), loc)
+		if !ok {
+			return nil
+		}
+		return &f
+	}
+	return nil
 }
 
 // isTyped reports whether v is an object whose "type" is the string typ.

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,4 +41,40 @@ func TestTextOf(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "", textOf(ojson.Value{}, false), "missing key")
+}
+
+func TestTimestampOf(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want *float64
+	}{
+		{"UTC Z", `"2026-07-22T10:00:01Z"`, ptr(1784714401.0)},
+		{"every Z is replaced", `"2026-07-22T10:00:01ZZ"`, nil},
+		{"milliseconds", `"2026-07-22T10:00:02.100Z"`, ptr(1784714402.1)},
+		{"offset", `"2026-07-22T12:00:00+02:00"`, ptr(1784714400.0)},
+		{"naive is local (UTC here)", `"2026-07-22T10:00:00"`, ptr(1784714400.0)},
+		{"integer", `1784714400`, ptr(1784714400.0)},
+		{"float", `1.5`, ptr(1.5)},
+		{"bool is not a number", `true`, nil},
+		{"null", `null`, nil},
+		{"bad string", `"bad-timestamp"`, nil},
+		{"object", `{}`, nil},
+		{"integer beyond float64", `1` + string(make([]byte, 0)) + `00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := python.Loads([]byte(tt.json))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, timestampOf(v, true, time.UTC))
+		})
+	}
+	assert.Nil(t, timestampOf(ojson.Null(), false, time.UTC), "absent key")
+
+	t.Run("naive times use the given zone", func(t *testing.T) {
+		loc := time.FixedZone("X", 3600)
+		got := timestampOf(ojson.String("2026-07-22T11:00:00.25"), true, loc)
+		require.NotNil(t, got)
+		assert.Equal(t, 1784714400.25, *got)
+	})
 }
