@@ -1,8 +1,9 @@
 // Package python reproduces the few Python built-ins whose results the reference's output depends
 // on, over the ordered JSON value of internal/ojson: json.loads ([Loads]), repr() and str()
 // ([ReprStr], [Repr], [Str]), json.dumps(v, ensure_ascii=False, sort_keys=True) ([Dumps]),
-// truthiness ([Truthy]), type(v).__name__ ([TypeName]), str.isspace(), str.strip() and str.lower()
-// ([IsSpace], [Strip], [Lower]) and datetime.fromisoformat(s).timestamp() ([ISOTimestamp]).
+// truthiness ([Truthy]), type(v).__name__ ([TypeName]), int() ([Int]), str.isspace(), str.strip()
+// and str.lower() ([IsSpace], [Strip], [Lower]) and datetime.fromisoformat(s).timestamp()
+// ([ISOTimestamp]).
 //
 // gymtrace quotes user-supplied text in error messages whose wording is the reference's Python text
 // (SPEC §2.2 rollout-id ValueError; SPEC §1.2 explicit-id ValueError and the int() conversion of the
