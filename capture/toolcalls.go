@@ -64,13 +64,7 @@ func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
 	case ojson.KindString, ojson.KindObject:
 		return nil, nil
 	}
-	pyType := "int"
-	if _, isBool := v.AsBool(); isBool {
-		pyType = "bool"
-	} else if !v.IsInteger() {
-		pyType = "float"
-	}
-	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, pyType)
+	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
 }
 
 // asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
