@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gymtrace/gymtrace/internal/pyrepr"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // File name suffixes of the store layout (SPEC §2.1): <root>/<rollout_id>.capture.jsonl holds the
@@ -61,7 +61,7 @@ func ValidateRolloutID(id string) error {
 		}
 	}
 	return fmt.Errorf("%w: %s (want one or more ASCII letters, digits, '.', '_' or '-')",
-		ErrInvalidRolloutID, pyrepr.Str(id))
+		ErrInvalidRolloutID, python.ReprStr(id))
 }
 
 func isIDByte(c byte) bool {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // ToolCall is one tool call the model made, as SPEC §3.6 extracts it. Each field is compact JSON
@@ -44,7 +45,7 @@ func get(d ojson.Value, key string) ojson.Value {
 
 // or is Python's `a or b`.
 func or(a, b ojson.Value) ojson.Value {
-	if a.Truthy() {
+	if python.Truthy(a) {
 		return a
 	}
 	return b
@@ -54,7 +55,7 @@ func or(a, b ojson.Value) ojson.Value {
 // (characters) or an object (keys) never yields an object, so those give nothing; iterating a
 // truthy number or boolean raises TypeError in the reference, which makes the record unbuildable.
 func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
-	if !v.Truthy() {
+	if !python.Truthy(v) {
 		return nil, nil
 	}
 	switch v.Kind() {
@@ -63,13 +64,7 @@ func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
 	case ojson.KindString, ojson.KindObject:
 		return nil, nil
 	}
-	pyType := "int"
-	if _, isBool := v.AsBool(); isBool {
-		pyType = "bool"
-	} else if !v.IsInteger() {
-		pyType = "float"
-	}
-	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, pyType)
+	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
 }
 
 // asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
@@ -81,7 +76,7 @@ func asArguments(v ojson.Value) ojson.Value {
 		return v
 	case ojson.KindString:
 		s, _ := v.AsString()
-		parsed, err := ojson.ParsePython([]byte(s))
+		parsed, err := python.Loads([]byte(s))
 		if err != nil {
 			return ojson.Object(ojson.Member{Key: "_raw", Value: v})
 		}

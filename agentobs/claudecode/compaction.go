@@ -6,6 +6,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // compaction detects a compaction marker in e (SPEC §6.4 "Compaction detection") and builds its
@@ -82,7 +83,7 @@ func compactionOutcome(e event, message, metadata ojson.Value, hasCompletionMark
 		value, _ = metadata.Get("status")
 	}
 	normalized, isString := value.AsString()
-	normalized = pyLower(normalized)
+	normalized = python.Lower(normalized)
 	if isString {
 		switch normalized {
 		case "failed", "failure", "error":

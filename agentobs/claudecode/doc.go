@@ -35,7 +35,7 @@
 // The reference is Python; where its built-ins shape the output, this package reproduces them:
 // lines are split at universal newlines after UTF-8 decoding with replacement, line numbers count
 // blank lines, whitespace-only lines use str.strip(), JSON is read with json.loads rules
-// (internal/ojson.ParsePython: duplicate keys keep the first position and the last value),
+// (internal/python.Loads: duplicate keys keep the first position and the last value),
 // tool_use arguments and non-text content are written with json.dumps(ensure_ascii=False,
 // sort_keys=True), str() of non-string texts uses Python's repr, and timestamps are parsed with
 // CPython 3.13's datetime.fromisoformat after replacing every "Z" with "+00:00" (naive times in

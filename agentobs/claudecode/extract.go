@@ -7,6 +7,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // Source is the bundle source of every Claude Code bundle (SPEC §6.3); the compaction resolver
@@ -247,7 +248,7 @@ func (x *extractor) processInvocation(inv *invocation) {
 			continue
 		}
 		roleValue, ok := message.Get("role")
-		if !ok || !roleValue.Truthy() {
+		if !ok || !python.Truthy(roleValue) {
 			roleValue, _ = e.get("type")
 		}
 		role, _ := roleValue.AsString() // a non-string role is "another role": ignored

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // fileSystem is what the reader needs from the operating system. The default is the real one
@@ -74,10 +75,10 @@ func readEvents(fsys fileSystem, configDir string, gaps *[]agentobs.ObservationG
 			continue
 		}
 		forEachLine(ojson.DecodeUTF8(data), func(number int, line string) {
-			if pyStrip(line) == "" {
+			if python.Strip(line) == "" {
 				return
 			}
-			v, err := ojson.ParsePython([]byte(line))
+			v, err := python.Loads([]byte(line))
 			if err != nil {
 				*gaps = append(*gaps, newGap(GapMalformedTranscriptLine, nil, ptr(name+":"+strconv.Itoa(number))))
 				return

@@ -10,6 +10,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // compactionPromptMarkers are the texts Claude Code's summarization prompt ends with (SPEC §6.6).
@@ -272,7 +273,7 @@ func isCompactionRequest(request []byte) bool {
 	if request == nil {
 		return false
 	}
-	v, err := ojson.ParsePython(request)
+	v, err := python.Loads(request)
 	if err != nil {
 		return false
 	}
@@ -307,7 +308,7 @@ func messagesText(response []byte) (string, bool) {
 	if response == nil {
 		return "", false
 	}
-	v, err := ojson.ParsePython(response)
+	v, err := python.Loads(response)
 	if err != nil {
 		return "", false
 	}
@@ -335,9 +336,9 @@ func normalizeCompactionOutput(text string) string {
 		text = text[:loc[0]] + text[loc[1]:]
 	}
 	if m := summaryBlock.FindStringSubmatchIndex(text); m != nil {
-		text = text[:m[0]] + "Summary:\n" + pyStrip(text[m[2]:m[3]]) + text[m[1]:]
+		text = text[:m[0]] + "Summary:\n" + python.Strip(text[m[2]:m[3]]) + text[m[1]:]
 	}
-	return pyStrip(blankRuns.ReplaceAllString(text, "\n\n"))
+	return python.Strip(blankRuns.ReplaceAllString(text, "\n\n"))
 }
 
 // matchesCompactionSummary reports whether summary is the prefix, the normalized model output and

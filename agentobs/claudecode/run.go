@@ -10,6 +10,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // Run is what a harness knows when one Claude Code CLI run ends (SPEC §6.3).
@@ -69,11 +70,11 @@ func parseStreamJSON(stdout string) streamMeta {
 	var meta streamMeta
 	var compacting []string // sessions compacting now, in the order they started
 	for _, line := range pySplitLines(stdout) {
-		line = pyStrip(line)
+		line = python.Strip(line)
 		if line == "" {
 			continue
 		}
-		ev, err := ojson.ParsePython([]byte(line))
+		ev, err := python.Loads([]byte(line))
 		if err != nil || ev.Kind() != ojson.KindObject {
 			continue
 		}

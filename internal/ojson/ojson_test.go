@@ -331,24 +331,6 @@ func TestSetAndConstructors(t *testing.T) {
 	assert.False(t, Number("1").Equal(Number("1.0")))
 }
 
-func TestTruthy(t *testing.T) {
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{`null`, false}, {`false`, false}, {`true`, true}, {`0`, false}, {`0.0`, false}, {`-0`, false},
-		{`0e10`, false}, {`1`, true}, {`1e-400`, false}, {`""`, false}, {`"0"`, true}, {`[]`, false},
-		{`[0]`, true}, {`{}`, false}, {`{"a":null}`, true}, {`123456789012345678901234567890`, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			v, err := ParsePython([]byte(tc.in))
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, v.Truthy())
-		})
-	}
-}
-
 func TestSyntaxErrorNamesRule(t *testing.T) {
 	_, err := Parse([]byte(`[1, 99999999999999999999]`))
 	var se *SyntaxError

@@ -121,6 +121,7 @@ func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
 // exact ("-0" → 0); duplicate keys collapsed Python-dict style (first position, last value); lone
 // surrogate escapes and invalid UTF-8 become U+FFFD. Raw control characters in strings are
 // rejected (json.loads strict=True). Nesting is limited to [MaxDepth]. Errors are *SyntaxError.
+// Callers use internal/python.Loads, which is this function.
 func ParsePython(data []byte) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython})
 }

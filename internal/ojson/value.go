@@ -215,31 +215,6 @@ func (v *Value) Set(key string, val Value) {
 	v.obj = append(v.obj, Member{Key: key, Value: val})
 }
 
-// Truthy reports Python truthiness of the value json.loads would give: null, false, 0, 0.0, "",
-// [] and {} are false; everything else is true.
-func (v Value) Truthy() bool {
-	switch v.kind {
-	case KindNull:
-		return false
-	case KindBool:
-		return v.b
-	case KindNumber:
-		f, err := strconv.ParseFloat(v.s, 64)
-		if err != nil {
-			// Out of float64 range: an enormous integer or an overflowing float, never zero.
-			return true
-		}
-		return f != 0
-	case KindString:
-		return v.s != ""
-	case KindArray:
-		return len(v.arr) > 0
-	case KindObject:
-		return len(v.obj) > 0
-	}
-	return false
-}
-
 // Clone returns a deep copy of v.
 func (v Value) Clone() Value {
 	switch v.kind {

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // parseObject parses one event's data as strict JSON (SPEC §0 D6 rules) and reports whether it
@@ -47,7 +48,7 @@ func getObject(obj ojson.Value, key string) (ojson.Value, bool) {
 // getTruthy returns obj[key] when it is present and truthy in Python's sense.
 func getTruthy(obj ojson.Value, key string) (ojson.Value, bool) {
 	v, ok := obj.Get(key)
-	if !ok || !v.Truthy() {
+	if !ok || !python.Truthy(v) {
 		return ojson.Value{}, false
 	}
 	return v, true

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // messagesState reassembles an Anthropic Messages stream (SPEC.md §4.6). Blocks are addressed by
@@ -232,7 +233,7 @@ func (s *messagesState) blockValue(b *msgBlock) ojson.Value {
 	}
 	if typ, _ := getString(v, "type"); typ == "tool_use" {
 		if buf := s.toolJSON[b.index]; buf != nil {
-			if in, ok := v.Get("input"); !ok || !in.Truthy() {
+			if in, ok := v.Get("input"); !ok || !python.Truthy(in) {
 				v.Set("input", toolInput(*buf))
 			}
 		}
@@ -250,7 +251,7 @@ func toolInput(raw []byte) ojson.Value {
 	if v, err := ojson.Parse(raw); err == nil {
 		return v
 	}
-	if v, err := ojson.ParsePython(raw); err == nil {
+	if v, err := python.Loads(raw); err == nil {
 		return v
 	}
 	return ojson.Object(ojson.Member{Key: "_raw", Value: ojson.String(string(raw))})

@@ -1,4 +1,4 @@
-package claudecode
+package python
 
 import (
 	"encoding/json"
@@ -11,14 +11,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
-// TestPyISOTimestampMatchesCPython replays testdata/isotime.json: datetime.fromisoformat(s)
+// TestISOTimestampMatchesCPython replays testdata/isotime.json: datetime.fromisoformat(s)
 // .timestamp() computed by CPython 3.13 with TZ=UTC (testdata/isotime_gen.py), naive values read
 // in UTC here too.
-func TestPyISOTimestampMatchesCPython(t *testing.T) {
+func TestISOTimestampMatchesCPython(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "isotime.json"))
 	require.NoError(t, err)
 	var file struct {
@@ -32,7 +30,7 @@ func TestPyISOTimestampMatchesCPython(t *testing.T) {
 	require.Greater(t, len(file.Cases), 3000)
 	valid := 0
 	for _, c := range file.Cases {
-		got, ok := pyISOTimestamp(c.In, time.UTC)
+		got, ok := ISOTimestamp(c.In, time.UTC)
 		if string(c.Want) == "null" {
 			assert.False(t, ok, "%q: CPython raises, got %v", c.In, got)
 			continue
@@ -47,46 +45,11 @@ func TestPyISOTimestampMatchesCPython(t *testing.T) {
 	assert.Greater(t, valid, 500)
 }
 
-func TestTimestampOf(t *testing.T) {
-	tests := []struct {
-		name string
-		json string
-		want *float64
-	}{
-		{"UTC Z", `"2026-07-22T10:00:01Z"`, ptr(1784714401.0)},
-		{"every Z is replaced", `"2026-07-22T10:00:01ZZ"`, nil},
-		{"milliseconds", `"2026-07-22T10:00:02.100Z"`, ptr(1784714402.1)},
-		{"offset", `"2026-07-22T12:00:00+02:00"`, ptr(1784714400.0)},
-		{"naive is local (UTC here)", `"2026-07-22T10:00:00"`, ptr(1784714400.0)},
-		{"integer", `1784714400`, ptr(1784714400.0)},
-		{"float", `1.5`, ptr(1.5)},
-		{"bool is not a number", `true`, nil},
-		{"null", `null`, nil},
-		{"bad string", `"bad-timestamp"`, nil},
-		{"object", `{}`, nil},
-		{"integer beyond float64", `1` + string(make([]byte, 0)) + `00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000`, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			v, err := ojson.ParsePython([]byte(tt.json))
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, timestampOf(v, true, time.UTC))
-		})
-	}
-	assert.Nil(t, timestampOf(ojson.Null(), false, time.UTC), "absent key")
-
-	t.Run("naive times use the given zone", func(t *testing.T) {
-		loc := time.FixedZone("X", 3600)
-		got := timestampOf(ojson.String("2026-07-22T11:00:00.25"), true, loc)
-		require.NotNil(t, got)
-		assert.Equal(t, 1784714400.25, *got)
-	})
-	t.Run("large aware values round like Python's int division", func(t *testing.T) {
-		got, ok := pyISOTimestamp("9999-12-31T23:59:59.999999+00:00", time.UTC)
-		require.True(t, ok)
-		assert.Equal(t, 253402300799.999999, got)
-		assert.False(t, math.IsInf(got, 0))
-	})
+func TestISOTimestampLargeAwareValues(t *testing.T) {
+	// Large aware values round like Python's int true division, not like float arithmetic.
+	got, ok := ISOTimestamp("9999-12-31T23:59:59.999999+00:00", time.UTC)
+	require.True(t, ok)
+	assert.Equal(t, 253402300799.999999, got)
 }
 
 // TestNaiveLocalTimes: naive date-times follow CPython 3.13's local_to_seconds (fold 0) in the
@@ -113,7 +76,7 @@ func TestNaiveLocalTimes(t *testing.T) {
 		t.Run(tt.zone+" "+tt.in, func(t *testing.T) {
 			loc, err := time.LoadLocation(tt.zone)
 			require.NoError(t, err)
-			got, ok := pyISOTimestamp(tt.in, loc)
+			got, ok := ISOTimestamp(tt.in, loc)
 			if tt.want == nil {
 				assert.False(t, ok, "got %v", got)
 				return
@@ -124,14 +87,16 @@ func TestNaiveLocalTimes(t *testing.T) {
 	}
 }
 
-func FuzzPyISOTimestamp(f *testing.F) {
+func FuzzISOTimestamp(f *testing.F) {
 	for _, s := range []string{"2026-07-22T10:00:01+00:00", "2026-W30-3T10", "20260722T1000001", "2026-07-22\x0010", "2026-07-2é"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := pyISOTimestamp(s, time.UTC)
+		got, ok := ISOTimestamp(s, time.UTC)
 		if ok && (math.IsNaN(got) || math.IsInf(got, 0)) {
 			t.Fatalf("%q: non-finite %v", s, got)
 		}
 	})
 }
+
+func ptr(f float64) *float64 { return &f }

@@ -1,50 +1,24 @@
-package claudecode
+package python
 
 import (
-	"math"
 	"math/big"
-	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
-// timestampOf is the reference's ts(v) (SPEC §6.4 Helpers): a JSON number (not a boolean) as a
-// float; a string parsed by Python's datetime.fromisoformat after replacing every "Z" with
-// "+00:00", then .timestamp(); anything else, an invalid string or a non-finite result → nil.
-// Naive date-times (no UTC offset) are read in loc, as Python reads them in the machine's local
-// time zone (SPEC §9 #14).
-func timestampOf(v ojson.Value, present bool, loc *time.Location) *float64 {
-	if !present {
-		return nil
-	}
-	switch v.Kind() {
-	case ojson.KindNumber:
-		// An integer too large for float64 overflows to ±Inf, which is not finite: nil, as the
-		// SPEC's "non-finite → null" says (the reference's float() would raise OverflowError).
-		f, ok := v.Float64()
-		if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil
-		}
-		return &f
-	case ojson.KindString:
-		s, _ := v.AsString()
-		f, ok := pyISOTimestamp(strings.ReplaceAll(s, "Z", "+00:00"), loc)
-		if !ok {
-			return nil
-		}
-		return &f
-	}
-	return nil
-}
-
-// pyISOTimestamp is datetime.fromisoformat(s).timestamp() as CPython 3.13's C implementation
-// computes it. It reports false where fromisoformat (or the datetime constructor) raises.
+// ISOTimestamp returns datetime.fromisoformat(s).timestamp() as CPython 3.13's C implementation
+// computes it, in seconds since the Unix epoch, and false where fromisoformat, the datetime
+// constructor or timestamp() raises. Every form CPython 3.13 accepts is read (calendar and ISO-week
+// dates, basic and extended formats, "," or "." fractions of any length cut to microseconds, "Z"
+// and ±hh[:mm[:ss[.ffffff]]] offsets). A value with an offset gives its exact microseconds / 10^6
+// correctly rounded; a naive one (no offset) is read as wall-clock time in loc, as Python reads it
+// in the machine's local zone (SPEC §9 #14): fold 0, the earlier instant of a repeated hour, and
+// time.Local when loc is nil.
 //
 // The parser works on the UTF-8 bytes of s exactly as the C code does, including its reading of a
 // NUL byte past the end of the string as a terminator (so an embedded U+0000 ends a component).
-func pyISOTimestamp(s string, loc *time.Location) (float64, bool) {
+// The result is always finite.
+func ISOTimestamp(s string, loc *time.Location) (float64, bool) {
 	if utf8.RuneCountInString(s) < 7 {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package pyrepr
+package python
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // Expected values were produced by CPython 3.11.7 (the vectors' Python): repr(in).
 
-func TestStr(t *testing.T) {
+func TestReprStr(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -40,7 +40,7 @@ func TestStr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Str(tt.in))
+			assert.Equal(t, tt.want, ReprStr(tt.in))
 		})
 	}
 }

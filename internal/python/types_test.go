@@ -1,0 +1,20 @@
+package python
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Expected values are CPython's type(json.loads(in)).__name__.
+func TestTypeName(t *testing.T) {
+	for in, want := range map[string]string{
+		`null`: "NoneType", `true`: "bool", `1`: "int", `-0`: "int", `1.0`: "float", `1e2`: "float",
+		`"s"`: "str", `[]`: "list", `{}`: "dict",
+	} {
+		v, err := Loads([]byte(in))
+		require.NoError(t, err)
+		assert.Equal(t, want, TypeName(v), in)
+	}
+}
