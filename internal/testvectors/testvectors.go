@@ -16,7 +16,7 @@ import (
 )
 
 // Case is one vector: a named input with its expected value (SPEC.md §8, vectors/README.md).
-// Deviation names the SPEC §0 rule (D1–D12) when Expected is gymtrace's behaviour and
+// Deviation names the SPEC §0 rule (D1–D15) when Expected is gymtrace's behaviour and
 // ReferenceExpected the reference's.
 type Case struct {
 	Name              string          `json:"name"`
