@@ -11,8 +11,8 @@ import (
 
 // This file holds the few Python built-ins the reference extractor applies to transcript values
 // (SPEC §6.4 "Helpers"): json.dumps(v, ensure_ascii=False, sort_keys=True), str(v), its text(v)
-// helper, str.strip() and str.lower(). Values come from [ojson.ParsePython], so numbers already
-// carry Python's repr (ints exact, floats shortest round-trip with ".0" or an exponent).
+// helper, str.strip() and str.lower(). Values come from [ojson.ParsePython]: integers keep their
+// exact text, floats are written with Python's repr here (pyNumber), not orjson's text.
 
 // appendPyDumps appends json.dumps(v, ensure_ascii=False, sort_keys=True): separators ", " and
 // ": ", object members sorted by key (code point order), strings escaped as Python's encoder does
@@ -42,10 +42,23 @@ func appendPyDumps(dst []byte, v ojson.Value) []byte {
 			dst = appendPyDumps(dst, m.Value)
 		}
 		return append(dst, '}')
+	case ojson.KindNumber:
+		return append(dst, pyNumber(v)...)
 	default:
-		// null, true, false, numbers (Python repr text) and strings encode as orjson does.
+		// null, true, false and strings encode as orjson does.
 		return v.AppendJSON(dst)
 	}
+}
+
+// pyNumber is Python's repr of a json.loads number (json.dumps writes the same): an integer's
+// exact text, a float's repr ("1e+16", "1e-05", "100.0").
+func pyNumber(v ojson.Value) string {
+	text, _ := v.NumberText()
+	if v.IsInteger() {
+		return text
+	}
+	f, _ := v.Float64()
+	return pyrepr.Float(f)
 }
 
 // pyDumps returns appendPyDumps as a string.
@@ -74,8 +87,7 @@ func writePyRepr(b *strings.Builder, v ojson.Value) {
 			b.WriteString("False")
 		}
 	case ojson.KindNumber:
-		text, _ := v.NumberText()
-		b.WriteString(text)
+		b.WriteString(pyNumber(v))
 	case ojson.KindString:
 		s, _ := v.AsString()
 		b.WriteString(pyrepr.Str(s))
