@@ -355,6 +355,7 @@ func TestConformance(t *testing.T) {
 					assert.Equal(t, *cc.ClientBytesIdentical, bytes.Equal(clientBody, c.served))
 				}
 			}
+			checkGolden(t, "conformance/"+c.name, readGoldenFiles(t, dir, rid+"."))
 		})
 	}
 }
@@ -557,6 +558,7 @@ func runConcurrentWriters(t *testing.T, bin, upstream string, c *confCase) {
 	for _, l := range rawLines[:3] {
 		checkRecordLine(t, c, l)
 	}
+	checkGolden(t, "conformance/"+c.name, readGoldenFiles(t, dir, rid+"."))
 }
 
 // jsonPointer resolves an RFC 6901 pointer in a decoded JSON value.
