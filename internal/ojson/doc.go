@@ -15,8 +15,8 @@
 //     removed (key order, duplicates, number text and escapes as sent).
 //   - [ParsePython]: Python json.loads semantics, for the few places the reference parses text
 //     and re-serializes it (SPEC §3.6 tool-call arguments): NaN/Infinity accepted (they become
-//     null, as orjson writes them), floats re-written as orjson writes them ([AppendFloat]), integers of any size kept
-//     exact, duplicate keys collapsed (first position, last value).
+//     null, as orjson writes them), floats re-written as orjson writes them ([AppendFloat]),
+//     integers of any size kept exact, duplicate keys collapsed (first position, last value).
 //
 // For hot paths: [Valid] checks like [Parse] without building anything; [CompactString] compacts
 // text held in a string without copying it first; a [Parser] parses like [Parse] into memory it

@@ -118,10 +118,10 @@ func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
 // parses and re-serializes (SPEC §3.6 args): surrounding whitespace allowed; NaN, Infinity and
 // -Infinity accepted and returned as null (orjson writes them so); floats re-written as orjson
 // writes them, [AppendFloat] ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e16, "1e-05" → 0.00001,
-// overflow → null); integers of any size kept
-// exact ("-0" → 0); duplicate keys collapsed Python-dict style (first position, last value); lone
-// surrogate escapes and invalid UTF-8 become U+FFFD. Raw control characters in strings are
-// rejected (json.loads strict=True). Nesting is limited to [MaxDepth]. Errors are *SyntaxError.
+// overflow → null); integers of any size kept exact ("-0" → 0); duplicate keys collapsed
+// Python-dict style (first position, last value); lone surrogate escapes and invalid UTF-8 become
+// U+FFFD. Raw control characters in strings are rejected (json.loads strict=True). Nesting is
+// limited to [MaxDepth]. Errors are *SyntaxError.
 func ParsePython(data []byte) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython})
 }

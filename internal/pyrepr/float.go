@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// Float is Python's repr() of a float: the shortest text that round-trips, positional with a
-// trailing ".0" when the decimal exponent is in [-4, 16), else scientific with a signed exponent of at
-// least two digits ("1e+16", "1.5e-05"); "inf", "-inf", "nan".
+// Float is Python's repr() (and str()) of a float: the shortest text that round-trips, positional
+// with a trailing ".0" when the decimal exponent is in [-4, 16), else scientific with a signed
+// exponent of at least two digits ("1e+16", "1.5e-05"); "inf", "-inf", "nan".
 func Float(f float64) string {
 	switch {
 	case math.IsNaN(f):
