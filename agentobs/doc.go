@@ -11,7 +11,7 @@
 // told apart by their "kind" key) and a list of [ObservationGap]s. Model calls are referenced by
 // [ModelCallRef]. Every type dumps (MarshalJSON) the way Gym dumps its pydantic models in JSON mode
 // (SPEC §6.1): every field, nulls and defaults included, keys in the declared order of SPEC §6.2,
-// compact, strings and floats written like orjson (floats in Python's repr: 100.0, 1e-05).
+// compact, strings and floats written like orjson (floats per SPEC §0 D6: 100.0, 0.00001, 1e16).
 // Optional (nullable) fields are pointers; nil is JSON null. Enum fields are typed strings whose
 // zero value "" stands for the SPEC default (unknown) where one exists.
 //

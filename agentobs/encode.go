@@ -9,10 +9,10 @@ import (
 )
 
 // The encoders below write Gym's JSON-mode dumps (SPEC §6.1): every field in declared order, nulls
-// included, compact, strings per ojson.AppendString and floats per ojson.AppendFloat (orjson /
-// Python repr). Enum fields left at "" are written as their SPEC default. They do not validate:
-// an invalid value is written as it is. Note that encoding/json's Marshal re-escapes <, > and & in
-// a Marshaler's output; use [AgentObservationBundle.AppendJSON] for the exact bytes.
+// included, compact, strings per ojson.AppendString and floats per ojson.AppendFloat (orjson's
+// float text, SPEC §0 D6). Enum fields left at "" are written as their SPEC default. They do not
+// validate: an invalid value is written as it is. Note that encoding/json's Marshal re-escapes <,
+// > and & in a Marshaler's output; use [AgentObservationBundle.AppendJSON] for the exact bytes.
 
 // MarshalJSON writes {"type":...,"name":...}.
 func (m ModelServerRef) MarshalJSON() ([]byte, error) { return m.appendJSON(nil), nil }

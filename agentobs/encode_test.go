@@ -66,7 +66,7 @@ func TestAppendJSONFieldOrderAndDefaults(t *testing.T) {
 				ExitCode: Ptr(-9), WallTimeS: Ptr(0.00001), CPUTimeS: Ptr(1e16), PeakMemoryMiB: Ptr(64.0),
 				ResourceUsageSource: Ptr("rusage"),
 			},
-			want: `{"kind":"sandbox","role":"agent","provider":"local","sandbox_id":"sb-1","outcome":"oom","exit_code":-9,"wall_time_s":1e-05,"cpu_time_s":1e+16,"peak_memory_mib":64.0,"resource_usage_source":"rusage","error_type":null}`,
+			want: `{"kind":"sandbox","role":"agent","provider":"local","sandbox_id":"sb-1","outcome":"oom","exit_code":-9,"wall_time_s":0.00001,"cpu_time_s":1e16,"peak_memory_mib":64.0,"resource_usage_source":"rusage","error_type":null}`,
 		},
 		{
 			name:   "sandbox defaults",

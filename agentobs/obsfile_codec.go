@@ -153,8 +153,8 @@ func appendSlice[T any](dst []byte, vs []T, f func([]byte, T) []byte) []byte {
 	return append(dst, ']')
 }
 
-// appendFloatValue writes a finite float with a fraction or exponent (Python repr: 1.0, 1e-05), and
-// a non-finite one as a string.
+// appendFloatValue writes a finite float with a fraction or exponent (orjson's text, SPEC §0 D6:
+// 1.0, 0.00001), and a non-finite one as a string.
 func appendFloatValue(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):

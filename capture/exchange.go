@@ -62,9 +62,9 @@ type Exchange struct {
 
 // AppendJSON appends e as one capture line, including the trailing "\n", to dst: keys in SPEC §3.1
 // order, then request_raw/response_raw when non-nil, then trace_id/span_id when non-empty; strings
-// written like orjson (nothing HTML-escaped, non-ASCII raw), floats via [ojson.AppendFloat] (always
-// with a decimal point or exponent), Request/Response verbatim. A NaN or infinite float is written
-// as null, as orjson does.
+// written like orjson (nothing HTML-escaped, non-ASCII raw), floats via [ojson.AppendFloat]
+// (orjson's float text, SPEC §0 D6: always with a decimal point or exponent), Request/Response
+// verbatim. A NaN or infinite float is written as null, as orjson does.
 func (e *Exchange) AppendJSON(dst []byte) []byte {
 	return e.appendJSON(dst, nil, nil)
 }

@@ -9,13 +9,21 @@ import (
 // of the non-null values over the calls, nil when every value is null or there are no calls (a
 // null is skipped, never counted as 0); LatencyTotalMS likewise, in milliseconds; NumCalls is the
 // number of valid call records. cache_creation_tokens and latency_ttft_ms are not aggregated.
+//
+// A rollout's metrics (the `gymtrace metrics` command, [Attachment.Metrics]) aggregate what the
+// tolerant read returns ([Store.ReadAvailableModelCallRecords], SPEC §2.5): damaged lines are
+// skipped and counted, never summed and never fatal (SPEC §0 D14). The reference's
+// aggregate_model_call_metrics reads strictly and raises on the first damaged line; its merge
+// (the attachment) reads tolerantly, and gives the same numbers as ours.
 type Metrics struct {
 	TokensIn, TokensOut, TokensReasoning, TokensTotal, CachedTokens *int64
 	LatencyTotalMS                                                  *float64
 	NumCalls                                                        int
 }
 
-// Aggregate sums records into [Metrics] in record order (SPEC §5.2). Latencies are summed with
+// Aggregate sums records into [Metrics] in record order (SPEC §5.2). For a rollout, pass the
+// records of the tolerant read, so that a damaged line costs only its own call (SPEC §0 D14, see
+// [Metrics]); the count of skipped lines is the read's invalid count. Latencies are summed with
 // Neumaier's compensated summation exactly as Python ≥ 3.12's sum() does (0.1+0.2+0.3 gives 0.6).
 // A token sum that would overflow int64 is nil (the reference's ints are unbounded; no real rollout
 // gets near 2^63).

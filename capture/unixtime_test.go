@@ -23,7 +23,7 @@ func exactUnixSeconds(ns int64) float64 {
 
 // TestUnixSecondsMatchesExactQuotient checks UnixSeconds against the exact rational quotient over
 // nanosecond counts around today, at the edges of the int64 range and at random, comparing the
-// float64 bits and the Python repr the record prints (ojson.AppendFloat).
+// float64 bits and the text the record prints (ojson.AppendFloat).
 func TestUnixSecondsMatchesExactQuotient(t *testing.T) {
 	check := func(t *testing.T, ns int64) {
 		t.Helper()

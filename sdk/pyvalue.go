@@ -284,14 +284,14 @@ func pyReprTo(b *strings.Builder, v any, depth int) error {
 			return err
 		}
 		if isFloat {
-			b.WriteString(pyFloatRepr(f))
+			b.WriteString(pyrepr.Float(f))
 		} else {
 			b.WriteString(i.String())
 		}
 	case float64:
-		b.WriteString(pyFloatRepr(x))
+		b.WriteString(pyrepr.Float(x))
 	case float32:
-		b.WriteString(pyFloatRepr(float64(x)))
+		b.WriteString(pyrepr.Float(float64(x)))
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		n, _ := goInteger(x)
 		b.WriteString(n.String())
@@ -413,50 +413,6 @@ func pyTypeName(v any) string {
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// pyFloatRepr is Python's repr() of a float: the shortest text that round-trips, positional with a
-// trailing ".0" when the decimal exponent is in [-4, 16), else scientific with a signed exponent of at
-// least two digits ("1e+16", "1.5e-05"); "inf", "-inf", "nan".
-func pyFloatRepr(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	sign := ""
-	if math.Signbit(f) {
-		sign = "-"
-		f = -f
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d[.ddd]e±XX
-	mant, expText, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mant, ".", "", 1)
-	decpt := exp + 1 // value = 0.digits × 10^decpt
-	if decpt <= -4 || decpt > 16 {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		es := "+"
-		if exp < 0 {
-			es = "-"
-			exp = -exp
-		}
-		return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
-	}
-	switch {
-	case decpt <= 0:
-		return sign + "0." + strings.Repeat("0", -decpt) + digits
-	case decpt >= len(digits):
-		return sign + digits + strings.Repeat("0", decpt-len(digits)) + ".0"
-	default:
-		return sign + digits[:decpt] + "." + digits[decpt:]
-	}
 }
 
 // pyInt is Python's int(v) for the values above: bool → 0/1, int → itself, float → truncated toward

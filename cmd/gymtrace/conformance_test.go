@@ -44,11 +44,8 @@ type confCase struct {
 		Flush   bool   `json:"flush_between_writes"`
 		DelayMS int    `json:"delay_ms_between_writes"`
 	}
-	upstreamBehavior *struct {
-		AbortAfterBytes int    `json:"abort_after_bytes"`
-		How             string `json:"how"`
-	}
-	clientBehavior *struct {
+	upstreamBehavior *testvectors.UpstreamBehavior
+	clientBehavior   *struct {
 		DisconnectAfterEvents int `json:"disconnect_after_events"`
 	}
 	requestHeaders map[string]string
@@ -137,7 +134,7 @@ func loadConfCase(t *testing.T, dir string) *confCase {
 		c.headers[strings.ToLower(k)] = v
 	}
 	decodeInto("chunking.json", &c.chunking)
-	decodeInto("upstream_behavior.json", &c.upstreamBehavior)
+	c.upstreamBehavior = testvectors.ReadUpstreamBehavior(t, dir)
 	decodeInto("client_behavior.json", &c.clientBehavior)
 	decodeInto("request_headers.json", &c.requestHeaders)
 	return c
@@ -216,8 +213,8 @@ func (u *confUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveAndReset sends the status, headers and the first bytes of the body (chunked), then resets
-// the connection (upstream_behavior.json).
+// serveAndReset sends the status, headers and the first bytes of the body (chunked), waits the
+// case's delay_s (default 0.3 s) and then breaks the connection (upstream_behavior.json).
 func serveAndReset(w http.ResponseWriter, c *confCase) {
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -232,7 +229,7 @@ func serveAndReset(w http.ResponseWriter, c *confCase) {
 	sent := c.bytesSent()
 	fmt.Fprintf(buf, "%x\r\n%s\r\n", len(sent), sent)
 	_ = buf.Flush()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(c.upstreamBehavior.Delay())
 	if tc, ok := conn.(*net.TCPConn); ok && c.upstreamBehavior.How == "reset" {
 		_ = tc.SetLinger(0)
 	}
@@ -358,6 +355,7 @@ func TestConformance(t *testing.T) {
 					assert.Equal(t, *cc.ClientBytesIdentical, bytes.Equal(clientBody, c.served))
 				}
 			}
+			checkGolden(t, "conformance/"+c.name, readGoldenFiles(t, dir, rid+"."))
 		})
 	}
 }
@@ -404,6 +402,9 @@ func checkRecordLine(t *testing.T, c *confCase, line []byte) {
 	got := testvectors.Decode(t, rec.AppendJSON(nil, true)).(map[string]any)
 	for k, raw := range c.expected.Record {
 		assert.Equal(t, testvectors.Decode(t, raw), got[k], "record.%s", k)
+	}
+	if len(c.expected.ResponseChecks) == 0 {
+		assert.Nil(t, got["response"], "a case without response_checks expects response null")
 	}
 	for ptr, raw := range c.expected.ResponseChecks {
 		v, ok := jsonPointer(got["response"], ptr)
@@ -557,6 +558,7 @@ func runConcurrentWriters(t *testing.T, bin, upstream string, c *confCase) {
 	for _, l := range rawLines[:3] {
 		checkRecordLine(t, c, l)
 	}
+	checkGolden(t, "conformance/"+c.name, readGoldenFiles(t, dir, rid+"."))
 }
 
 // jsonPointer resolves an RFC 6901 pointer in a decoded JSON value.

@@ -71,4 +71,12 @@ func TestDemoCmdDefaults(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, "captures", id+".capture.jsonl"), "3 rollouts by default")
 	}
 	assert.Contains(t, res.stdout, "3 rollout(s), 9 model call(s)")
+
+	// The demo's files are the redesign's baseline (issue #13 step 0).
+	files := readGoldenFiles(t, dir, "rollouts")
+	for _, f := range readGoldenFiles(t, filepath.Join(dir, "captures"), "") {
+		files = append(files, goldenFile{"captures/" + f.name, f.content})
+	}
+	require.Len(t, files, 8, "rollouts, attached rollouts, and a capture and observations file per rollout")
+	checkGolden(t, "demo", files)
 }

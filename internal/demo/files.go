@@ -8,10 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/sdk"
 )
@@ -42,16 +41,6 @@ func clearStale(plan []plannedRollout, store *capture.Store) error {
 	return nil
 }
 
-// pyFloat formats a reward the way Python writes a float of that size, always with a decimal point
-// ("1.0", "0.0", "0.5"), as NeMo Gym's rollout files hold it.
-func pyFloat(f float64) string {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eEn") {
-		s += ".0"
-	}
-	return s
-}
-
 // rolloutLine is one finished rollout as the collector writes it: the run body's identity keys,
 // the prompt, the final answer as "response" and the reward.
 func rolloutLine(r Rollout) ([]byte, error) {
@@ -64,7 +53,7 @@ func rolloutLine(r Rollout) ([]byte, error) {
 		return nil, err
 	}
 	line := fmt.Sprintf("{%q:%d,%q:%d,\"prompt\":%s,\"response\":%s,\"reward\":%s}\n",
-		sdk.TaskIndexKey, r.TaskIndex, sdk.RolloutIndexKey, r.RolloutIndex, prompt, answer, pyFloat(r.Reward))
+		sdk.TaskIndexKey, r.TaskIndex, sdk.RolloutIndexKey, r.RolloutIndex, prompt, answer, ojson.AppendFloat(nil, r.Reward))
 	return []byte(line), nil
 }
 

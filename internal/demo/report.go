@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
 // printReport writes the end of the demo's output: the files, the per-rollout table computed from
@@ -85,7 +86,7 @@ func summaryTable(rs []Rollout) table {
 		t.rows = append(t.rows, []string{
 			r.ID, strconv.Itoa(r.Capture.Calls), strings.Join(r.Capture.Dialects, ","),
 			optInt(m.TokensIn), optInt(m.TokensOut), optInt(m.TokensReasoning), optInt(m.CachedTokens),
-			optMS(m.LatencyTotalMS), strconv.Itoa(r.Capture.Errors), pyFloat(r.Reward),
+			optMS(m.LatencyTotalMS), strconv.Itoa(r.Capture.Errors), string(ojson.AppendFloat(nil, r.Reward)),
 		})
 		recs += r.Capture.Calls
 		errs += r.Capture.Errors

@@ -68,9 +68,3 @@ func TestShellQuote(t *testing.T) {
 		assert.Equal(t, want, shellQuote(in), "input %q", in)
 	}
 }
-
-func TestPyFloat(t *testing.T) {
-	for f, want := range map[float64]string{1: "1.0", 0: "0.0", 0.5: "0.5", -2: "-2.0"} {
-		assert.Equal(t, want, pyFloat(f))
-	}
-}

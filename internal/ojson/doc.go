@@ -15,10 +15,10 @@
 //     removed (key order, duplicates, number text and escapes as sent).
 //   - [ParsePython]: Python json.loads semantics, for the few places the reference parses text
 //     and re-serializes it (SPEC §3.6 tool-call arguments): NaN/Infinity accepted (they become
-//     null, as orjson writes them), floats normalized to Python's repr, integers of any size kept
-//     exact, duplicate keys collapsed (first position, last value). It lives here because it is
-//     a mode of the one parser; callers reach it as internal/python.Loads, next to the other
-//     Python built-ins.
+//     null, as orjson writes them), floats re-written as orjson writes them ([AppendFloat]),
+//     integers of any size kept exact, duplicate keys collapsed (first position, last value). It
+//     lives here because it is a mode of the one parser; callers reach it as
+//     internal/python.Loads, next to the other Python built-ins.
 //
 // For hot paths: [Valid] checks like [Parse] without building anything; [CompactString] compacts
 // text held in a string without copying it first; a [Parser] parses like [Parse] into memory it

@@ -129,10 +129,19 @@ func CutUTF8(s string, max int) int {
 	return n
 }
 
-// AppendFloat appends f the way Python's repr (and orjson, within 1e-4 <= |f| < 1e16) writes a
-// float: the shortest text that round-trips; integral values keep ".0" (100.0); exponent form
-// outside 1e-4 <= |f| < 1e16, with a sign and at least two exponent digits (1e+16, 1e-05,
-// 1.5e-07). NaN and ±Inf are written as null, as orjson does.
+// AppendFloat appends f the way orjson writes a float (SPEC §0 D6; orjson calls ryu): the
+// shortest round-trip digits d, n of them, with value d×10^k and p = n+k, written
+//
+//   - k >= 0 and p <= 16: the digits, k zeros, ".0" (100.0, 1000000000000000.0);
+//   - 0 < p <= 16: the point after p digits (842.7, 1786032154.123456);
+//   - -5 < p <= 0: "0.", -p zeros, the digits (0.0001, 0.00001, -0.000032);
+//   - otherwise scientific: one digit, the rest after a point, "e", the exponent p-1 without "+"
+//     and without padding (1e-7, 1e16, 1.5e300, 5e-324).
+//
+// Zero is 0.0 or -0.0; NaN and ±Inf are written as null, as orjson does. This is not Python's
+// repr, which switches to exponent form earlier and pads it (1e-05, 1e+16). It is the one float
+// writer for every float the capture writes itself: parsed and re-encoded values, derived
+// fields, sums, times. It does not allocate beyond growing dst.
 func AppendFloat(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
@@ -143,58 +152,51 @@ func AppendFloat(dst []byte, f float64) []byte {
 		}
 		return append(dst, "0.0"...)
 	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
 	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
-	neg := e[0] == '-'
-	if neg {
-		e = e[1:]
-		dst = append(dst, '-')
-	}
-	// Split mantissa digits and exponent.
-	var digits [24]byte
-	nd := 0
-	k := 0
-	for ; k < len(e) && e[k] != 'e'; k++ {
-		if e[k] != '.' {
-			digits[nd] = e[k]
-			nd++
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d[.ddd]e±XX
+	var digits [20]byte                               // at most 17 significant digits
+	n, i := 0, 0
+	for ; e[i] != 'e'; i++ {
+		if e[i] != '.' {
+			digits[n] = e[i]
+			n++
 		}
 	}
-	exp, _ := strconv.Atoi(string(e[k+1:])) // decimal exponent of the first digit
-	if exp >= -4 && exp < 16 {
-		if exp < 0 {
-			dst = append(dst, '0', '.')
-			for z := 0; z < -exp-1; z++ {
-				dst = append(dst, '0')
-			}
-			return append(dst, digits[:nd]...)
-		}
-		// exp+1 digits before the point.
-		if nd <= exp+1 {
-			dst = append(dst, digits[:nd]...)
-			for z := nd; z < exp+1; z++ {
-				dst = append(dst, '0')
-			}
-			return append(dst, '.', '0')
-		}
-		dst = append(dst, digits[:exp+1]...)
-		dst = append(dst, '.')
-		return append(dst, digits[exp+1:nd]...)
+	exp := 0 // the first digit's power of ten: e is followed by a sign and at least two digits
+	for _, c := range e[i+2:] {
+		exp = exp*10 + int(c-'0')
 	}
-	dst = append(dst, digits[0])
-	if nd > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, digits[1:nd]...)
-	}
-	dst = append(dst, 'e')
-	if exp < 0 {
-		dst = append(dst, '-')
+	if e[i+1] == '-' {
 		exp = -exp
-	} else {
-		dst = append(dst, '+')
 	}
-	if exp < 10 {
-		dst = append(dst, '0')
+	p := exp + 1
+	switch {
+	case p > 16 || p <= -5:
+		dst = append(dst, digits[0])
+		if n > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:n]...)
+		}
+		dst = append(dst, 'e')
+		return strconv.AppendInt(dst, int64(exp), 10)
+	case p <= 0:
+		dst = append(dst, "0."...)
+		for range -p {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits[:n]...)
+	case n <= p: // k = p-n >= 0
+		dst = append(dst, digits[:n]...)
+		for range p - n {
+			dst = append(dst, '0')
+		}
+		return append(dst, ".0"...)
 	}
-	return strconv.AppendInt(dst, int64(exp), 10)
+	dst = append(dst, digits[:p]...)
+	dst = append(dst, '.')
+	return append(dst, digits[p:n]...)
 }

@@ -116,11 +116,12 @@ func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
 
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
 // parses and re-serializes (SPEC §3.6 args): surrounding whitespace allowed; NaN, Infinity and
-// -Infinity accepted and returned as null (orjson writes them so); floats normalized to Python's
-// repr ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e+16, overflow → null); integers of any size kept
-// exact ("-0" → 0); duplicate keys collapsed Python-dict style (first position, last value); lone
-// surrogate escapes and invalid UTF-8 become U+FFFD. Raw control characters in strings are
-// rejected (json.loads strict=True). Nesting is limited to [MaxDepth]. Errors are *SyntaxError.
+// -Infinity accepted and returned as null (orjson writes them so); floats re-written as orjson
+// writes them, [AppendFloat] ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e16, "1e-05" → 0.00001,
+// overflow → null); integers of any size kept exact ("-0" → 0); duplicate keys collapsed
+// Python-dict style (first position, last value); lone surrogate escapes and invalid UTF-8 become
+// U+FFFD. Raw control characters in strings are rejected (json.loads strict=True). Nesting is
+// limited to [MaxDepth]. Errors are *SyntaxError.
 // Callers use internal/python.Loads, which is this function.
 func ParsePython(data []byte) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython})

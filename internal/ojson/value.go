@@ -73,8 +73,8 @@ func Number(text string) Value { return Value{kind: KindNumber, s: text} }
 // Int returns a JSON integer.
 func Int(i int64) Value { return Value{kind: KindNumber, s: strconv.FormatInt(i, 10)} }
 
-// Float returns a JSON number holding f written as [AppendFloat] does (Python repr). A NaN or
-// infinite f gives null, as orjson writes it.
+// Float returns a JSON number holding f written as [AppendFloat] does (orjson, SPEC §0 D6). A NaN
+// or infinite f gives null, as orjson writes it.
 func Float(f float64) Value {
 	b := AppendFloat(nil, f)
 	if string(b) == "null" {

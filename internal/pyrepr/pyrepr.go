@@ -10,3 +10,8 @@ import "github.com/gymtrace/gymtrace/internal/python"
 //
 // Deprecated: use [python.ReprStr].
 func Str(s string) string { return python.ReprStr(s) }
+
+// Float returns Python's repr() of the float f.
+//
+// Deprecated: use [python.ReprFloat].
+func Float(f float64) string { return python.ReprFloat(f) }

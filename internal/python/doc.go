@@ -12,9 +12,9 @@
 // values (SPEC §6.4 "Helpers"), so each result must match CPython byte for byte. capture/, sdk/ and
 // agentobs/claudecode all use this one package so that they cannot drift.
 //
-// Values are those [Loads] returns: numbers already carry Python's repr text (integers exact,
-// floats shortest round-trip with ".0" or an exponent), and duplicate keys are collapsed as a dict
-// holds them. The package imports only the standard library and internal/ojson.
+// Values are those [Loads] returns: integers keep their exact text, floats carry orjson's text
+// (the capture writes them so, SPEC §0 D6) and [Repr], [Str] and [Dumps] write them as Python's
+// repr ([ReprFloat]); duplicate keys are collapsed as a dict holds them. The package imports only the standard library and internal/ojson.
 //
 // Pure functions: safe for concurrent use.
 package python

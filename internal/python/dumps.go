@@ -8,9 +8,9 @@ import (
 )
 
 // Dumps returns json.dumps(v, ensure_ascii=False, sort_keys=True) for a value [Loads] returned:
-// separators ", " and ": ", object members sorted by key in code point order, numbers as their
-// text, strings escaped as Python's encoder does with ensure_ascii=False (only '"', '\\' and C0
-// controls; \b \f \n \r \t short, the others \u00xx).
+// separators ", " and ": ", object members sorted by key in code point order, numbers as Python
+// writes them (an integer's text, a float's repr), strings escaped as Python's encoder does with
+// ensure_ascii=False (only '"', '\\' and C0 controls; \b \f \n \r \t short, the others \u00xx).
 func Dumps(v ojson.Value) string { return string(appendDumps(nil, v)) }
 
 // appendDumps appends [Dumps] of v to dst.
@@ -38,9 +38,11 @@ func appendDumps(dst []byte, v ojson.Value) []byte {
 			dst = appendDumps(dst, m.Value)
 		}
 		return append(dst, '}')
+	case ojson.KindNumber:
+		return append(dst, reprNumber(v)...)
 	default:
-		// null, true, false and numbers are their text; Python escapes strings exactly as orjson
-		// does, which is how ojson writes them.
+		// null, true, false are their text; Python escapes strings exactly as orjson does, which
+		// is how ojson writes them.
 		return v.AppendJSON(dst)
 	}
 }

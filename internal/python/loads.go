@@ -4,7 +4,7 @@ import "github.com/gymtrace/gymtrace/internal/ojson"
 
 // Loads reads data the way Python's json.loads reads a str: surrounding whitespace allowed; NaN,
 // Infinity and -Infinity accepted and returned as null (orjson writes them so, SPEC §0 D6); floats
-// normalized to Python's repr ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e+16, overflow → null);
+// re-written as orjson writes them ("1.50" → 1.5, "1e2" → 100.0, "1e16" → 1e16, overflow → null);
 // integers of any size kept exact ("-0" → 0); duplicate keys collapsed as a dict holds them (first
 // position, last value); lone surrogate escapes and invalid UTF-8 read as U+FFFD; raw control
 // characters in strings rejected (strict=True); nesting limited to [ojson.MaxDepth]. Errors are

@@ -93,8 +93,7 @@ func writeRepr(b *strings.Builder, v ojson.Value) {
 			b.WriteString("False")
 		}
 	case ojson.KindNumber:
-		text, _ := v.NumberText()
-		b.WriteString(text)
+		b.WriteString(reprNumber(v))
 	case ojson.KindString:
 		s, _ := v.AsString()
 		b.WriteString(ReprStr(s))

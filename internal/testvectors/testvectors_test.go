@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -145,4 +146,42 @@ func TestDecode(t *testing.T) {
 	}, got)
 	msg := fatalOf(t, func(tb testing.TB) { Decode(tb, []byte(`{"a":`)) })
 	assert.Contains(t, msg, `testvectors: decode {"a":`)
+}
+
+func TestParseUpstreamBehavior(t *testing.T) {
+	tests := []struct {
+		name, in  string
+		wantDelay time.Duration
+		wantErr   string
+	}{
+		{"delay_s absent: the README's 0.3 s", `{"abort_after_bytes":670,"how":"reset"}`, 300 * time.Millisecond, ""},
+		{"delay_s given", `{"abort_after_bytes":1,"how":"close","delay_s":1.5}`, 1500 * time.Millisecond, ""},
+		{"delay_s zero", `{"abort_after_bytes":1,"how":"reset","delay_s":0}`, 0, ""},
+		{"negative delay", `{"abort_after_bytes":1,"delay_s":-0.1}`, 0, "delay_s is negative"},
+		{"negative bytes", `{"abort_after_bytes":-1}`, 0, "abort_after_bytes is negative"},
+		{"unknown key", `{"abort_after_bytes":1,"delay":0.3}`, 0, "unknown field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ub, err := parseUpstreamBehavior([]byte(tt.in))
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantDelay, ub.Delay())
+		})
+	}
+}
+
+func TestReadUpstreamBehavior(t *testing.T) {
+	dirs := ConformanceCases(t)
+	found := 0
+	for _, dir := range dirs {
+		if ReadUpstreamBehavior(t, dir) != nil {
+			found++
+		}
+	}
+	assert.Positive(t, found, "at least one case breaks its upstream")
+	assert.Nil(t, ReadUpstreamBehavior(t, t.TempDir()), "no file: nil")
 }

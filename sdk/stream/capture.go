@@ -21,7 +21,10 @@ type Stats struct {
 	BoundHits int
 	// Skipped counts JSON objects, or parts of them (a chat choice, an Anthropic event), that the
 	// reassembly could not use because a member had a type §4.4–§4.6 cannot combine (e.g. a
-	// non-string content delta). The reference would fail the whole reassembly instead.
+	// chat choice or delta that is not an object, a tool index that is not an integer). The
+	// reference would fail the whole reassembly instead. Chat deltas of an unexpected JSON type
+	// where strings are joined (content, reasoning, tool-call id, name, arguments) are read, not
+	// skipped (SPEC §0 D13).
 	Skipped int
 }
 

@@ -49,12 +49,50 @@ func TestReassembleRules(t *testing.T) {
 		{
 			name: "chat choice with a bad shape is skipped whole", dialect: DialectChat,
 			body: sse(
-				`{"choices":[{"index":0,"delta":{"content":"ok"}},{"index":1.0,"delta":{"content":"x"}},{"index":0,"delta":{"content":5}},"s"]}`,
-				`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{"a":1}}}]}},{"delta":{"tool_calls":{"a":1}}},{"delta":[1]}]}`,
+				`{"choices":[{"index":0,"delta":{"content":"ok"}},{"index":1.0,"delta":{"content":"x"}},"s"]}`,
+				`{"choices":[{"delta":{"content":"x","tool_calls":[{"index":"0"}]}},{"delta":{"tool_calls":{"a":1}}},{"delta":[1]}]}`,
+				`{"choices":[{"delta":{"tool_calls":[{"function":"f"}]}},{"delta":{"tool_calls":[7]}}]}`,
 				`{"choices":{"0":{}}}`,
 			),
 			want:    `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":null}]}`,
-			skipped: 7,
+			skipped: 8,
+		},
+		{
+			name: "D13 content parts: text to content, thinking to reasoning, other parts dropped", dialect: DialectChat,
+			body: sse(
+				`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":"t1"},{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u"}},{"type":"text","text":"b"}]}}]}`,
+				`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"t2"},{"type":"text","text":"t3"},"s",{"x":1}]},{"type":"text"},{"text":"untyped"},"bare",7]}}]}`,
+				`{"choices":[{"delta":{"content":"c","reasoning_content":"r"}}]}`,
+			),
+			want: `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":"abc","reasoning_content":"t1t2t3r"},"finish_reason":null}]}`,
+		},
+		{
+			name: "D13 content parts: non-string text read as its JSON text, null part text nothing", dialect: DialectChat,
+			body: sse(`{"choices":[{"delta":{"content":[{"type":"text","text":null},{"type":"text","text":1.50},{"type":"thinking","thinking":{"k":"v"}},{"type":"thinking","thinking":null}]}}]}`),
+			want: `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":"1.50","reasoning_content":"{\"k\":\"v\"}"},"finish_reason":null}]}`,
+		},
+		{
+			name: "D13 object and array arguments appended as compact JSON, order and number text kept", dialect: DialectChat,
+			body: sse(
+				`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":{ "z" : 1.0E2, "a" : [ 1, {"b":"\u00e9"} ] }}}]}}]}`,
+				`{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"g","arguments":[ 3 , -0 ]}}]}}]}`,
+				`{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"x"}}]}}]}`,
+			),
+			want: `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+				`{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"z\":1.0E2,\"a\":[1,{\"b\":\"é\"}]}"}},` +
+				`{"id":"c2","type":"function","function":{"name":"g","arguments":"[3,-0]x"}}]},"finish_reason":null}]}`,
+		},
+		{
+			name: "D13 other non-string values read as their JSON text, null and falsy contribute nothing", dialect: DialectChat,
+			body: sse(
+				`{"choices":[{"delta":{"content":{"k":[1]},"reasoning":12}}]}`,
+				`{"choices":[{"delta":{"content":true,"reasoning_content":{"r":null}}}]}`,
+				`{"choices":[{"delta":{"content":null,"reasoning_content":null,"reasoning":false}}]}`,
+				`{"choices":[{"delta":{"content":0,"reasoning":[],"tool_calls":[{"id":42,"function":{"name":{"n":1},"arguments":true}}]}}]}`,
+				`{"choices":[{"delta":{"tool_calls":[{"id":null,"function":{"name":null,"arguments":-2.5e-7}}]}}]}`,
+			),
+			want: `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":"{\"k\":[1]}true","reasoning_content":"12{\"r\":null}","tool_calls":[` +
+				`{"id":"42","type":"function","function":{"name":"{\"n\":1}","arguments":"true-2.5e-7"}}]},"finish_reason":null}]}`,
 		},
 		{
 			name: "chat truthy model of any type kept; empty usage ignored", dialect: DialectChat,
@@ -231,6 +269,7 @@ func FuzzCapture(f *testing.F) {
 	f.Add(DialectChat, []byte(sse(`{"id":"a","choices":[{"index":1,"delta":{"content":"x","tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]},"finish_reason":"stop"}]}`, `[DONE]`)), uint8(3))
 	f.Add(DialectMessages, []byte("event: message_start\r\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1}}}\r\n\r\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"a\"}}\r\r"), uint8(5))
 	f.Add(DialectResponses, []byte(sse(`{"type":"response.completed","response":{"id":"r"}}`)), uint8(1))
+	f.Add(DialectChat, []byte(sse(`{"choices":[{"delta":{"content":[{"type":"text","text":"a"},{"type":"thinking","thinking":[{"text":"t"}]}],"reasoning":{"r":1},"tool_calls":[{"id":1,"function":{"name":[2],"arguments":{"a":1.0}}}]}}]}`)), uint8(4))
 	f.Fuzz(func(t *testing.T, dialect string, body []byte, step uint8) {
 		whole, err := NewCapture(dialect)
 		if err != nil {

@@ -45,9 +45,10 @@ type toolSlot struct {
 // add folds one chunk into the state; the values it keeps are clones (the chunk's memory is reused
 // for the next event, see Capture). It returns the number of parts it skipped: a `choices`
 // that is not a list, or a choice that breaks the shapes §4.5 relies on (not an object, an index
-// that is not an integer, a delta that is not an object, non-string content/reasoning/arguments,
-// a tool call or function that is not an object, a tool index that is not an integer). A skipped
-// choice leaves the state untouched (the reference would raise and lose the whole response).
+// that is not an integer, a delta that is not an object, a `tool_calls` that is not a list, a tool
+// call or function that is not an object, a tool index that is not an integer). A skipped choice
+// leaves the state untouched (the reference would raise and lose the whole response). Values of
+// another type where §4.5 joins strings are read, not skipped (SPEC §0 D13, see appendText).
 func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	if v, ok := getTruthy(chunk, "model"); ok {
 		s.model, s.hasModel = v.Clone(), true
@@ -73,13 +74,14 @@ func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	return skipped
 }
 
-// chatDelta is one choice's validated delta.
+// chatDelta is one choice's validated delta. content, reasoning and a tool's args are the truthy
+// delta values (null when absent or falsy), of any JSON type (SPEC §0 D13).
 type chatDelta struct {
 	index     int64
 	role      ojson.Value
 	hasRole   bool
-	content   string
-	reasoning string
+	content   ojson.Value
+	reasoning ojson.Value
 	tools     []toolDelta
 	finish    ojson.Value
 	hasFinish bool
@@ -91,7 +93,7 @@ type toolDelta struct {
 	hasID   bool
 	name    ojson.Value
 	hasName bool
-	args    string
+	args    ojson.Value
 }
 
 // addChoice validates one choice object, then applies it; false means it was skipped.
@@ -117,8 +119,8 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 	if d.hasRole {
 		ch.role = d.role.Clone()
 	}
-	ch.content = growbuf.Append(ch.content, d.content)
-	ch.reasoning = growbuf.Append(ch.reasoning, d.reasoning)
+	ch.addContent(d.content)
+	ch.reasoning = appendText(ch.reasoning, d.reasoning)
 	for _, td := range d.tools {
 		slot := ch.tools[td.index]
 		if slot == nil {
@@ -130,12 +132,12 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 			ch.toolOrder = append(ch.toolOrder, slot)
 		}
 		if td.hasID {
-			slot.id = td.id.Clone()
+			slot.id = textValue(td.id)
 		}
 		if td.hasName {
-			slot.name = td.name.Clone()
+			slot.name = textValue(td.name)
 		}
-		slot.args = growbuf.Append(slot.args, td.args)
+		slot.args = appendText(slot.args, td.args)
 	}
 	if d.hasFinish {
 		ch.finish, ch.hasFinish = d.finish.Clone(), true
@@ -168,19 +170,9 @@ func parseChatChoice(c ojson.Value, tools []toolDelta) (chatDelta, bool) {
 	if v, ok := getTruthy(delta, "role"); ok {
 		d.role, d.hasRole = v, true
 	}
-	if v, ok := getTruthy(delta, "content"); ok {
-		if d.content, ok = v.AsString(); !ok {
-			return d, false
-		}
-	}
-	r, ok := getTruthy(delta, "reasoning_content")
-	if !ok {
-		r, ok = getTruthy(delta, "reasoning")
-	}
-	if ok {
-		if d.reasoning, ok = r.AsString(); !ok {
-			return d, false
-		}
+	d.content, _ = getTruthy(delta, "content")
+	if d.reasoning, ok = getTruthy(delta, "reasoning_content"); !ok {
+		d.reasoning, _ = getTruthy(delta, "reasoning")
 	}
 	tcs, ok := getTruthy(delta, "tool_calls")
 	if !ok {
@@ -223,12 +215,61 @@ func parseToolDelta(tc ojson.Value) (toolDelta, bool) {
 	if v, ok := getTruthy(fn, "name"); ok {
 		t.name, t.hasName = v, true
 	}
-	if v, ok := getTruthy(fn, "arguments"); ok {
-		if t.args, ok = v.AsString(); !ok {
-			return t, false
+	t.args, _ = getTruthy(fn, "arguments")
+	return t, true
+}
+
+// addContent appends one delta.content (SPEC §4.5, §0 D13): a list of content parts contributes,
+// in order, the text of each {"type":"text"} part to the content and the text of each
+// {"type":"thinking"} part (its "thinking" value, or the "text" members of its "thinking" list)
+// to the reasoning; other parts contribute nothing (they stay in response_raw). Any other value
+// goes through appendText.
+func (ch *chatChoice) addContent(v ojson.Value) {
+	if v.Kind() != ojson.KindArray {
+		ch.content = appendText(ch.content, v)
+		return
+	}
+	for _, part := range v.Elems() {
+		typ, _ := getString(part, "type")
+		switch typ {
+		case "text":
+			text, _ := part.Get("text")
+			ch.content = appendText(ch.content, text)
+		case "thinking":
+			th, _ := part.Get("thinking")
+			if th.Kind() != ojson.KindArray {
+				ch.reasoning = appendText(ch.reasoning, th)
+				continue
+			}
+			for _, e := range th.Elems() {
+				text, _ := e.Get("text")
+				ch.reasoning = appendText(ch.reasoning, text)
+			}
 		}
 	}
-	return t, true
+}
+
+// appendText appends v where SPEC §4.5 concatenates strings, read as §0 D13 says: a string as
+// its text, null as nothing, any other value as its compact JSON text (member order and number
+// text as sent).
+func appendText(dst []byte, v ojson.Value) []byte {
+	switch v.Kind() {
+	case ojson.KindNull:
+		return dst
+	case ojson.KindString:
+		s, _ := v.AsString()
+		return growbuf.Append(dst, s)
+	}
+	return v.AppendJSON(dst)
+}
+
+// textValue is a truthy tool-call id or function name as the slot keeps it (SPEC §4.5 sets them,
+// §0 D13): a string as itself, any other value as the string of its compact JSON text.
+func textValue(v ojson.Value) ojson.Value {
+	if v.Kind() == ojson.KindString {
+		return v.Clone()
+	}
+	return ojson.String(string(v.AppendJSON(nil)))
 }
 
 // finished reports SPEC §0 D8's condition: at least one choice was seen and every choice seen

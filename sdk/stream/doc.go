@@ -30,7 +30,9 @@
 //
 // Malformed traffic never panics and never stops decoding: data that is not a strict JSON object
 // is skipped and counted ([Stats.ParseErrors]); objects whose members have types the
-// reassembly cannot combine are skipped and counted ([Stats.Skipped]).
+// reassembly cannot combine are skipped and counted ([Stats.Skipped]). A chat delta value of
+// another JSON type than the documented string is read instead (SPEC §0 D13): content parts give
+// their text and thinking, any other value its compact JSON text, null nothing.
 //
 // State is per request, there is no package state, and no type here is safe for concurrent use.
 package stream

@@ -61,6 +61,11 @@ var retainedValueStreams = []struct {
 		`{"id":"c2","choices":[{"index":1,"delta":{"content":"zz","role":"user"},"finish_reason":"length"}],"extra":{"a":{"b":{"c":[1,2,3,4,5,6,7,8]}}}}`,
 		`{"choices":[],"filler":[{"k":"v"},{"k":"w"},{"k":[1,{"deep":true}]}]}`,
 		`[DONE]`)},
+	{"chat content parts and object arguments (D13)", DialectChat, sse(
+		`{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"t"}]},{"type":"text","text":"a"}],"tool_calls":[{"index":0,"id":7,"function":{"name":"f","arguments":{"q":[1.50,{"r":"s"}]}}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":{"o":[2]},"reasoning":["x"],"tool_calls":[{"index":0,"function":{"arguments":[true,null]}}]}}],"filler":[{"k":"v"},{"k":[1,{"deep":true}]}]}`,
+		`{"choices":[],"filler":[{"q":[9,9,9,9]},{"r":{"s":"t"}}]}`,
+		`[DONE]`)},
 	{"messages nested blocks, usage and stop reason", DialectMessages,
 		"event: message_start\ndata: " + `{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","model":{"family":"claude","v":[4,5]},"stop_reason":null,"usage":{"input_tokens":3,"cache":{"read":[1]}}}}` + "\n\n" +
 			"event: content_block_start\ndata: " + `{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s1","input":{"q":{"nested":["a","b"]}}}}` + "\n\n" +
