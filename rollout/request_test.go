@@ -18,7 +18,7 @@ func TestBaggageKeyIsSemconv(t *testing.T) {
 	assert.Equal(t, semconv.GymtraceRolloutIDBaggageMember, BaggageKey)
 }
 
-func TestRolloutIDFromRequest(t *testing.T) {
+func TestFromRequest(t *testing.T) {
 	tests := []struct {
 		name       string
 		path       string
@@ -64,7 +64,7 @@ func TestRolloutIDFromRequest(t *testing.T) {
 	}
 }
 
-func TestContextWithRolloutID(t *testing.T) {
+func TestContextWithID(t *testing.T) {
 	m, err := baggage.NewMemberRaw("user", "alice")
 	require.NoError(t, err)
 	b, err := baggage.New(m)
@@ -91,7 +91,7 @@ func TestContextWithRolloutID(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func FuzzRolloutIDFromRequest(f *testing.F) {
+func FuzzFromRequest(f *testing.F) {
 	f.Add("/v1/responses", "h-1", "gymtrace.rollout_id=b-1")
 	f.Add("/ng-rollout/p/v1/messages", "", "")
 	f.Add("/v1/chat/completions", "", "gymtrace.rollout_id=%20x,other=1")
@@ -124,7 +124,7 @@ func FuzzRolloutIDFromRequest(f *testing.F) {
 	})
 }
 
-func BenchmarkRolloutIDFromRequest(b *testing.B) {
+func BenchmarkFromRequest(b *testing.B) {
 	for _, tc := range []struct{ name, header, baggage string }{
 		{name: "header", header: "task-3-1"},
 		{name: "baggage", baggage: "user=x,gymtrace.rollout_id=task-3-1"},

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func TestRolloutTraceIDInRunGolden(t *testing.T) {
+func TestIDTraceIDInRunGolden(t *testing.T) {
 	// Pinned values computed independently with Python:
 	// hashlib.sha256(("gymtrace/rollout/" + run + "/" + id).encode()).hexdigest()[:32] and [32:48].
 	tests := []struct {
@@ -45,7 +45,7 @@ func TestRolloutTraceIDInRunGolden(t *testing.T) {
 	assert.NotEqual(t, ID{Run: "a", Rollout: "1"}.TraceID(), ID{Run: "b", Rollout: "1"}.TraceID(), "two runs, two traces")
 }
 
-func TestParentForModelCallInRun(t *testing.T) {
+func TestIDParentForModelCallInRun(t *testing.T) {
 	const run, id = "run-1", "4-2"
 	inRun := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: ID{Run: run, Rollout: id}.TraceID(), SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled, Remote: true,
@@ -80,7 +80,7 @@ func TestParentForModelCallInRun(t *testing.T) {
 	}
 }
 
-func TestValidateRunID(t *testing.T) {
+func TestValidateRun(t *testing.T) {
 	tests := []struct {
 		run     string
 		wantErr string
@@ -109,7 +109,7 @@ func TestValidateRunID(t *testing.T) {
 	}
 }
 
-func TestRunCaptureDir(t *testing.T) {
+func TestRunDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "caps")
 	tests := []struct {
 		name, run, want, wantErr string

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gymtrace/gymtrace/sdk"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // An agent installs sdk.RolloutIDGenerator in its tracer provider once, starts each rollout with
@@ -33,12 +35,12 @@ func ExampleStartRollout() {
 	step.End()
 	root.End()
 
-	id, _ := sdk.RolloutIDFromContext(ctx)
+	id, _ := rollout.IDFromContext(ctx)
 	fmt.Println("baggage:", id)
 	for _, s := range exp.GetSpans() {
 		fmt.Println(s.Name, s.SpanContext.TraceID(), "parent", s.Parent.SpanID())
 	}
-	fmt.Println("root span id:", sdk.RolloutRootSpanID("3-1"))
+	fmt.Println("root span id:", rollout.ID{Rollout: "3-1"}.RootSpanID())
 	// Output:
 	// baggage: 3-1
 	// invoke_agent e39762d6698282a3e40c49ec8a777ecd parent b0d3fffb8fec4d46

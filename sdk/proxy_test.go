@@ -26,6 +26,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/semconv"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 const (
@@ -529,7 +531,7 @@ func TestProxySampling(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"x"}`)
 	})
-	rolloutTrace := RolloutTraceID("samp")
+	rolloutTrace := rollout.ID{Rollout: "samp"}.TraceID()
 	tests := []struct {
 		name        string
 		opts        []Option

@@ -26,6 +26,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/semconv"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 var updateSpanGolden = flag.Bool("update-span-golden", false, "rewrite the model-call span golden files under testdata/spanattrs/")
@@ -285,7 +287,7 @@ func checkSpanInvariants(t *testing.T, c spanCase, s tracetest.SpanStub) {
 		a[kv.Key] = kv.Value
 	}
 	assert.Equal(t, trace.SpanKindClient, s.SpanKind)
-	assert.Equal(t, RolloutTraceID("golden-1"), s.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Rollout: "golden-1"}.TraceID(), s.SpanContext.TraceID())
 	assert.Equal(t, semconv.ChatSpanName(a[semconv.GenAIRequestModelKey].AsString()), s.Name, "name is {operation} {model}")
 	category := a[semconv.GymtraceErrorCategoryKey].AsString()
 	switch c.name {
