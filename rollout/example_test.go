@@ -2,6 +2,8 @@ package rollout_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/gymtrace/gymtrace/rollout"
 )
@@ -45,6 +47,24 @@ func ExampleCorrelationFromGlobalConfig() {
 	}
 	fmt.Println(path)
 	// Output: /ng-rollout/step7.task3/training-token-capture/v1/responses
+}
+
+func ExampleParseRequestPath() {
+	for _, target := range []string{
+		"/ng-rollout/3-1/v1/chat/completions",
+		"/ng-rollout/a%2Fb/v1/messages",
+		"/ng-rollout/3-1/v1/%2e%2e/admin",
+		"/v1/responses",
+	} {
+		r := httptest.NewRequest(http.MethodPost, target, nil)
+		p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
+		fmt.Printf("%v %q %q %v\n", ok, p.ID, p.Rest, err != nil)
+	}
+	// Output:
+	// true "3-1" "/v1/chat/completions" false
+	// true "a/b" "/v1/messages" true
+	// true "3-1" "/v1/../admin" true
+	// false "" "" false
 }
 
 func ExampleID() {

@@ -44,7 +44,8 @@ const (
 )
 
 // ErrInvalidID is matched (errors.Is) by every error reporting a rollout id that breaks SPEC §0
-// D12: a bad explicit _ng_rollout_id, a bad prefix, header or baggage id.
+// D12: a bad explicit _ng_rollout_id, a bad prefix, header or baggage id, a prefix that holds a
+// percent-encoded separator or a rest with a dot segment ([ParseRequestPath]).
 var ErrInvalidID = errors.New("invalid rollout id")
 
 // ErrInvalidRun is matched (errors.Is) by every error reporting a run id that breaks the rule of

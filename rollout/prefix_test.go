@@ -2,7 +2,9 @@ package rollout
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -158,4 +160,111 @@ func BenchmarkParsePrefix(b *testing.B) {
 			b.Fatal("unexpected parse")
 		}
 	}
+}
+
+// SPEC §0 D12, last paragraph: a prefix whose id or rest exists only after percent-decoding a
+// separator, and a rest with a dot segment, are refused like an invalid id.
+func TestParseRequestPathD12(t *testing.T) {
+	tests := []struct {
+		name    string
+		target  string // the request target as sent
+		want    Prefix
+		wantErr string // "" = accepted
+	}{
+		{name: "plain", target: "/ng-rollout/3-1/v1/responses", want: Prefix{ID: "3-1", Rest: "/v1/responses"}},
+		{name: "token capture", target: "/ng-rollout/3-1/training-token-capture/v1/chat/completions", want: Prefix{ID: "3-1", TokenCapture: true, Rest: "/v1/chat/completions"}},
+		{name: "encoded letters are fine", target: "/ng-rollout/%61bc/v1/%72esponses", want: Prefix{ID: "abc", Rest: "/v1/responses"}},
+		{name: "encoded slash in rest is not the prefix's", target: "/ng-rollout/3-1/v1%2Fresponses", want: Prefix{ID: "3-1", Rest: "/v1/responses"}},
+		{name: "dots inside a segment", target: "/ng-rollout/a..b/v1/x..y/.z/", want: Prefix{ID: "a..b", Rest: "/v1/x..y/.z/"}},
+		{name: "id with %2F", target: "/ng-rollout/a%2Fb/v1/responses", want: Prefix{ID: "a/b", Rest: "/v1/responses"}, wantErr: `"a%2Fb"`},
+		{name: "id with %2f", target: "/ng-rollout/a%2fb/v1/messages", want: Prefix{ID: "a/b", Rest: "/v1/messages"}, wantErr: `"a%2fb"`},
+		{name: "id with %5C", target: "/ng-rollout/a%5Cb/v1/responses", want: Prefix{ID: `a\b`, Rest: "/v1/responses"}, wantErr: `"a%5Cb"`},
+		{name: "id with %5c", target: "/ng-rollout/a%5cb/v1/responses", want: Prefix{ID: `a\b`, Rest: "/v1/responses"}, wantErr: `"a%5cb"`},
+		{name: "rest slash encoded", target: "/ng-rollout/abc%2Fv1%2Fresponses", want: Prefix{ID: "abc/v1/responses", Rest: "/"}, wantErr: `"abc%2Fv1%2Fresponses"`},
+		{name: "id segment with token segment after it", target: "/ng-rollout/a%2Fb/training-token-capture/v1/chat/completions", want: Prefix{ID: "a/b", TokenCapture: true, Rest: "/v1/chat/completions"}, wantErr: `"a%2Fb"`},
+		{name: "first segment with %2F", target: "/ng-rollout%2Fabc/v1/responses", want: Prefix{ID: "abc", Rest: "/v1/responses"}, wantErr: `"ng-rollout%2Fabc"`},
+		{name: "token segment with %2F", target: "/ng-rollout/abc/training-token-capture%2Fv1/responses", want: Prefix{ID: "abc", TokenCapture: true, Rest: "/v1/responses"}, wantErr: `"training-token-capture%2Fv1"`},
+		{name: "dot dot segment", target: "/ng-rollout/3-1/../v1/responses", want: Prefix{ID: "3-1", Rest: "/../v1/responses"}, wantErr: `".." segment`},
+		{name: "dot segment", target: "/ng-rollout/3-1/v1/./responses", want: Prefix{ID: "3-1", Rest: "/v1/./responses"}, wantErr: `".." segment`},
+		{name: "trailing dot segment", target: "/ng-rollout/3-1/v1/.", want: Prefix{ID: "3-1", Rest: "/v1/."}, wantErr: `".." segment`},
+		{name: "encoded dot dot", target: "/ng-rollout/3-1/v1/%2e%2e/admin", want: Prefix{ID: "3-1", Rest: "/v1/../admin"}, wantErr: `".." segment`},
+		{name: "encoded upper dot", target: "/ng-rollout/3-1/%2E/v1/responses", want: Prefix{ID: "3-1", Rest: "/./v1/responses"}, wantErr: `".." segment`},
+		{name: "half encoded dot dot", target: "/ng-rollout/3-1/.%2E/v1/responses", want: Prefix{ID: "3-1", Rest: "/../v1/responses"}, wantErr: `".." segment`},
+		{name: "dot segment after token segment", target: "/ng-rollout/3-1/training-token-capture/../v1/responses", want: Prefix{ID: "3-1", TokenCapture: true, Rest: "/../v1/responses"}, wantErr: `".." segment`},
+		{name: "invalid id", target: "/ng-rollout/a%20b/v1/responses", want: Prefix{ID: "a b", Rest: "/v1/responses"}, wantErr: IDPattern},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := url.ParseRequestURI(tt.target)
+			require.NoError(t, err)
+			p, ok, err := ParseRequestPath(u.Path, u.EscapedPath())
+			require.True(t, ok)
+			assert.Equal(t, tt.want, p)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidID)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+	t.Run("no prefix", func(t *testing.T) {
+		for _, path := range []string{"/v1/responses", "/ng-rollout/abc", "/ng-rollout//v1/responses"} {
+			p, ok, err := ParseRequestPath(path, path)
+			assert.False(t, ok)
+			assert.NoError(t, err)
+			assert.Equal(t, Prefix{}, p)
+		}
+	})
+	t.Run("escaped that does not match path is ignored", func(t *testing.T) {
+		p, ok, err := ParseRequestPath("/ng-rollout/a/v1/responses", "/other%2Fpath")
+		require.True(t, ok)
+		require.NoError(t, err)
+		assert.Equal(t, Prefix{ID: "a", Rest: "/v1/responses"}, p)
+	})
+}
+
+func TestHasEncodedSeparator(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": false, "%": false, "%2": false, "a%2F": true, "%2f": true, "%5C": true, "%5cx": true,
+		"%25": false, "%252F": false, "%%2F": true, "%2G": false, "%3F": false, "%2E": false, "%5D": false,
+	} {
+		assert.Equal(t, want, hasEncodedSeparator(s), s)
+	}
+}
+
+// FuzzParseRequestPath checks that the D12 parse never panics, agrees with ParsePrefix on whether
+// a prefix is there, and accepts only ids that pass ValidateID and rests without dot segments.
+func FuzzParseRequestPath(f *testing.F) {
+	for _, s := range []string{"/ng-rollout/a%2Fb/v1/responses", "/ng-rollout/3-1/%2e%2e/x", "/ng-rollout/r/training-token-capture%2F/v1", "/ng-rollout/%61/v1/messages"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, escaped string) {
+		path, err := url.PathUnescape(escaped)
+		if err != nil {
+			return
+		}
+		p, ok, err := ParseRequestPath(path, escaped)
+		q, qok := ParsePrefix(path)
+		if ok != qok {
+			t.Fatalf("%q: ok %v, ParsePrefix %v", escaped, ok, qok)
+		}
+		if !ok {
+			return
+		}
+		if err == nil {
+			n := 2
+			if p.TokenCapture {
+				n = 3
+			}
+			segs := strings.SplitN(strings.TrimPrefix(escaped, "/"), "/", n+1)
+			if p != q || ValidateID(p.ID) != nil || hasDotSegment(p.Rest) || len(segs) <= n || hasEncodedSeparator(strings.Join(segs[:n], "/")) {
+				t.Fatalf("%q accepted as %+v", escaped, p)
+			}
+			return
+		}
+		if !errors.Is(err, ErrInvalidID) || !strings.HasPrefix(p.Rest, "/") {
+			t.Fatalf("%q: refused as %+v: %v", escaped, p, err)
+		}
+	})
 }

@@ -39,7 +39,8 @@ var baggagePropagator = propagation.Baggage{}
 // FromRequest returns the rollout id a model-server request names and where it came from, with
 // the precedence path prefix > [Header] > [BaggageKey] baggage member:
 //
-//   - a "/ng-rollout/<id>/" prefix of r.URL.Path (SPEC §1.6, [ParsePrefix]) wins;
+//   - a "/ng-rollout/<id>/" prefix of r.URL.Path (SPEC §1.6, [ParseRequestPath], so D12's refusals
+//     apply) wins;
 //   - else the header, which must appear once (several lines are an error, even when equal);
 //   - else the baggage member, read from the request's "baggage" header or, when that is absent or
 //     unparsable, from the baggage already in r.Context() (e.g. put there by server middleware).
@@ -49,8 +50,11 @@ var baggagePropagator = propagation.Baggage{}
 // header is ignored as a whole (W3C baggage rules): its member is then absent. id is "" and source
 // SourceNone when nothing names a rollout. r is only read.
 func FromRequest(r *http.Request) (id string, source Source, err error) {
-	if p, ok := ParsePrefix(r.URL.Path); ok {
-		return p.ID, SourcePrefix, validateSource("path prefix", p.ID)
+	if p, ok, err := ParseRequestPath(r.URL.Path, r.URL.EscapedPath()); ok {
+		if err != nil {
+			return p.ID, SourcePrefix, fmt.Errorf("path prefix: %w", err)
+		}
+		return p.ID, SourcePrefix, nil
 	}
 	if vals := r.Header.Values(Header); len(vals) > 0 {
 		if len(vals) > 1 {

@@ -31,6 +31,7 @@ func TestFromRequest(t *testing.T) {
 	}{
 		{name: "prefix", path: "/ng-rollout/a/v1/x", wantID: "a", wantSource: SourcePrefix},
 		{name: "invalid prefix", path: "/ng-rollout/.a/v1/x", wantID: ".a", wantSource: SourcePrefix, wantErr: true},
+		{name: "prefix with an encoded slash", path: "/ng-rollout/a%2Fb/v1/x", wantID: "a/b", wantSource: SourcePrefix, wantErr: true},
 		{name: "header", path: "/v1/x", header: "h", wantID: "h", wantSource: SourceHeader},
 		{name: "baggage header", path: "/v1/x", baggage: BaggageKey + "=b", wantID: "b", wantSource: SourceBaggage},
 		{name: "percent-encoded baggage value", path: "/v1/x", baggage: BaggageKey + "=b%2Dc", wantID: "b-c", wantSource: SourceBaggage},

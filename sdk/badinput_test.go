@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 
@@ -188,7 +187,7 @@ func TestProxyBadRolloutIDs(t *testing.T) {
 		{"single dot", request("/ng-rollout/." + chat), 400},
 		{"encoded dot dot", request("/ng-rollout/%2e%2e" + chat), 400},
 		{"encoded traversal", request("/ng-rollout/..%2F..%2Fetc%2Fpasswd" + chat), 400},
-		{"encoded slash inside the id", request("/ng-rollout/a%2F..%2F..%2Fb" + chat), 200}, // id "a": rest not captured, forwarded
+		{"encoded slash inside the id", request("/ng-rollout/a%2F..%2F..%2Fb" + chat), 400}, // SPEC §0 D12: the raw id segment holds %2F
 		{"double-encoded slash", request("/ng-rollout/a%252F..%252Fb" + chat), 400},
 		{"encoded backslash", request("/ng-rollout/..%5C..%5Cx" + chat), 400},
 		{"encoded NUL", request("/ng-rollout/a%00b" + chat), 400},
@@ -206,7 +205,7 @@ func TestProxyBadRolloutIDs(t *testing.T) {
 		{"64 KiB", request("/ng-rollout/" + strings.Repeat("b", 64<<10) + chat), 400},
 		{"200 bytes is accepted", request("/ng-rollout/" + strings.Repeat("c", rollout.MaxIDBytes) + chat), 200},
 		{"empty id", request("/ng-rollout//v1/chat/completions"), 0},
-		{"traversal after a valid id", request("/ng-rollout/ok/../../v1/chat/completions"), 0},
+		{"traversal after a valid id", request("/ng-rollout/ok/../../v1/chat/completions"), 400}, // SPEC §0 D12: dot segments
 		{"absolute path as id", request("/ng-rollout/%2Fetc%2Fpasswd" + chat), 0},
 		{"header traversal", request(chat, "X-Gymtrace-Rollout-Id: ../../etc/x\r\n"), 400},
 		{"header slash", request(chat, "X-Gymtrace-Rollout-Id: a/b\r\n"), 400},

@@ -4,8 +4,9 @@
 // rollout; this package applies it:
 //
 //   - Prefix handling on the model-server side (SPEC §1.5–§1.6, D12): the handler parses each
-//     request with rollout.ParsePrefix, strips the prefix, and answers an id that fails
-//     rollout.ValidateID itself with HTTP 400 (InvalidRolloutIDBody); CapturedDialect says which stripped
+//     request with rollout.ParseRequestPath, strips the prefix, and answers what SPEC §0 D12
+//     refuses (an invalid id, a percent-encoded separator in the prefix, a dot segment) itself with
+//     HTTP 400 (InvalidRolloutIDBody); CapturedDialect says which stripped
 //     paths are captured. A model-call span's parent is rollout.ID.ParentForModelCall, in the run
 //     namespace of WithRunID (captures then go to dir/<run>).
 //   - Agent side (DESIGN.md "Trace per rollout"): StartRollout emits the rollout root span with the

@@ -73,8 +73,10 @@ type Handler struct {
 //   - A request whose decoded path starts with /ng-rollout/<id>/ (optionally followed by
 //     training-token-capture/) has the prefix stripped before next sees it: r.URL.Path becomes the
 //     rest, r.URL.RawPath the client's own escaping of it (re-escaped when that is not possible).
-//   - A prefix id that fails [rollout.ValidateID] is answered 400 with [InvalidRolloutIDBody]
-//     (SPEC §0 D12); nothing is forwarded or written.
+//   - A prefix that [rollout.ParseRequestPath] refuses (SPEC §0 D12: an id failing
+//     [rollout.ValidateID], a percent-encoded separator in the prefix as sent, a "." or ".."
+//     segment after it) is answered 400 with [InvalidRolloutIDBody]; nothing is forwarded or
+//     written.
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages under a prefix are captured;
 //     other paths are stripped and served uncaptured; unprefixed calls are never captured.
 //
@@ -210,7 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.fwd != nil && !h.fwd.accepts(w, r) {
 		return
 	}
-	p, ok := rollout.ParsePrefix(r.URL.Path)
+	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
 	if !ok {
 		if strings.HasPrefix(r.URL.Path, prefixSegment) {
 			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
@@ -218,7 +220,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
 		return
 	}
-	if err := rollout.ValidateID(p.ID); err != nil {
+	if err != nil {
 		status, body := InvalidRolloutIDBody(p.Rest, err)
 		writeJSON(w, status, body)
 		return

@@ -22,8 +22,9 @@ func CapturedDialect(rest string) string {
 	return ""
 }
 
-// InvalidRolloutIDBody returns the response the model server gives itself for a prefix id that
-// fails rollout.ValidateID (SPEC §0 D12): status 400 and a JSON body (Content-Type application/json) whose message is
+// InvalidRolloutIDBody returns the response the model server gives itself for a prefix that
+// rollout.ParseRequestPath refuses (SPEC §0 D12: an invalid id, an encoded separator in the prefix,
+// a dot segment): status 400 and a JSON body (Content-Type application/json) whose message is
 // err's text (naming the id and the rule). strippedPath is the parsed rollout.Prefix.Rest: for
 // /v1/messages the body has Anthropic's shape
 // {"type":"error","error":{"type":"invalid_request_error","message":M}}, for every other path
