@@ -16,9 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // instrumentationName is the tracer name of the recorder's spans.

@@ -27,9 +27,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 var (

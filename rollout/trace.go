@@ -10,22 +10,13 @@ import (
 // ID names a rollout in its run namespace: the key of its trace (DESIGN.md "Trace per rollout").
 // The zero Run is "no run namespace" (Gym's layout, `gymtrace proxy` without --run-id); with a
 // run, files go to DIR/Run/ ([RunDir]) and the trace ids change, so the same rollout id in two
-// runs gives two traces. The methods use the ids as given; call [ID.Validate] to check them.
+// runs gives two traces. The methods use the ids as given (check them with [ValidateID] and
+// [ValidateRun]).
 type ID struct {
 	// Run is the run namespace (`--run-id`), "" for none.
 	Run string
 	// Rollout is the rollout id (SPEC §1.2), e.g. "3-1".
 	Rollout string
-}
-
-// Validate checks Rollout with [ValidateID] and a non-empty Run with [ValidateRun].
-func (id ID) Validate() error {
-	if id.Run != "" {
-		if err := ValidateRun(id.Run); err != nil {
-			return err
-		}
-	}
-	return ValidateID(id.Rollout)
 }
 
 // traceDomain separates rollout trace ids from other uses of SHA-256 over the same ids.

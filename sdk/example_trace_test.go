@@ -8,9 +8,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // An agent installs sdk.RolloutIDGenerator in its tracer provider once, starts each rollout with

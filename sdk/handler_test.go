@@ -23,9 +23,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
-	"github.com/gymtrace/gymtrace/semconv"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // scripted describes what a model server handler does (the vectors' "exchange" inputs).

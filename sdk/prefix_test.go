@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/testvectors"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -18,9 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // agentProvider is an agent's tracer provider exporting synchronously to memory.

@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -25,9 +25,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 var updateSpanGolden = flag.Bool("update-span-golden", false, "rewrite the model-call span golden files under testdata/spanattrs/")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 )
 
 // itemID is the reference's item id: "<uuid>:<kind>:<index>" when the event has a non-empty
@@ -28,7 +29,7 @@ func (x *extractor) assistantBlocks(inv *invocation, e event, message, content o
 	case hasContent && content.Kind() == ojson.KindString:
 		blocks = []ojson.Value{ojson.Object(ojson.Member{Key: "type", Value: ojson.String("text")}, ojson.Member{Key: "text", Value: content})}
 	default:
-		x.gap(GapUnsupportedAssistantContent, inv.id, ptr(pyTypeName(content)))
+		x.gap(GapUnsupportedAssistantContent, inv.id, ptr(pyrepr.TypeName(content)))
 	}
 	for index, block := range blocks {
 		if block.Kind() != ojson.KindObject {
@@ -106,7 +107,7 @@ func (x *extractor) userBlocks(inv *invocation, e event, role string, content oj
 	}
 	if !hasContent || content.Kind() != ojson.KindArray {
 		if hasContent && !content.IsNull() {
-			x.gap(GapUnsupportedUserContent, inv.id, ptr(pyTypeName(content)))
+			x.gap(GapUnsupportedUserContent, inv.id, ptr(pyrepr.TypeName(content)))
 		}
 		return
 	}

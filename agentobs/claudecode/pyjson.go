@@ -51,55 +51,13 @@ func appendPyDumps(dst []byte, v ojson.Value) []byte {
 // pyDumps returns appendPyDumps as a string.
 func pyDumps(v ojson.Value) string { return string(appendPyDumps(nil, v)) }
 
-// pyStr returns Python's str(v) for a json.loads value: a string as-is, numbers as their repr,
-// True/False/None, and lists/dicts as their repr (elements and keys through repr, insertion order).
+// pyStr returns Python's str(v) for a json.loads value: a string as-is, anything else its repr
+// (pyrepr.Value: True/False/None, numbers, lists and dicts in insertion order).
 func pyStr(v ojson.Value) string {
 	if s, ok := v.AsString(); ok {
 		return s
 	}
-	var b strings.Builder
-	writePyRepr(&b, v)
-	return b.String()
-}
-
-// writePyRepr writes Python's repr(v).
-func writePyRepr(b *strings.Builder, v ojson.Value) {
-	switch v.Kind() {
-	case ojson.KindNull:
-		b.WriteString("None")
-	case ojson.KindBool:
-		if t, _ := v.AsBool(); t {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case ojson.KindNumber:
-		text, _ := v.NumberText()
-		b.WriteString(text)
-	case ojson.KindString:
-		s, _ := v.AsString()
-		b.WriteString(pyrepr.Str(s))
-	case ojson.KindArray:
-		b.WriteByte('[')
-		for i, e := range v.Elems() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePyRepr(b, e)
-		}
-		b.WriteByte(']')
-	case ojson.KindObject:
-		b.WriteByte('{')
-		for i, m := range v.Members() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pyrepr.Str(m.Key))
-			b.WriteString(": ")
-			writePyRepr(b, m.Value)
-		}
-		b.WriteByte('}')
-	}
+	return pyrepr.Value(v)
 }
 
 // textOf is the reference's text(v) (SPEC §6.4 Helpers): a string as-is; a list whose elements
@@ -158,26 +116,6 @@ func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
 // that "FAİLED" does not become "failed" as it would with strings.ToLower.
 func pyLower(s string) string {
 	return strings.ToLower(strings.ReplaceAll(s, "\u0130", "i\u0307"))
-}
-
-// pyTypeName is Python's type(v).__name__ for a json.loads value.
-func pyTypeName(v ojson.Value) string {
-	switch v.Kind() {
-	case ojson.KindNull:
-		return "NoneType"
-	case ojson.KindBool:
-		return "bool"
-	case ojson.KindNumber:
-		if v.IsInteger() {
-			return "int"
-		}
-		return "float"
-	case ojson.KindString:
-		return "str"
-	case ojson.KindArray:
-		return "list"
-	}
-	return "dict"
 }
 
 // nonEmptyString returns v's string when v is a non-empty string.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/pyrepr"
 )
 
 // Expected values are what CPython prints for json.loads(input) passed through the function.
@@ -57,6 +58,6 @@ func TestPyStripLowerTypeName(t *testing.T) {
 	for in, want := range map[string]string{`null`: "NoneType", `true`: "bool", `1`: "int", `1.0`: "float", `"s"`: "str", `[]`: "list", `{}`: "dict"} {
 		v, err := ojson.ParsePython([]byte(in))
 		require.NoError(t, err)
-		assert.Equal(t, want, pyTypeName(v), in)
+		assert.Equal(t, want, pyrepr.TypeName(v), in)
 	}
 }

@@ -31,10 +31,9 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
 	"github.com/gymtrace/gymtrace/internal/jaegertest"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 	"github.com/gymtrace/gymtrace/semconv"
-
-	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // e2eCall is one model call the in-test agent makes through the proxy.

@@ -27,7 +27,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gymtrace/gymtrace/capture"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/internal/report"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -13,7 +13,6 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/capturegen"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

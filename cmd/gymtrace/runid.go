@@ -3,9 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Flag names of run namespaces and prefix-less correlation (issue 3 parts 7 and 8).

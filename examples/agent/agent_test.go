@@ -22,9 +22,8 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // TestMain runs the test binary as the workload when the sandbox starts it as the agent binary

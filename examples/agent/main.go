@@ -19,9 +19,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Defaults of the flags.

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

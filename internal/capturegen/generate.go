@@ -14,9 +14,8 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
-
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // callHeader carries the index of a call so the fault function can find its Fault.

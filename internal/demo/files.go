@@ -13,7 +13,6 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/rollouts"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -21,7 +21,6 @@ import (
 	"github.com/gymtrace/gymtrace/internal/capturegen"
 	"github.com/gymtrace/gymtrace/internal/demo"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

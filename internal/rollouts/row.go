@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/internal/rolloutline"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

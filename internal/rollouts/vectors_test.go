@@ -10,7 +10,6 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
-
 	"github.com/gymtrace/gymtrace/rollout"
 )
 
