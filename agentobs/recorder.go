@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -39,8 +39,8 @@ func (f recorderOptionFunc) applyRecorder(c *recorderConfig) { f(c) }
 
 // WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [sdk.WithRunID]):
 // spans started without a parent in the rollout's trace get the run's rollout root
-// (sdk.RolloutSpanContextInRun) as their parent. Default "": no run namespace. A non-empty runID
-// must pass sdk.ValidateRunID, else NewRecorder fails.
+// (rollout.ID{Run: runID, Rollout: id}.RootSpanContext()) as their parent. Default "": no run namespace. A non-empty runID
+// must pass rollout.ValidateRun, else NewRecorder fails.
 func WithRunID(runID string) Option {
 	return recorderOptionFunc(func(c *recorderConfig) { c.runID = runID })
 }
@@ -67,7 +67,7 @@ func WithClock(clock func() time.Time) Option {
 // the context they are given. Spans follow the GenAI conventions (SPEC §0 "Agent observations"):
 // "invoke_agent {name}", "execute_tool {name}", "context_compaction", "sandbox {role}", all kind
 // INTERNAL, with the attributes [BundleFromSpans] maps. A span started from a context without a
-// span of the rollout's trace gets the rollout's root (sdk.RolloutSpanContextInRun) as its parent,
+// span of the rollout's trace gets the rollout's root (rollout.ID{Run: runID, Rollout: id}.RootSpanContext()) as its parent,
 // so every observation lands in the rollout's trace.
 //
 // A Recorder never waits for export: spans end with span.End, which runs the tracer provider's
@@ -112,7 +112,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 		return nil, fmt.Errorf("agentobs: recorder: %w", err)
 	}
 	if cfg.runID != "" {
-		if err := sdk.ValidateRunID(cfg.runID); err != nil {
+		if err := rollout.ValidateRun(cfg.runID); err != nil {
 			return nil, fmt.Errorf("agentobs: recorder: WithRunID: %w", err)
 		}
 	}
@@ -124,7 +124,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 		tracer:    tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
 		rolloutID: rolloutID,
 		runID:     cfg.runID,
-		traceID:   sdk.RolloutTraceIDInRun(cfg.runID, rolloutID),
+		traceID:   rollout.ID{Run: cfg.runID, Rollout: rolloutID}.TraceID(),
 		clock:     cfg.clock,
 		base:      base,
 		wall0:     base.Round(0),
@@ -189,7 +189,7 @@ func (e *entry) snapshot() ObservationSpan {
 // startSpan starts an observation span at time at with attrs, below ctx's span when that span is
 // in the rollout's trace, else below the rollout root, and registers its entry.
 func (r *Recorder) startSpan(ctx context.Context, name string, at time.Time, attrs []attribute.KeyValue) (context.Context, *entry) {
-	pctx, links := sdk.ParentForModelCallInRun(ctx, r.runID, r.rolloutID)
+	pctx, links := rollout.ID{Run: r.runID, Rollout: r.rolloutID}.ParentForModelCall(ctx)
 	parent := trace.SpanContextFromContext(pctx)
 	sctx, span := r.tracer.Start(pctx, name,
 		trace.WithSpanKind(trace.SpanKindInternal),

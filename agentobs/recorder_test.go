@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -74,9 +75,9 @@ func TestRecorderSpans(t *testing.T) {
 	t.Run("trace and parents", func(t *testing.T) {
 		for _, s := range h.exp.GetSpans() {
 			assert.Equal(t, trace.SpanKindInternal, s.SpanKind, s.Name)
-			assert.Equal(t, sdk.RolloutTraceID(rid), s.SpanContext.TraceID(), s.Name)
+			assert.Equal(t, rollout.ID{Rollout: rid}.TraceID(), s.SpanContext.TraceID(), s.Name)
 		}
-		assert.Equal(t, sdk.RolloutRootSpanID(rid), root.Parent.SpanID(), "a root invocation hangs under the rollout root")
+		assert.Equal(t, rollout.ID{Rollout: rid}.RootSpanID(), root.Parent.SpanID(), "a root invocation hangs under the rollout root")
 		assert.True(t, root.Parent.IsRemote())
 		assert.Equal(t, root.SpanContext.SpanID(), tool.Parent.SpanID())
 		assert.Equal(t, tool.SpanContext.SpanID(), sub.Parent.SpanID())
@@ -346,9 +347,9 @@ func TestRecorderRunIDAndRolloutContext(t *testing.T) {
 
 	spans := h.byName()
 	a, b := spans["invoke_agent a"], spans["invoke_agent b"]
-	assert.Equal(t, sdk.RolloutTraceIDInRun("run-9", "r-1"), a.SpanContext.TraceID())
-	assert.Equal(t, sdk.RolloutRootSpanIDInRun("run-9", "r-1"), a.Parent.SpanID())
-	assert.Equal(t, sdk.RolloutTraceIDInRun("run-9", "r-1"), b.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Run: "run-9", Rollout: "r-1"}.TraceID(), a.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Run: "run-9", Rollout: "r-1"}.RootSpanID(), a.Parent.SpanID())
+	assert.Equal(t, rollout.ID{Run: "run-9", Rollout: "r-1"}.TraceID(), b.SpanContext.TraceID())
 	assert.Equal(t, root.SpanContext().SpanID(), b.Parent.SpanID())
 
 	// A span of a foreign trace in ctx becomes a link; the invocation still joins the rollout.
@@ -360,7 +361,7 @@ func TestRecorderRunIDAndRolloutContext(t *testing.T) {
 	inv3.End(nil)
 	foreign.End()
 	c := h2.byName()["invoke_agent c"]
-	assert.Equal(t, sdk.RolloutTraceID("r-2"), c.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Rollout: "r-2"}.TraceID(), c.SpanContext.TraceID())
 	require.Len(t, c.Links, 1)
 	assert.Equal(t, foreign.SpanContext().SpanID(), c.Links[0].SpanContext.SpanID())
 	requireSameBundles(t, h2, rec2)

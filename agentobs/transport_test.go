@@ -16,6 +16,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -191,5 +192,5 @@ func TestTransportWithCaptureHandler(t *testing.T) {
 	// The agent's invoke_agent span is the parent of the HTTP client span, and the capture span
 	// (in the handler's own provider) is in the rollout's trace under it.
 	invSpan := h.byName()["invoke_agent agent"]
-	assert.Equal(t, sdk.RolloutTraceID("r-9"), invSpan.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Rollout: "r-9"}.TraceID(), invSpan.SpanContext.TraceID())
 }

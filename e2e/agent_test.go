@@ -30,6 +30,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -507,7 +508,7 @@ func checkAgentTrace(t *testing.T, recv *otlpReceiver, run agentRun, bundle agen
 		return byName[name][0]
 	}
 	root := one(sdk.RolloutSpanNamePrefix + id)
-	assert.Equal(t, sdk.RolloutRootSpanID(id).String(), root.spanID(), "the rollout root has the rollout's span id")
+	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID().String(), root.spanID(), "the rollout root has the rollout's span id")
 	assert.Empty(t, root.span.GetParentSpanId())
 
 	r := splitRecords(t, bundle)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -231,12 +233,15 @@ func startInProcessProxy(t *testing.T, upstream string) *proxy {
 }
 
 // rolloutBaseURL is the base URL an agent points its client at for a rollout: what
-// sdk.Correlation.BaseURLForRun returns for a run body carrying the explicit id, with capture
+// rollout.Correlation.BaseURLForRun returns for a run body carrying the explicit id, with capture
 // correlation on (SPEC.md §1.3, §1.4) — checked against the SPEC's literal rule.
 func rolloutBaseURL(t *testing.T, base, rolloutID string) string {
 	t.Helper()
-	c := sdk.CorrelationFromGlobalConfig(map[string]any{"observability_enabled": true}, false)
-	u, err := c.BaseURLForRun(base, map[string]any{"_ng_rollout_id": rolloutID})
+	c, err := rollout.CorrelationFromGlobalConfig([]byte(`{"observability_enabled": true}`), false)
+	require.NoError(t, err)
+	runBody, err := json.Marshal(map[string]string{rollout.IDKey: rolloutID})
+	require.NoError(t, err)
+	u, err := c.BaseURLForRun(base, runBody)
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimRight(base, "/")+"/ng-rollout/"+rolloutID, u)
 	return u

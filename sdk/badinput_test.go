@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // Issue 7 part 3: bad input never panics the proxy, never writes outside the capture directory, and
@@ -152,7 +153,7 @@ func (e *badInputEnv) checkTree(t testing.TB) {
 			id, isMarker = strings.CutSuffix(name, capture.MarkerFileSuffix)
 			require.True(t, isMarker, "unexpected file %q", name)
 		}
-		require.NoError(t, ValidatePrefixID(id), "file of an id the proxy must refuse: %q", name)
+		require.NoError(t, rollout.ValidateID(id), "file of an id the proxy must refuse: %q", name)
 		if isCapture {
 			lines, invalid, err := e.store.ReadAvailable(id)
 			require.NoError(t, err)
@@ -186,7 +187,7 @@ func TestProxyBadRolloutIDs(t *testing.T) {
 		{"single dot", request("/ng-rollout/." + chat), 400},
 		{"encoded dot dot", request("/ng-rollout/%2e%2e" + chat), 400},
 		{"encoded traversal", request("/ng-rollout/..%2F..%2Fetc%2Fpasswd" + chat), 400},
-		{"encoded slash inside the id", request("/ng-rollout/a%2F..%2F..%2Fb" + chat), 200}, // id "a": rest not captured, forwarded
+		{"encoded slash inside the id", request("/ng-rollout/a%2F..%2F..%2Fb" + chat), 400}, // SPEC §0 D12: the raw id segment holds %2F
 		{"double-encoded slash", request("/ng-rollout/a%252F..%252Fb" + chat), 400},
 		{"encoded backslash", request("/ng-rollout/..%5C..%5Cx" + chat), 400},
 		{"encoded NUL", request("/ng-rollout/a%00b" + chat), 400},
@@ -200,11 +201,11 @@ func TestProxyBadRolloutIDs(t *testing.T) {
 		{"raw UTF-8", request("/ng-rollout/r\xc3\xb6llout" + chat), 400},
 		{"invalid UTF-8", request("/ng-rollout/a%FF%FEb" + chat), 400},
 		{"leading dash", request("/ng-rollout/-rf" + chat), 400},
-		{"201 bytes", request("/ng-rollout/" + strings.Repeat("a", MaxRolloutIDBytes+1) + chat), 400},
+		{"201 bytes", request("/ng-rollout/" + strings.Repeat("a", rollout.MaxIDBytes+1) + chat), 400},
 		{"64 KiB", request("/ng-rollout/" + strings.Repeat("b", 64<<10) + chat), 400},
-		{"200 bytes is accepted", request("/ng-rollout/" + strings.Repeat("c", MaxRolloutIDBytes) + chat), 200},
+		{"200 bytes is accepted", request("/ng-rollout/" + strings.Repeat("c", rollout.MaxIDBytes) + chat), 200},
 		{"empty id", request("/ng-rollout//v1/chat/completions"), 0},
-		{"traversal after a valid id", request("/ng-rollout/ok/../../v1/chat/completions"), 0},
+		{"traversal after a valid id", request("/ng-rollout/ok/../../v1/chat/completions"), 400}, // SPEC §0 D12: dot segments
 		{"absolute path as id", request("/ng-rollout/%2Fetc%2Fpasswd" + chat), 0},
 		{"header traversal", request(chat, "X-Gymtrace-Rollout-Id: ../../etc/x\r\n"), 400},
 		{"header slash", request(chat, "X-Gymtrace-Rollout-Id: a/b\r\n"), 400},
@@ -228,7 +229,7 @@ func TestProxyBadRolloutIDs(t *testing.T) {
 	entries, err := os.ReadDir(e.caps)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only the 200-byte id was captured")
-	assert.Equal(t, strings.Repeat("c", MaxRolloutIDBytes)+capture.CaptureFileSuffix, entries[0].Name())
+	assert.Equal(t, strings.Repeat("c", rollout.MaxIDBytes)+capture.CaptureFileSuffix, entries[0].Name())
 }
 
 // TestProxyBadPayloads: odd request and response bodies are forwarded unchanged and recorded
@@ -441,10 +442,10 @@ func FuzzProxyRolloutID(f *testing.F) {
 			if !validHeaderValue(id) {
 				return // net/http refuses to send it
 			}
-			req.Header.Set(RolloutIDHeader, id)
+			req.Header.Set(rollout.Header, id)
 			effective = strings.Trim(id, " \t") // net/textproto trims a header value
 		}
-		idOK := ValidatePrefixID(effective) == nil
+		idOK := rollout.ValidateID(effective) == nil
 		beforeLines := 0
 		if idOK {
 			lines, _, err := e.store.ReadAvailable(effective)
@@ -475,7 +476,7 @@ func FuzzProxyRolloutID(f *testing.F) {
 		for _, ent := range mustReadDir(t, e.caps) {
 			id, ok := strings.CutSuffix(ent.Name(), capture.CaptureFileSuffix)
 			require.True(t, ok, "only capture files: %q", ent.Name())
-			require.NoError(t, ValidatePrefixID(id))
+			require.NoError(t, rollout.ValidateID(id))
 		}
 	})
 	f.Cleanup(func() { e.checkTree(f) })

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/baggage"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // echoModel answers every call with a small JSON body and reports the path and headers it saw.
@@ -84,23 +85,23 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 			wantStatus: 200, wantCaptured: "p-1", wantForwardPath: "/v1/responses"},
 		{name: "header", path: "/v1/chat/completions", header: []string{"h-1"},
 			wantStatus: 200, wantCaptured: "h-1", wantForwardPath: "/v1/chat/completions"},
-		{name: "baggage", path: "/v1/messages", baggage: bag(t, "user", "x", RolloutIDBaggageKey, "b-1"),
+		{name: "baggage", path: "/v1/messages", baggage: bag(t, "user", "x", rollout.BaggageKey, "b-1"),
 			wantStatus: 200, wantCaptured: "b-1", wantForwardPath: "/v1/messages"},
-		{name: "prefix wins over header and baggage", path: "/ng-rollout/p-2/v1/responses", header: []string{"h-2"}, baggage: bag(t, RolloutIDBaggageKey, "b-2"),
+		{name: "prefix wins over header and baggage", path: "/ng-rollout/p-2/v1/responses", header: []string{"h-2"}, baggage: bag(t, rollout.BaggageKey, "b-2"),
 			wantStatus: 200, wantCaptured: "p-2", wantForwardPath: "/v1/responses"},
-		{name: "header wins over baggage", path: "/v1/responses", header: []string{"h-3"}, baggage: bag(t, RolloutIDBaggageKey, "b-3"),
+		{name: "header wins over baggage", path: "/v1/responses", header: []string{"h-3"}, baggage: bag(t, rollout.BaggageKey, "b-3"),
 			wantStatus: 200, wantCaptured: "h-3", wantForwardPath: "/v1/responses"},
 		{name: "valid prefix ignores an invalid header", path: "/ng-rollout/p-4/v1/responses", header: []string{"bad id"},
 			wantStatus: 200, wantCaptured: "p-4", wantForwardPath: "/v1/responses"},
-		{name: "invalid header refused even with valid baggage", path: "/v1/responses", header: []string{".hidden"}, baggage: bag(t, RolloutIDBaggageKey, "b-5"),
+		{name: "invalid header refused even with valid baggage", path: "/v1/responses", header: []string{".hidden"}, baggage: bag(t, rollout.BaggageKey, "b-5"),
 			wantStatus: 400, wantErr: `header X-Gymtrace-Rollout-Id: invalid rollout id \".hidden\": must match ^[A-Za-z0-9][A-Za-z0-9._-]*$`},
 		{name: "empty header refused", path: "/v1/chat/completions", header: []string{""},
 			wantStatus: 400, wantErr: `header X-Gymtrace-Rollout-Id: invalid rollout id \"\": must match`},
 		{name: "repeated header refused", path: "/v1/chat/completions", header: []string{"h-6", "h-6"},
 			wantStatus: 400, wantErr: `the header must appear once, got 2 values`},
-		{name: "invalid baggage id refused", path: "/v1/messages", baggage: bag(t, RolloutIDBaggageKey, "a/b"),
+		{name: "invalid baggage id refused", path: "/v1/messages", baggage: bag(t, rollout.BaggageKey, "a/b"),
 			wantStatus: 400, wantErr: `baggage member gymtrace.rollout_id: invalid rollout id \"a/b\": must match`},
-		{name: "too long header refused", path: "/v1/responses", header: []string{strings.Repeat("x", MaxRolloutIDBytes+1)},
+		{name: "too long header refused", path: "/v1/responses", header: []string{strings.Repeat("x", rollout.MaxIDBytes+1)},
 			wantStatus: 400, wantErr: `longer than 200 bytes (201)`},
 		{name: "no id: forwarded uncaptured, counted", path: "/v1/responses",
 			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: CorrelationStats{Uncorrelated: 1},
@@ -130,7 +131,7 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
 			for _, h := range tt.header {
-				req.Header.Add(RolloutIDHeader, h)
+				req.Header.Add(rollout.Header, h)
 			}
 			if tt.baggage != "" {
 				req.Header.Set("Baggage", tt.baggage)
@@ -161,7 +162,7 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 				assert.Equal(t, []string{tt.wantCaptured + ".capture.jsonl"}, files)
 				rec := env.record(t, tt.wantCaptured)
 				assert.Equal(t, resp.Header.Get(modelCallIDHeader), rec["model_call_id"])
-				assert.Equal(t, RolloutTraceID(tt.wantCaptured).String(), rec["trace_id"], "the rollout's trace")
+				assert.Equal(t, rollout.ID{Rollout: tt.wantCaptured}.TraceID().String(), rec["trace_id"], "the rollout's trace")
 			}
 			assert.Equal(t, tt.wantUncorrelated, env.h.CorrelationStats())
 			if tt.wantLog != "" {
@@ -179,7 +180,7 @@ func TestCorrelationThroughProxyKeepsHeaders(t *testing.T) {
 	up := httptest.NewServer(model)
 	t.Cleanup(up.Close)
 	env := newProxyEnv(t, up.URL, nil)
-	b := bag(t, RolloutIDBaggageKey, "bag-1")
+	b := bag(t, rollout.BaggageKey, "bag-1")
 	resp, _, err := env.post(t, "/v1/responses", `{"model":"m"}`, map[string]string{"Baggage": b})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -193,79 +194,6 @@ func TestCorrelationThroughProxyKeepsHeaders(t *testing.T) {
 	assert.Equal(t, CorrelationStats{}, env.h.CorrelationStats())
 }
 
-func TestRolloutIDFromRequest(t *testing.T) {
-	tests := []struct {
-		name       string
-		path       string
-		header     string
-		baggage    string
-		ctxBaggage string
-		wantID     string
-		wantSource CorrelationSource
-		wantErr    bool
-	}{
-		{name: "prefix", path: "/ng-rollout/a/v1/x", wantID: "a", wantSource: CorrelationPrefix},
-		{name: "invalid prefix", path: "/ng-rollout/.a/v1/x", wantID: ".a", wantSource: CorrelationPrefix, wantErr: true},
-		{name: "header", path: "/v1/x", header: "h", wantID: "h", wantSource: CorrelationHeader},
-		{name: "baggage header", path: "/v1/x", baggage: RolloutIDBaggageKey + "=b", wantID: "b", wantSource: CorrelationBaggage},
-		{name: "percent-encoded baggage value", path: "/v1/x", baggage: RolloutIDBaggageKey + "=b%2Dc", wantID: "b-c", wantSource: CorrelationBaggage},
-		{name: "baggage from the context", path: "/v1/x", ctxBaggage: "ctx-1", wantID: "ctx-1", wantSource: CorrelationBaggage},
-		{name: "baggage header wins over context", path: "/v1/x", baggage: RolloutIDBaggageKey + "=b", ctxBaggage: "ctx-1", wantID: "b", wantSource: CorrelationBaggage},
-		{name: "none", path: "/v1/x", wantSource: CorrelationNone},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1"+tt.path, nil)
-			if tt.header != "" {
-				r.Header.Set("x-gymtrace-rollout-id", tt.header)
-			}
-			if tt.baggage != "" {
-				r.Header.Set("baggage", tt.baggage)
-			}
-			if tt.ctxBaggage != "" {
-				ctx, err := ContextWithRolloutID(r.Context(), tt.ctxBaggage)
-				require.NoError(t, err)
-				r = r.WithContext(ctx)
-			}
-			id, src, err := RolloutIDFromRequest(r)
-			assert.Equal(t, tt.wantID, id)
-			assert.Equal(t, tt.wantSource, src)
-			if tt.wantErr {
-				require.ErrorIs(t, err, ErrInvalidRolloutID)
-			} else {
-				require.NoError(t, err)
-			}
-		})
-	}
-}
-
-func TestContextWithRolloutID(t *testing.T) {
-	m, err := baggage.NewMemberRaw("user", "alice")
-	require.NoError(t, err)
-	b, err := baggage.New(m)
-	require.NoError(t, err)
-	base := baggage.ContextWithBaggage(t.Context(), b)
-
-	ctx, err := ContextWithRolloutID(base, "r-1")
-	require.NoError(t, err)
-	id, ok := RolloutIDFromContext(ctx)
-	assert.True(t, ok)
-	assert.Equal(t, "r-1", id)
-	assert.Equal(t, "alice", baggage.FromContext(ctx).Member("user").Value(), "other members kept")
-
-	ctx, err = ContextWithRolloutID(ctx, "r-2")
-	require.NoError(t, err)
-	id, _ = RolloutIDFromContext(ctx)
-	assert.Equal(t, "r-2", id, "replaced")
-
-	bad, err := ContextWithRolloutID(base, "no/slash")
-	require.ErrorIs(t, err, ErrInvalidRolloutID)
-	assert.Contains(t, err.Error(), `rollout baggage: invalid rollout id "no/slash": must match`)
-	assert.Equal(t, base, bad, "ctx unchanged")
-	_, ok = RolloutIDFromContext(base)
-	assert.False(t, ok)
-}
-
 func TestCorrelationOptionsValidated(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -273,8 +201,8 @@ func TestCorrelationOptionsValidated(t *testing.T) {
 		wantErr string
 		wantIs  error
 	}{
-		{name: "bad run id", opt: WithRunID("../x"), wantErr: `sdk capture handler: WithRunID: invalid run id "../x": must match`, wantIs: ErrInvalidRunID},
-		{name: "bad uncorrelated id", opt: WithUncorrelatedRolloutID("a b"), wantErr: `sdk capture handler: WithUncorrelatedRolloutID: invalid rollout id "a b": must match`, wantIs: ErrInvalidRolloutID},
+		{name: "bad run id", opt: WithRunID("../x"), wantErr: `sdk capture handler: WithRunID: invalid run id "../x": must match`, wantIs: rollout.ErrInvalidRun},
+		{name: "bad uncorrelated id", opt: WithUncorrelatedRolloutID("a b"), wantErr: `sdk capture handler: WithUncorrelatedRolloutID: invalid rollout id "a b": must match`, wantIs: rollout.ErrInvalidID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,62 +241,5 @@ func TestRunIDNamespacesCaptureAndTrace(t *testing.T) {
 	require.NoError(t, err)
 	// Golden: sha256("gymtrace/rollout/run-9/3-1")[:16], computed with Python's hashlib.
 	assert.Contains(t, string(data), `"trace_id":"c6f3f148eea160fb4be9a80b2aa96e35"`)
-	assert.NotContains(t, string(data), RolloutTraceID("3-1").String())
-}
-
-func FuzzRolloutIDFromRequest(f *testing.F) {
-	f.Add("/v1/responses", "h-1", "gymtrace.rollout_id=b-1")
-	f.Add("/ng-rollout/p/v1/messages", "", "")
-	f.Add("/v1/chat/completions", "", "gymtrace.rollout_id=%20x,other=1")
-	f.Add("/v1/x", "a\nb", "gymtrace.rollout_id")
-	f.Fuzz(func(t *testing.T, path, header, bagHeader string) {
-		r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, Header: http.Header{}}
-		r = r.WithContext(context.Background())
-		if header != "" {
-			r.Header[RolloutIDHeader] = []string{header}
-		}
-		if bagHeader != "" {
-			r.Header["Baggage"] = []string{bagHeader}
-		}
-		id, src, err := RolloutIDFromRequest(r)
-		if _, ok := ParsePrefix(path); ok {
-			require.Equal(t, CorrelationPrefix, src, "the prefix wins")
-		} else if header != "" {
-			require.Equal(t, CorrelationHeader, src, "the header wins over baggage")
-			require.Equal(t, header, id)
-		}
-		if err != nil {
-			require.ErrorIs(t, err, ErrInvalidRolloutID)
-			return
-		}
-		if src == CorrelationNone {
-			require.Empty(t, id)
-			return
-		}
-		require.NoError(t, ValidatePrefixID(id), "an accepted id is always valid")
-	})
-}
-
-func BenchmarkRolloutIDFromRequest(b *testing.B) {
-	for _, tc := range []struct{ name, header, baggage string }{
-		{name: "header", header: "task-3-1"},
-		{name: "baggage", baggage: "user=x,gymtrace.rollout_id=task-3-1"},
-		{name: "none"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/v1/responses", nil)
-			if tc.header != "" {
-				r.Header.Set(RolloutIDHeader, tc.header)
-			}
-			if tc.baggage != "" {
-				r.Header.Set("Baggage", tc.baggage)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := RolloutIDFromRequest(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	assert.NotContains(t, string(data), rollout.ID{Rollout: "3-1"}.TraceID().String())
 }

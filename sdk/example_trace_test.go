@@ -8,6 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -33,12 +34,12 @@ func ExampleStartRollout() {
 	step.End()
 	root.End()
 
-	id, _ := sdk.RolloutIDFromContext(ctx)
+	id, _ := rollout.IDFromContext(ctx)
 	fmt.Println("baggage:", id)
 	for _, s := range exp.GetSpans() {
 		fmt.Println(s.Name, s.SpanContext.TraceID(), "parent", s.Parent.SpanID())
 	}
-	fmt.Println("root span id:", sdk.RolloutRootSpanID("3-1"))
+	fmt.Println("root span id:", rollout.ID{Rollout: "3-1"}.RootSpanID())
 	// Output:
 	// baggage: 3-1
 	// invoke_agent e39762d6698282a3e40c49ec8a777ecd parent b0d3fffb8fec4d46

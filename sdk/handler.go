@@ -26,6 +26,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/exporter"
 	"github.com/gymtrace/gymtrace/internal/drain"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -72,8 +73,10 @@ type Handler struct {
 //   - A request whose decoded path starts with /ng-rollout/<id>/ (optionally followed by
 //     training-token-capture/) has the prefix stripped before next sees it: r.URL.Path becomes the
 //     rest, r.URL.RawPath the client's own escaping of it (re-escaped when that is not possible).
-//   - A prefix id that fails [ValidatePrefixID] is answered 400 with [InvalidRolloutIDBody]
-//     (SPEC §0 D12); nothing is forwarded or written.
+//   - A prefix that [rollout.ParseRequestPath] refuses (SPEC §0 D12: an id failing
+//     [rollout.ValidateID], a percent-encoded separator in the prefix as sent, a "." or ".."
+//     segment after it) is answered 400 with [InvalidRolloutIDBody]; nothing is forwarded or
+//     written.
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages under a prefix are captured;
 //     other paths are stripped and served uncaptured; unprefixed calls are never captured.
 //
@@ -209,7 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.fwd != nil && !h.fwd.accepts(w, r) {
 		return
 	}
-	p, ok := ParsePrefix(r.URL.Path)
+	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
 	if !ok {
 		if strings.HasPrefix(r.URL.Path, prefixSegment) {
 			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
@@ -217,7 +220,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
 		return
 	}
-	if err := ValidatePrefixID(p.RolloutID); err != nil {
+	if err != nil {
 		status, body := InvalidRolloutIDBody(p.Rest, err)
 		writeJSON(w, status, body)
 		return
@@ -236,7 +239,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.gate.Leave()
-	h.serveCaptured(w, r2, p.RolloutID, dialect)
+	h.serveCaptured(w, r2, p.ID, dialect)
 }
 
 // writeShutDown answers a request that arrives after Shutdown.
@@ -294,7 +297,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	}
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	ctx, links := ParentForModelCallInRun(ctx, h.cfg.corr.runID, rolloutID)
+	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
 	ctx, span := h.tracer.Start(ctx, semconv.GenAIOperationNameChat,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(startWall),
@@ -529,7 +532,7 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
-const prefixSegment = "/ng-rollout/"
+const prefixSegment = "/" + rollout.PathSegment + "/"
 
 // nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
 // slashes are collapsed and a trailing slash is dropped: a client joining URLs carelessly, whose calls

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -209,9 +210,9 @@ func TestCaptureHandlerGoldenLines(t *testing.T) {
 			}
 			assert.Equal(t, in.ModelCallID, resp.Header.Get(modelCallIDHeader))
 
-			p, ok := ParsePrefix(in.Path)
+			p, ok := rollout.ParsePrefix(in.Path)
 			require.True(t, ok)
-			_, lines := env.records(t, p.RolloutID)
+			_, lines := env.records(t, p.ID)
 			require.Len(t, lines, 1)
 			line := lines[0]
 			require.Regexp(t, traceIDsSuffix, line, "trace_id/span_id close the line")
@@ -222,7 +223,7 @@ func TestCaptureHandlerGoldenLines(t *testing.T) {
 			require.Len(t, spans, 1)
 			sc2 := spans[0].SpanContext
 			assert.Contains(t, line, `"trace_id":"`+sc2.TraceID().String()+`","span_id":"`+sc2.SpanID().String()+`"`)
-			assert.Equal(t, RolloutTraceID(p.RolloutID), sc2.TraceID(), "the call is in the rollout's trace")
+			assert.Equal(t, rollout.ID{Rollout: p.ID}.TraceID(), sc2.TraceID(), "the call is in the rollout's trace")
 			assert.Equal(t, start, spans[0].StartTime.UTC())
 			assert.Equal(t, end, spans[0].EndTime.UTC())
 		})
@@ -237,7 +238,7 @@ func TestCaptureHandlerInvalidRolloutID(t *testing.T) {
 		{name: "leading dot", path: "/ng-rollout/.hidden/v1/responses"},
 		{name: "space", path: "/ng-rollout/has%20space/v1/chat/completions"},
 		{name: "trailing newline (D10)", path: "/ng-rollout/abc%0A/v1/messages", anthropic: true},
-		{name: "too long", path: "/ng-rollout/" + strings.Repeat("a", MaxRolloutIDBytes+1) + "/v1/responses"},
+		{name: "too long", path: "/ng-rollout/" + strings.Repeat("a", rollout.MaxIDBytes+1) + "/v1/responses"},
 		{name: "uncaptured path under the prefix", path: "/ng-rollout/b%C3%A4d/v1/models"},
 	}
 	for _, tt := range tests {
@@ -416,8 +417,8 @@ func TestCaptureHandlerSpan(t *testing.T) {
 	s := spans[0]
 	assert.Equal(t, "chat policy", s.Name)
 	assert.Equal(t, trace.SpanKindClient, s.SpanKind)
-	assert.Equal(t, RolloutTraceID("7-0"), s.SpanContext.TraceID())
-	assert.Equal(t, RolloutRootSpanID("7-0"), s.Parent.SpanID(), "foreign trace: parent is the rollout root")
+	assert.Equal(t, rollout.ID{Rollout: "7-0"}.TraceID(), s.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Rollout: "7-0"}.RootSpanID(), s.Parent.SpanID(), "foreign trace: parent is the rollout root")
 	require.Len(t, s.Links, 1, "the foreign incoming trace is linked")
 	assert.Equal(t, "0af7651916cd43dd8448eb211c80319c", s.Links[0].SpanContext.TraceID().String())
 	a := env.spanAttrs(t)

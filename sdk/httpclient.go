@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // ClientOption configures [NewHTTPClient].
@@ -39,9 +41,9 @@ func WithClientMeterProvider(mp metric.MeterProvider) ClientOption {
 }
 
 // WithClientRolloutID makes every request of the client carry the baggage member
-// RolloutIDBaggageKey=id (issue 3 part 7), for a client used by one rollout only. A request whose
-// context already names a rollout ([ContextWithRolloutID], [StartRollout]) keeps its own. id must
-// pass [ValidatePrefixID] (SPEC §0 D12); NewHTTPClient fails otherwise.
+// rollout.BaggageKey=id (issue 3 part 7), for a client used by one rollout only. A request whose
+// context already names a rollout ([rollout.ContextWithID], [StartRollout]) keeps its own. id must
+// pass [rollout.ValidateID] (SPEC §0 D12); NewHTTPClient fails otherwise.
 func WithClientRolloutID(id string) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.rolloutID = id })
 }
@@ -54,7 +56,7 @@ var clientPropagator = propagation.NewCompositeTextMapPropagator(propagation.Tra
 // the global propagator). Pointed at the capture proxy with a context from [StartRollout] (or any
 // span of the rollout), each model call nests under the agent's span: the proxy makes the incoming
 // traceparent the parent of its model-call span (DESIGN.md "Trace per rollout"), and the baggage
-// member RolloutIDBaggageKey names the rollout when the URL has no "/ng-rollout/<id>" prefix.
+// member rollout.BaggageKey names the rollout when the URL has no "/ng-rollout/<id>" prefix.
 //
 // base is copied (Timeout, Jar, CheckRedirect kept); its Transport, or http.DefaultTransport when nil,
 // does the requests. base nil means a zero http.Client. The error names an invalid option value.
@@ -67,7 +69,7 @@ func NewHTTPClient(base *http.Client, opts ...ClientOption) (*http.Client, error
 		}
 	}
 	if cfg.rolloutID != "" {
-		if err := ValidatePrefixID(cfg.rolloutID); err != nil {
+		if err := rollout.ValidateID(cfg.rolloutID); err != nil {
 			return nil, fmt.Errorf("sdk http client: WithClientRolloutID: %w", err)
 		}
 	}
@@ -108,10 +110,10 @@ func (t *clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.rolloutID == "" {
 		return t.next.RoundTrip(r)
 	}
-	if _, ok := RolloutIDFromContext(r.Context()); ok {
+	if _, ok := rollout.IDFromContext(r.Context()); ok {
 		return t.next.RoundTrip(r)
 	}
-	ctx, err := ContextWithRolloutID(r.Context(), t.rolloutID)
+	ctx, err := rollout.ContextWithID(r.Context(), t.rolloutID)
 	if err != nil {
 		// Unreachable: NewHTTPClient validated the id. RoundTrip must close the body.
 		if r.Body != nil {

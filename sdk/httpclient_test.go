@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // headerSink answers 204 and reports the headers of each request.
@@ -31,7 +33,7 @@ func TestNewHTTPClientPropagation(t *testing.T) {
 	tp, exp := agentProvider(t)
 	otherTP, otherExp := agentProvider(t)
 	withBaggage := func(ctx context.Context, id string) context.Context {
-		c, err := ContextWithRolloutID(ctx, id)
+		c, err := rollout.ContextWithID(ctx, id)
 		require.NoError(t, err)
 		return c
 	}
@@ -84,7 +86,7 @@ func TestNewHTTPClientPropagation(t *testing.T) {
 
 			b, err := baggage.Parse(h.Get("Baggage"))
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantRollout, b.Member(RolloutIDBaggageKey).Value())
+			assert.Equal(t, tt.wantRollout, b.Member(rollout.BaggageKey).Value())
 
 			var spans []sdktrace.ReadOnlySpan
 			switch tt.wantSpanIn {
@@ -114,7 +116,7 @@ func TestNewHTTPClientPropagation(t *testing.T) {
 
 func TestNewHTTPClientErrorsAndDefaults(t *testing.T) {
 	_, err := NewHTTPClient(nil, WithClientRolloutID("a b"))
-	require.ErrorIs(t, err, ErrInvalidRolloutID)
+	require.ErrorIs(t, err, rollout.ErrInvalidID)
 	assert.Contains(t, err.Error(), `sdk http client: WithClientRolloutID: invalid rollout id "a b": must match`)
 
 	c, err := NewHTTPClient(nil, nil)

@@ -25,6 +25,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -529,7 +530,7 @@ func TestProxySampling(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"x"}`)
 	})
-	rolloutTrace := RolloutTraceID("samp")
+	rolloutTrace := rollout.ID{Rollout: "samp"}.TraceID()
 	tests := []struct {
 		name        string
 		opts        []Option

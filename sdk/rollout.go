@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -32,7 +33,7 @@ type rootMarker struct {
 
 // RolloutIDGenerator returns an sdktrace.IDGenerator for the agent's TracerProvider
 // (sdktrace.WithIDGenerator) that lets [StartRollout] give the rollout root span its deterministic ids:
-// trace id RolloutTraceIDInRun and span id RolloutRootSpanIDInRun (DESIGN.md "Trace per rollout").
+// trace id and root span id of its [rollout.ID] (DESIGN.md "Trace per rollout").
 // Only the root span StartRollout starts gets them (once per StartRollout call); every other span's
 // ids come from base, or, when base is nil, from a random generator like the SDK's default (non-zero
 // ids from math/rand/v2). Install it once:
@@ -102,7 +103,7 @@ type rolloutOptionFunc func(*rolloutConfig)
 func (f rolloutOptionFunc) applyRollout(c *rolloutConfig) { f(c) }
 
 // WithRolloutRunID puts the rollout in the run namespace runID: its trace is
-// RolloutTraceIDInRun(runID, rolloutID). Use the run id the capture proxy runs with ([WithRunID],
+// rollout.ID{Run: runID, Rollout: rolloutID}.TraceID(). Use the run id the capture proxy runs with ([WithRunID],
 // `gymtrace proxy --run-id`), or the proxy's model-call spans land in another trace (linked, not
 // nested). Default "": the run-less trace ids.
 func WithRolloutRunID(runID string) RolloutOption {
@@ -122,9 +123,9 @@ func WithRolloutSpanOptions(opts ...trace.SpanStartOption) RolloutOption {
 
 // StartRollout starts the root span of a rollout, named "rollout <rolloutID>" (kind INTERNAL,
 // attribute gymtrace.rollout.id), with the deterministic ids of DESIGN.md "Trace per rollout": trace
-// id RolloutTraceIDInRun(runID, rolloutID), span id RolloutRootSpanIDInRun — the parent the capture
+// id and span id of rollout.ID{Run: runID, Rollout: rolloutID} — the parent the capture
 // proxy gives a model call that arrives without the rollout's traceparent. It returns ctx carrying
-// the span and the baggage member RolloutIDBaggageKey=rolloutID. Spans the agent starts from the
+// the span and the baggage member rollout.BaggageKey=rolloutID. Spans the agent starts from the
 // returned context, the HTTP client spans of [NewHTTPClient] and, through their traceparent, the
 // proxy's model-call spans then form one tree in a trace backend:
 //
@@ -138,12 +139,12 @@ func WithRolloutSpanOptions(opts ...trace.SpanStartOption) RolloutOption {
 //
 //   - tp is an SDK provider without the generator: the span that got random ids is discarded
 //     (never ended, so never exported), the error is reported to otel.Handle, and the root span is
-//     started as a child of the remote rollout root (RolloutSpanContextInRun): still in the rollout's
+//     started as a child of the remote rollout root ([rollout.ID.RootSpanContext]): still in the rollout's
 //     trace, with a missing parent;
 //   - tp is nil or a no-op provider: ctx carries the rollout root's span context as a non-recording
 //     span, so propagated requests still name the rollout's trace and root.
 //
-// A rolloutID that fails [ValidatePrefixID] (SPEC §0 D12) still gets its span and trace, but no
+// A rolloutID that fails [rollout.ValidateID] (SPEC §0 D12) still gets its span and trace, but no
 // baggage: the span's status is Error with a message naming the id and the rule. Safe for
 // concurrent use.
 func StartRollout(ctx context.Context, tp trace.TracerProvider, rolloutID string, opts ...RolloutOption) (context.Context, trace.Span) {
@@ -153,8 +154,8 @@ func StartRollout(ctx context.Context, tp trace.TracerProvider, rolloutID string
 			o.applyRollout(&cfg)
 		}
 	}
-	root := RolloutSpanContextInRun(cfg.runID, rolloutID)
-	bctx, idErr := ContextWithRolloutID(ctx, rolloutID)
+	root := rollout.ID{Run: cfg.runID, Rollout: rolloutID}.RootSpanContext()
+	bctx, idErr := rollout.ContextWithID(ctx, rolloutID)
 
 	if tp == nil {
 		sctx := trace.ContextWithRemoteSpanContext(bctx, root)

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -86,14 +87,14 @@ func TestRolloutTraceTree(t *testing.T) {
 			agent.End()
 			root.End()
 
-			traceID := RolloutTraceIDInRun(tt.run, id)
+			traceID := rollout.ID{Run: tt.run, Rollout: id}.TraceID()
 			got := agentSpans.GetSpans()
 			require.Len(t, got, 3, "root, agent and client span")
 			rootSpan := spanNamed(t, got, "rollout "+id)
 			agentSpan := spanNamed(t, got, "invoke_agent")
 			clientSpan := spanNamed(t, got, "HTTP POST")
 			assert.Equal(t, traceID, rootSpan.SpanContext.TraceID())
-			assert.Equal(t, RolloutRootSpanIDInRun(tt.run, id), rootSpan.SpanContext.SpanID())
+			assert.Equal(t, rollout.ID{Run: tt.run, Rollout: id}.RootSpanID(), rootSpan.SpanContext.SpanID())
 			assert.False(t, rootSpan.Parent.IsValid(), "the rollout root has no parent")
 			assert.Equal(t, trace.SpanKindInternal, rootSpan.SpanKind)
 			assert.Contains(t, rootSpan.Attributes, semconv.GymtraceRolloutIDKey.String(id))
@@ -120,10 +121,10 @@ func TestRolloutTraceTree(t *testing.T) {
 	}
 }
 
-// newRunStore returns a store at RunCaptureDir(tempdir, run).
+// newRunStore returns a store at rollout.RunDir(tempdir, run).
 func newRunStore(t *testing.T, run string) (*capture.Store, error) {
 	t.Helper()
-	dir, err := RunCaptureDir(t.TempDir(), run)
+	dir, err := rollout.RunDir(t.TempDir(), run)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +142,11 @@ func TestStartRolloutWithoutGenerator(t *testing.T) {
 	got := exp.GetSpans()
 	require.Len(t, got, 2, "the span with random ids is never exported")
 	root := spanNamed(t, got, "rollout "+id)
-	assert.Equal(t, RolloutTraceID(id), root.SpanContext.TraceID(), "still the rollout's trace")
-	assert.Equal(t, RolloutRootSpanID(id), root.Parent.SpanID(), "child of the unrecorded rollout root")
-	assert.NotEqual(t, RolloutRootSpanID(id), root.SpanContext.SpanID())
+	assert.Equal(t, rollout.ID{Rollout: id}.TraceID(), root.SpanContext.TraceID(), "still the rollout's trace")
+	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID(), root.Parent.SpanID(), "child of the unrecorded rollout root")
+	assert.NotEqual(t, rollout.ID{Rollout: id}.RootSpanID(), root.SpanContext.SpanID())
 	assert.Equal(t, root.SpanContext.SpanID(), spanNamed(t, got, "step").Parent.SpanID())
-	rid, ok := RolloutIDFromContext(ctx)
+	rid, ok := rollout.IDFromContext(ctx)
 	assert.True(t, ok)
 	assert.Equal(t, id, rid)
 }
@@ -165,9 +166,9 @@ func TestStartRolloutWithoutRecordingProvider(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, span := StartRollout(tt.ctx, tt.tp, "np-1", WithRolloutRunID("r"))
 			assert.False(t, span.IsRecording())
-			assert.Equal(t, RolloutSpanContextInRun("r", "np-1"), span.SpanContext())
-			assert.Equal(t, RolloutSpanContextInRun("r", "np-1"), trace.SpanContextFromContext(ctx), "requests propagate the rollout root")
-			id, ok := RolloutIDFromContext(ctx)
+			assert.Equal(t, rollout.ID{Run: "r", Rollout: "np-1"}.RootSpanContext(), span.SpanContext())
+			assert.Equal(t, rollout.ID{Run: "r", Rollout: "np-1"}.RootSpanContext(), trace.SpanContextFromContext(ctx), "requests propagate the rollout root")
+			id, ok := rollout.IDFromContext(ctx)
 			assert.True(t, ok)
 			assert.Equal(t, "np-1", id)
 			span.End() // harmless
@@ -185,7 +186,7 @@ func TestStartRolloutOptionsAndSampling(t *testing.T) {
 		parent.End()
 		s := spanNamed(t, exp.GetSpans(), "rollout opt-1")
 		assert.False(t, s.Parent.IsValid(), "a rollout is a trace of its own")
-		assert.Equal(t, RolloutRootSpanID("opt-1"), s.SpanContext.SpanID())
+		assert.Equal(t, rollout.ID{Rollout: "opt-1"}.RootSpanID(), s.SpanContext.SpanID())
 		assert.Equal(t, trace.SpanKindInternal, s.SpanKind)
 		assert.Equal(t, []attribute.KeyValue{semconv.GymtraceRolloutIDKey.String("opt-1"), attribute.Int("task", 3)}, s.Attributes)
 	})
@@ -193,8 +194,8 @@ func TestStartRolloutOptionsAndSampling(t *testing.T) {
 		tp, exp := agentProvider(t, sdktrace.WithIDGenerator(RolloutIDGenerator(nil)), sdktrace.WithSampler(sdktrace.NeverSample()))
 		ctx, span := StartRollout(t.Context(), tp, "drop-1")
 		assert.False(t, span.IsRecording())
-		assert.Equal(t, RolloutTraceID("drop-1"), span.SpanContext().TraceID())
-		assert.Equal(t, RolloutRootSpanID("drop-1"), trace.SpanContextFromContext(ctx).SpanID())
+		assert.Equal(t, rollout.ID{Rollout: "drop-1"}.TraceID(), span.SpanContext().TraceID())
+		assert.Equal(t, rollout.ID{Rollout: "drop-1"}.RootSpanID(), trace.SpanContextFromContext(ctx).SpanID())
 		span.End()
 		assert.Empty(t, exp.GetSpans())
 	})
@@ -205,8 +206,8 @@ func TestStartRolloutOptionsAndSampling(t *testing.T) {
 		s := spanNamed(t, exp.GetSpans(), "rollout bad id")
 		assert.Equal(t, codes.Error, s.Status.Code)
 		assert.Contains(t, s.Status.Description, `invalid rollout id "bad id": must match`)
-		assert.Equal(t, RolloutTraceID("bad id"), s.SpanContext.TraceID())
-		_, ok := RolloutIDFromContext(ctx)
+		assert.Equal(t, rollout.ID{Rollout: "bad id"}.TraceID(), s.SpanContext.TraceID())
+		_, ok := rollout.IDFromContext(ctx)
 		assert.False(t, ok, "no baggage for an invalid id")
 	})
 }
@@ -219,7 +220,7 @@ func TestRolloutIDGenerator(t *testing.T) {
 	other.End()
 	root.End()
 	o := spanNamed(t, exp.GetSpans(), "other")
-	assert.NotEqual(t, RolloutTraceID("gen-1"), o.SpanContext.TraceID())
+	assert.NotEqual(t, rollout.ID{Rollout: "gen-1"}.TraceID(), o.SpanContext.TraceID())
 	assert.True(t, o.SpanContext.TraceID().IsValid())
 	assert.True(t, o.SpanContext.SpanID().IsValid())
 
@@ -237,8 +238,8 @@ func TestRolloutIDGenerator(t *testing.T) {
 	wg.Wait()
 	for _, id := range ids {
 		s := spanNamed(t, exp.GetSpans(), "rollout "+id)
-		assert.Equal(t, RolloutTraceID(id), s.SpanContext.TraceID(), id)
-		assert.Equal(t, RolloutRootSpanID(id), s.SpanContext.SpanID(), id)
+		assert.Equal(t, rollout.ID{Rollout: id}.TraceID(), s.SpanContext.TraceID(), id)
+		assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID(), s.SpanContext.SpanID(), id)
 	}
 
 	// A base generator is used for every other span.

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // Issue 7 part 4: the proxy reaches only its upstream, and request headers never reach a file, a
@@ -175,7 +176,7 @@ func TestCaptureNeverHoldsRequestHeaders(t *testing.T) {
 				for _, body := range []string{dc.request, dc.nonStreaming()} {
 					_, _, _ = env.post(t, "/ng-rollout/sec"+dc.path, body, withSecrets(nil))
 				}
-				_, _, _ = env.post(t, dc.path, dc.request, withSecrets(map[string]string{RolloutIDHeader: "sec-hdr"}))
+				_, _, _ = env.post(t, dc.path, dc.request, withSecrets(map[string]string{rollout.Header: "sec-hdr"}))
 				_, _, _ = env.post(t, dc.path, dc.request, withSecrets(nil)) // uncorrelated
 				_, _, _ = env.post(t, "/ng-rollout/bad%20id"+dc.path, dc.request, withSecrets(nil))
 			}

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -285,7 +286,7 @@ func checkSpanInvariants(t *testing.T, c spanCase, s tracetest.SpanStub) {
 		a[kv.Key] = kv.Value
 	}
 	assert.Equal(t, trace.SpanKindClient, s.SpanKind)
-	assert.Equal(t, RolloutTraceID("golden-1"), s.SpanContext.TraceID())
+	assert.Equal(t, rollout.ID{Rollout: "golden-1"}.TraceID(), s.SpanContext.TraceID())
 	assert.Equal(t, semconv.ChatSpanName(a[semconv.GenAIRequestModelKey].AsString()), s.Name, "name is {operation} {model}")
 	category := a[semconv.GymtraceErrorCategoryKey].AsString()
 	switch c.name {

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // Flag names shared by the capture commands.
@@ -47,13 +47,13 @@ func requireStringFlag(name, value string) error {
 }
 
 // oneRolloutID is the Args check of the commands taking one ROLLOUT_ID: exactly one argument that
-// passes SPEC D12 (sdk.ValidatePrefixID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes), else a
+// passes SPEC D12 (rollout.ValidateID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes), else a
 // usage error naming the value and the rule.
 func oneRolloutID(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("expected exactly one ROLLOUT_ID argument, got %d", len(args))
 	}
-	if err := sdk.ValidatePrefixID(args[0]); err != nil {
+	if err := rollout.ValidateID(args[0]); err != nil {
 		return usageErrorf("ROLLOUT_ID: %w", err)
 	}
 	return nil

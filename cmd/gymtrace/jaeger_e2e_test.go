@@ -31,6 +31,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
 	"github.com/gymtrace/gymtrace/internal/jaegertest"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -121,7 +122,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 	wantSpans := 5 + 2*len(e2eCalls)
 	for _, rid := range rollouts {
 		t.Run(rid, func(t *testing.T) {
-			traceID := sdk.RolloutTraceID(rid).String()
+			traceID := rollout.ID{Rollout: rid}.TraceID().String()
 			tr, err := j.WaitForSpans(ctx, traceID, wantSpans)
 			require.NoError(t, err)
 			require.Len(t, tr.Spans, wantSpans, "no span beyond the rollout's own")
@@ -131,7 +132,7 @@ func TestJaegerEndToEnd(t *testing.T) {
 	}
 	t.Run("one trace per rollout", func(t *testing.T) {
 		got := searchTraceIDs(t, j, service, queryFrom)
-		want := []string{sdk.RolloutTraceID(rollouts[0]).String(), sdk.RolloutTraceID(rollouts[1]).String()}
+		want := []string{rollout.ID{Rollout: rollouts[0]}.TraceID().String(), rollout.ID{Rollout: rollouts[1]}.TraceID().String()}
 		assert.ElementsMatch(t, want, got, "the agent service's traces are exactly the rollouts' derived trace ids")
 	})
 }
@@ -162,7 +163,7 @@ func newAgentProvider(t *testing.T, j jaegertest.Jaeger, service string) *sdktra
 func runAgentRollout(t *testing.T, tp *sdktrace.TracerProvider, proxyURL, rid string) []string {
 	t.Helper()
 	ctx, root := sdk.StartRollout(context.Background(), tp, rid)
-	require.Equal(t, sdk.RolloutRootSpanID(rid), root.SpanContext().SpanID())
+	require.Equal(t, rollout.ID{Rollout: rid}.RootSpanID(), root.SpanContext().SpanID())
 	rec, err := agentobs.NewRecorder(tp, rid)
 	require.NoError(t, err)
 	actx, inv := rec.StartInvocation(ctx, "e2e-agent")
@@ -170,7 +171,7 @@ func runAgentRollout(t *testing.T, tp *sdktrace.TracerProvider, proxyURL, rid st
 	defer transport.CloseIdleConnections()
 	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 30 * time.Second}, sdk.WithClientTracerProvider(tp))
 	require.NoError(t, err)
-	base, err := sdk.BaseURLForRun(proxyURL, map[string]any{"_ng_rollout_id": rid})
+	base, err := rollout.BaseURLForRun(proxyURL, fmt.Appendf(nil, `{"_ng_rollout_id":%q}`, rid))
 	require.NoError(t, err)
 	require.Equal(t, proxyURL+"/ng-rollout/"+rid, base)
 
@@ -250,7 +251,7 @@ func readCaptureIDs(t *testing.T, dir, rid string) map[string]captureIDs {
 // checkRolloutTree checks one rollout's trace as Jaeger returns it.
 func checkRolloutTree(t *testing.T, tr *jaegertest.Trace, rid, service string, callIDs []string, records map[string]captureIDs) {
 	t.Helper()
-	traceID := sdk.RolloutTraceID(rid).String()
+	traceID := rollout.ID{Rollout: rid}.TraceID().String()
 	for _, s := range tr.Spans {
 		assert.Equal(t, traceID, s.TraceID, "span %s %s", s.OperationName, s.SpanID)
 	}
@@ -264,7 +265,7 @@ func checkRolloutTree(t *testing.T, tr *jaegertest.Trace, rid, service string, c
 	roots := tr.SpansNamed(sdk.RolloutSpanNamePrefix + rid)
 	require.Len(t, roots, 1, "rollout root span")
 	root := roots[0]
-	assert.Equal(t, sdk.RolloutRootSpanID(rid).String(), root.SpanID)
+	assert.Equal(t, rollout.ID{Rollout: rid}.RootSpanID().String(), root.SpanID)
 	assert.Empty(t, root.ParentSpanID(), "the rollout root is the trace's root")
 	assert.Equal(t, service, serviceOf(root))
 	assertTag(t, root, semconv.GymtraceRolloutIDKey, rid)

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/agentobs/claudecode"
-	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func init() { commands = append(commands, newObserveCmd) }
@@ -49,7 +49,7 @@ gymtrace attach --claude-code-dir-key KEY extracts it itself for rows naming the
 			if err := requireStringFlag("rollout-id", rolloutID); err != nil {
 				return err
 			}
-			if err := capture.ValidateRolloutID(rolloutID); err != nil {
+			if err := rollout.ValidateID(rolloutID); err != nil {
 				return usageErrorf("--rollout-id: %v", err)
 			}
 			b, err := claudecode.Observe(dir, claudecode.Options{RolloutID: rolloutID, ModelServerName: modelServer})

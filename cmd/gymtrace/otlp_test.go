@@ -27,7 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func TestPlanSignal(t *testing.T) {
@@ -388,7 +388,7 @@ func checkExportedSpans(t *testing.T, reqs []*coltracepb.ExportTraceServiceReque
 	}
 	require.Len(t, byRollout, 2, "one model-call span per call")
 	for rid, s := range byRollout {
-		want := sdk.RolloutTraceID(rid)
+		want := rollout.ID{Rollout: rid}.TraceID()
 		assert.Equal(t, want[:], s.TraceId, "trace id derived from %s", rid)
 		lines, _, err := store.ReadAvailable(rid)
 		require.NoError(t, err)

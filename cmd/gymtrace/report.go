@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/internal/report"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func init() { commands = append(commands, newReportCmd) }
@@ -67,7 +67,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 		return usageErrorf("--jaeger-url: %w", err)
 	}
 	if f.uncorrelated != "" {
-		if err := sdk.ValidatePrefixID(f.uncorrelated); err != nil {
+		if err := rollout.ValidateID(f.uncorrelated); err != nil {
 			return usageErrorf("--%s: %w", uncorrelatedRolloutIDFlag, err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/capturegen"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func TestReportCommand(t *testing.T) {
@@ -31,7 +31,7 @@ func TestReportCommand(t *testing.T) {
 
 	page, err := os.ReadFile(html)
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `href="http://127.0.0.1:9999/trace/`+sdk.RolloutTraceID("0-0").String()+`"`)
+	assert.Contains(t, string(page), `href="http://127.0.0.1:9999/trace/`+rollout.ID{Rollout: "0-0"}.TraceID().String()+`"`)
 	assert.Contains(t, string(page), "secret", "the HTML report shows payloads")
 	fi, err := os.Stat(html)
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestReportCommand(t *testing.T) {
 	require.NoError(t, r.err)
 	page, err = os.ReadFile(html)
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `href="http://127.0.0.1:16686/trace/`+sdk.RolloutTraceIDInRun("run-2", "0-0").String()+`"`)
+	assert.Contains(t, string(page), `href="http://127.0.0.1:16686/trace/`+rollout.ID{Run: "run-2", Rollout: "0-0"}.TraceID().String()+`"`)
 }
 
 func TestReportCommandErrors(t *testing.T) {

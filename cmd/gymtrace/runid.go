@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -15,7 +16,7 @@ const (
 // addRunIDFlag registers --run-id on a command that reads or writes captures, stored in run.
 func addRunIDFlag(cmd *cobra.Command, run *string) {
 	cmd.Flags().StringVar(run, runIDFlag, "", "run namespace: captures live in <capture-dir>/RUN/ and trace ids derive from gymtrace/rollout/RUN/<rollout_id> "+
-		"(RUN matches "+sdk.RolloutIDPattern+", at most 200 bytes; default: none, Gym's layout)")
+		"(RUN matches "+rollout.IDPattern+", at most 200 bytes; default: none, Gym's layout)")
 }
 
 // runCaptureDir checks --capture-dir (checkCaptureDir) and returns the capture directory of --run-id:
@@ -27,19 +28,19 @@ func runCaptureDir(dir, run string) (string, error) {
 	if err := checkRunID(run); err != nil {
 		return "", err
 	}
-	d, err := sdk.RunCaptureDir(dir, run)
+	d, err := rollout.RunDir(dir, run)
 	if err != nil {
 		return "", usageErrorf("--%s: %w", runIDFlag, err)
 	}
 	return d, nil
 }
 
-// checkRunID validates a given --run-id (sdk.ValidateRunID, the D12 rule of rollout ids).
+// checkRunID validates a given --run-id (rollout.ValidateRun, the D12 rule of rollout ids).
 func checkRunID(run string) error {
 	if run == "" {
 		return nil
 	}
-	if err := sdk.ValidateRunID(run); err != nil {
+	if err := rollout.ValidateRun(run); err != nil {
 		return usageErrorf("--%s: %w", runIDFlag, err)
 	}
 	return nil
@@ -55,7 +56,7 @@ type correlationOptions struct {
 func addCorrelationFlags(cmd *cobra.Command, o *correlationOptions) {
 	addRunIDFlag(cmd, &o.runID)
 	cmd.Flags().StringVar(&o.uncorrelated, uncorrelatedRolloutIDFlag, "",
-		"capture calls that name no rollout (no /ng-rollout/<id>/ prefix, no "+sdk.RolloutIDHeader+" header, no "+sdk.RolloutIDBaggageKey+
+		"capture calls that name no rollout (no /ng-rollout/<id>/ prefix, no "+rollout.Header+" header, no "+rollout.BaggageKey+
 			" baggage) under this rollout id instead of forwarding them uncaptured (they are counted and logged either way)")
 }
 
@@ -70,7 +71,7 @@ func (o correlationOptions) sdkOptions() ([]sdk.Option, error) {
 		opts = append(opts, sdk.WithRunID(o.runID))
 	}
 	if o.uncorrelated != "" {
-		if err := sdk.ValidatePrefixID(o.uncorrelated); err != nil {
+		if err := rollout.ValidateID(o.uncorrelated); err != nil {
 			return nil, usageErrorf("--%s: %w", uncorrelatedRolloutIDFlag, err)
 		}
 		opts = append(opts, sdk.WithUncorrelatedRolloutID(o.uncorrelated))

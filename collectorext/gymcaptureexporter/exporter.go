@@ -162,6 +162,9 @@ func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp
 	if !isCall {
 		return outcomeIgnored, nil
 	}
+	if err := checkRolloutID(rid); err != nil {
+		return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
+	}
 	if e.closed.Load() {
 		e.logger.Error("gymcapture: model-call span received after shutdown; record not written, marking the rollout incomplete",
 			zap.String("rollout_id", rid), zap.String("span_id", sp.SpanID().String()))
@@ -244,8 +247,8 @@ func (e *captureExporter) fail(store *capture.Store, rid string, sp ptrace.Span,
 }
 
 func (e *captureExporter) markIncomplete(store *capture.Store, rid string) {
-	if capture.ValidateRolloutID(rid) != nil {
-		return // no file can be named after it; the rejection was logged
+	if checkRolloutID(rid) != nil {
+		return // no file may be named after it; the rejection was logged
 	}
 	if err := store.MarkIncomplete(rid); err != nil {
 		e.logger.Error("gymcapture: mark incomplete failed", zap.String("rollout_id", rid), zap.Error(err))

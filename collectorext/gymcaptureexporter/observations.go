@@ -114,7 +114,7 @@ func otelStatusCode(c ptrace.StatusCode) codes.Code {
 //
 // Outcomes: written; ignored when the span has no non-empty string gymtrace.rollout.id (there is
 // no file to write it to; logged); rejected, with a permanent error, when the rollout id is not a
-// safe file name (SPEC §2.2); dropped after shutdown (errShutdown); failed, retryable, when the
+// safe file name (SPEC §2.2) or fails the one id rule of SPEC §0 D12; dropped after shutdown (errShutdown); failed, retryable, when the
 // line was not written because of an I/O error or because ctx ended before it was started.
 // Observation failures mark nothing: the incomplete marker speaks for the capture file only.
 func (e *captureExporter) pushObservation(ctx context.Context, store *capture.Store, attrs observationAttributes, sp ptrace.Span) (outcome, error) {
@@ -124,7 +124,7 @@ func (e *captureExporter) pushObservation(ctx context.Context, store *capture.St
 			zap.String("span_id", sp.SpanID().String()), zap.String("span_name", sp.Name()))
 		return outcomeIgnored, nil
 	}
-	if err := capture.ValidateRolloutID(rid); err != nil {
+	if err := checkRolloutID(rid); err != nil {
 		err = observationError{fmt.Errorf("gymcapture: observation span: %w", err)}
 		e.logger.Error("gymcapture: observation span rejected; observation not written",
 			zap.String("span_id", sp.SpanID().String()), zap.Error(err))

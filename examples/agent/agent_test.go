@@ -22,6 +22,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -147,7 +148,9 @@ func TestAgentRun(t *testing.T) {
 	t.Cleanup(tr.CloseIdleConnections)
 	hc, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(tr)}, sdk.WithClientTracerProvider(tel.tp))
 	require.NoError(t, err)
-	base, err := sdk.BaseURLForRun(proxy.URL, map[string]any{sdk.RolloutIDKey: id})
+	runBody, err := json.Marshal(map[string]string{rollout.IDKey: id})
+	require.NoError(t, err)
+	base, err := rollout.BaseURLForRun(proxy.URL, runBody)
 	require.NoError(t, err)
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -190,7 +193,7 @@ func TestAgentRun(t *testing.T) {
 
 	spans := map[string]tracetest.SpanStub{}
 	for _, s := range stubs {
-		assert.Equal(t, sdk.RolloutTraceID(id), s.SpanContext.TraceID(), "%s is in the rollout's trace", s.Name)
+		assert.Equal(t, rollout.ID{Rollout: id}.TraceID(), s.SpanContext.TraceID(), "%s is in the rollout's trace", s.Name)
 		spans[s.Name] = s
 	}
 	parent := func(child, parent string) {
@@ -200,7 +203,7 @@ func TestAgentRun(t *testing.T) {
 		assert.Equal(t, spans[parent].SpanContext.SpanID(), spans[child].Parent.SpanID(), "%s under %s", child, parent)
 	}
 	rootName := sdk.RolloutSpanNamePrefix + id
-	assert.Equal(t, sdk.RolloutRootSpanID(id), spans[rootName].SpanContext.SpanID())
+	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID(), spans[rootName].SpanContext.SpanID())
 	parent("invoke_agent "+agentName, rootName)
 	parent("execute_tool "+workloadToolName, "invoke_agent "+agentName)
 	parent("sandbox agent", "execute_tool "+workloadToolName)

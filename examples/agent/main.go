@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -105,7 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	case cfg.toolMemoryLimit < 0:
 		return cfg, fmt.Errorf("%w: --tool-memory-limit-mib %d: must be >= 0", errUsage, cfg.toolMemoryLimit)
 	}
-	if err := sdk.ValidatePrefixID(cfg.rolloutID); err != nil {
+	if err := rollout.ValidateID(cfg.rolloutID); err != nil {
 		return cfg, fmt.Errorf("%w: --rollout-id: %w", errUsage, err)
 	}
 	if cfg.apiKey == "" {
@@ -142,7 +144,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	// The rollout's base URL: the proxy's, with the /ng-rollout/<id> prefix that names the rollout
 	// of every call (SPEC §1.3-§1.4).
-	base, err := sdk.BaseURLForRun(cfg.baseURL, map[string]any{sdk.RolloutIDKey: cfg.rolloutID})
+	runBody, err := json.Marshal(map[string]string{rollout.IDKey: cfg.rolloutID})
+	if err != nil {
+		return err
+	}
+	base, err := rollout.BaseURLForRun(cfg.baseURL, runBody)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // rolloutLine is the agent's rollout line as NeMo Gym's collector writes one, newline-terminated:
@@ -18,7 +18,7 @@ import (
 func rolloutLine(id, task, answer string, bundle *agentobs.AgentObservationBundle) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, kv := range [][2]string{{sdk.RolloutIDKey, id}, {"prompt", task}, {"response", answer}} {
+	for i, kv := range [][2]string{{rollout.IDKey, id}, {"prompt", task}, {"response", answer}} {
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -25,7 +26,7 @@ const ModelServerName = "policy_model"
 
 // Call is one model call to send.
 type Call struct {
-	RolloutID string            // the /ng-rollout/<id>/ prefix; must pass sdk.ValidatePrefixID
+	RolloutID string            // the /ng-rollout/<id>/ prefix; must pass rollout.ValidateID
 	Dialect   fakemodel.Dialect // which endpoint
 	Stream    bool              // ask for a server-sent event stream
 	Prompt    string            // the user message; default "What is 6 times 7?"
@@ -90,7 +91,7 @@ func Generate(ctx context.Context, dir string, calls []Call) ([]int, error) {
 
 // requestBody returns the JSON request of c and its endpoint path.
 func requestBody(c Call) ([]byte, string, error) {
-	if err := sdk.ValidatePrefixID(c.RolloutID); err != nil {
+	if err := rollout.ValidateID(c.RolloutID); err != nil {
 		return nil, "", err
 	}
 	prompt := c.Prompt

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
@@ -47,9 +48,9 @@ func planRollouts(n int) []plannedRollout {
 }
 
 // runBody is the rollout's run request body as NeMo Gym's collector sends it to an agent (the
-// identity keys of SPEC §1.1), decoded the way sdk expects.
-func (p plannedRollout) runBody() map[string]any {
-	return map[string]any{sdk.TaskIndexKey: p.taskIndex, sdk.RolloutIndexKey: p.rolloutIndex}
+// identity keys of SPEC §1.1) as JSON.
+func (p plannedRollout) runBody() []byte {
+	return fmt.Appendf(nil, `{%q:%d,%q:%d}`, rollout.TaskIndexKey, p.taskIndex, rollout.IndexKey, p.rolloutIndex)
 }
 
 // episode is what one rollout's agent did.
@@ -60,7 +61,7 @@ type episode struct {
 }
 
 // runEpisode plays rollout p against the capture proxy at proxyURL: it derives the rollout's base
-// URL from its run body (sdk.BaseURLForRun + "/v1"), starts the rollout's root span
+// URL from its run body (rollout.BaseURLForRun + "/v1"), starts the rollout's root span
 // (sdk.StartRollout) and one agent invocation recorded by an agentobs.Recorder on tp, then calls
 // the model, runs each requested tool call in the sandbox (runTool) and sends its result back,
 // until the model answers without a tool call. After the first tool results the agent compacts its
@@ -71,11 +72,11 @@ type episode struct {
 // into a model-call reference of the invocation (or the compaction) in the request's context. A nil
 // tp records no spans (the invocation still runs).
 func runEpisode(ctx context.Context, client *http.Client, tp trace.TracerProvider, proxyURL string, p plannedRollout) (ep episode, err error) {
-	base, err := sdk.BaseURLForRun(proxyURL, p.runBody())
+	base, err := rollout.BaseURLForRun(proxyURL, p.runBody())
 	if err != nil {
 		return episode{}, fmt.Errorf("base url: %w", err)
 	}
-	id, _, err := sdk.MaybeRolloutIDFromRunBody(p.runBody())
+	id, _, err := rollout.IDFromRunBody(p.runBody())
 	if err != nil {
 		return episode{}, fmt.Errorf("rollout id: %w", err)
 	}

@@ -8,7 +8,7 @@
 // §2.6, as NeMo Gym's collector does before dispatch) and runs a small tool-using agent through the
 // proxy, one episode per rollout. The agent is a plain HTTP client (net/http and encoding/json
 // only): each rollout's run body {"_ng_task_index": t, "_ng_rollout_index": r} gives its base URL
-// through [sdk.BaseURLForRun] (SPEC §1.2–§1.4), so every call carries "/ng-rollout/<t>-<r>". It
+// through [rollout.BaseURLForRun] (SPEC §1.2–§1.4), so every call carries "/ng-rollout/<t>-<r>". It
 // records what the proxy cannot see with package agentobs (issue 4): its HTTP client is
 // [sdk.NewHTTPClient] around [agentobs.Transport], which turns each answer's
 // X-Gymtrace-Model-Call-Id header into a model-call reference, and its tracer provider has

@@ -12,7 +12,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/rollouts"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // File and directory names under Config.Dir.
@@ -27,7 +27,7 @@ const (
 func runBodiesJSONL(plan []plannedRollout) []byte {
 	var b bytes.Buffer
 	for _, p := range plan {
-		fmt.Fprintf(&b, "{%q:%d,%q:%d}\n", sdk.TaskIndexKey, p.taskIndex, sdk.RolloutIndexKey, p.rolloutIndex)
+		fmt.Fprintf(&b, "{%q:%d,%q:%d}\n", rollout.TaskIndexKey, p.taskIndex, rollout.IndexKey, p.rolloutIndex)
 	}
 	return b.Bytes()
 }
@@ -53,7 +53,7 @@ func rolloutLine(r Rollout) ([]byte, error) {
 		return nil, err
 	}
 	line := fmt.Sprintf("{%q:%d,%q:%d,\"prompt\":%s,\"response\":%s,\"reward\":%s}\n",
-		sdk.TaskIndexKey, r.TaskIndex, sdk.RolloutIndexKey, r.RolloutIndex, prompt, answer, ojson.AppendFloat(nil, r.Reward))
+		rollout.TaskIndexKey, r.TaskIndex, rollout.IndexKey, r.RolloutIndex, prompt, answer, ojson.AppendFloat(nil, r.Reward))
 	return []byte(line), nil
 }
 

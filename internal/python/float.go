@@ -58,7 +58,7 @@ func ReprFloat(f float64) string {
 // value, not Python's text of it (the capture writes floats as orjson does, SPEC §0 D6).
 func reprNumber(v ojson.Value) string {
 	text, _ := v.NumberText()
-	if v.IsInteger() {
+	if isInt(v) {
 		return text
 	}
 	f, _ := v.Float64()

@@ -38,7 +38,7 @@ func Int(v ojson.Value) (*big.Int, error) {
 		return intOfString(s)
 	case ojson.KindNumber:
 		text, _ := v.NumberText()
-		if v.IsInteger() {
+		if isInt(v) {
 			return intOfIntegerText(text)
 		}
 		f, err := strconv.ParseFloat(text, 64)

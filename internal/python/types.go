@@ -11,7 +11,7 @@ func TypeName(v ojson.Value) string {
 	case ojson.KindBool:
 		return "bool"
 	case ojson.KindNumber:
-		if v.IsInteger() {
+		if isInt(v) {
 			return "int"
 		}
 		return "float"
@@ -21,4 +21,21 @@ func TypeName(v ojson.Value) string {
 		return "list"
 	}
 	return "dict"
+}
+
+// Inf returns Python's float inf (-inf when negative), which JSON cannot write: a reader that
+// meets a float beyond float64 (json.loads gives inf) holds it as this value, and the functions of
+// this package treat it as a float.
+func Inf(negative bool) ojson.Value {
+	if negative {
+		return ojson.Number("-inf")
+	}
+	return ojson.Number("inf")
+}
+
+// isInt reports whether the number v is a Python int: written without fraction or exponent, and
+// not [Inf].
+func isInt(v ojson.Value) bool {
+	text, _ := v.NumberText()
+	return v.IsInteger() && text != "inf" && text != "-inf"
 }

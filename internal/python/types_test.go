@@ -18,3 +18,18 @@ func TestTypeName(t *testing.T) {
 		assert.Equal(t, want, TypeName(v), in)
 	}
 }
+
+// Python's float('inf') and float('-inf'), as a reader holds a float beyond float64.
+func TestInf(t *testing.T) {
+	for _, neg := range []bool{false, true} {
+		v, want := Inf(neg), "inf"
+		if neg {
+			want = "-inf"
+		}
+		assert.Equal(t, "float", TypeName(v))
+		assert.Equal(t, want, Str(v))
+		assert.Equal(t, want, Repr(v))
+		_, err := Int(v)
+		assert.EqualError(t, err, "cannot convert float infinity to integer")
+	}
+}

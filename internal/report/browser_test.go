@@ -21,7 +21,7 @@ import (
 	"github.com/gymtrace/gymtrace/internal/capturegen"
 	"github.com/gymtrace/gymtrace/internal/demo"
 	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // Browser test settings.
@@ -165,7 +165,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	assert.Equal(t, want, initial, "every rollout row, in report order")
 	assert.Equal(t, 5, svgCount)
-	assert.Equal(t, DefaultJaegerURL+"/trace/"+sdk.RolloutTraceID(want[0]).String(), traceHref.Value)
+	assert.Equal(t, DefaultJaegerURL+"/trace/"+rollout.ID{Rollout: want[0]}.TraceID().String(), traceHref.Value)
 	assert.Equal(t, "descending", sortState.Value)
 	assert.NotEqual(t, initial, desc, "the fixture's report order is not already sorted by tokens")
 	assert.Equal(t, tokenOrder(rep, true), desc, "sorted by tokens, most first, unknown last")

@@ -10,7 +10,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/internal/rollouts"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // Gap codes read from attachments (SPEC §5.3).
@@ -116,7 +116,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, pk *payloadKeeper) Rollout {
 	r := Rollout{
 		ID:           a.RolloutID,
-		TraceID:      sdk.RolloutTraceIDInRun(runID, a.RolloutID).String(),
+		TraceID:      rollout.ID{Run: runID, Rollout: a.RolloutID}.TraceID().String(),
 		RolloutsLine: line,
 		HasCapture:   hasCapture,
 		Metrics:      a.Metrics,

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func TestBuildFixture(t *testing.T) {
@@ -49,7 +49,7 @@ func TestBuildFixture(t *testing.T) {
 			assert.Len(t, r.Calls, tt.calls)
 			assert.Equal(t, tt.flags, r.Flags)
 			assert.Equal(t, tt.line, r.RolloutsLine)
-			assert.Equal(t, sdk.RolloutTraceID(tt.id).String(), r.TraceID)
+			assert.Equal(t, rollout.ID{Rollout: tt.id}.TraceID().String(), r.TraceID)
 			for _, c := range r.Calls {
 				assert.Nil(t, c.Request, "payloads are not kept without PayloadBytes")
 				assert.Nil(t, c.Response)
@@ -90,8 +90,8 @@ func TestBuildRunID(t *testing.T) {
 	fx := writeFixture(t)
 	rep, err := Build(t.Context(), fx.dir, Options{RunID: "run-1"})
 	require.NoError(t, err)
-	assert.Equal(t, sdk.RolloutTraceIDInRun("run-1", rep.Rollouts[0].ID).String(), rep.Rollouts[0].TraceID)
-	assert.NotEqual(t, sdk.RolloutTraceID(rep.Rollouts[0].ID).String(), rep.Rollouts[0].TraceID)
+	assert.Equal(t, rollout.ID{Run: "run-1", Rollout: rep.Rollouts[0].ID}.TraceID().String(), rep.Rollouts[0].TraceID)
+	assert.NotEqual(t, rollout.ID{Rollout: rep.Rollouts[0].ID}.TraceID().String(), rep.Rollouts[0].TraceID)
 }
 
 func TestBuildErrors(t *testing.T) {

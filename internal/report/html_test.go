@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // walk calls fn for every element node under n.
@@ -119,7 +119,7 @@ func TestWriteHTMLStructure(t *testing.T) {
 	for i, r := range rows {
 		id, _ := attr(r, "data-rollout-id")
 		assert.Equal(t, rep.Rollouts[i].ID, id, "row %d in report order", i)
-		want := jaeger + "/trace/" + sdk.RolloutTraceIDInRun("run-7", id).String()
+		want := jaeger + "/trace/" + rollout.ID{Run: "run-7", Rollout: id}.TraceID().String()
 		assert.Equal(t, want, links[id], "trace link of %s", id)
 		// The tokens cell sorts by tokens_total.
 		cells := 0

@@ -21,7 +21,7 @@ const (
 // payloads and reports no progress.
 type Options struct {
 	// RunID is the run namespace the captures were written under (sdk.WithRunID, `--run-id`): it
-	// only changes the trace ids the report links to (sdk.RolloutTraceIDInRun); the directory given
+	// only changes the trace ids the report links to (rollout.ID.TraceID); the directory given
 	// to Build is already the run's. Default "" (Gym's layout).
 	RunID string
 

@@ -25,7 +25,7 @@ type Report struct {
 type Rollout struct {
 	// ID is the rollout id.
 	ID string
-	// TraceID is the rollout's trace id (32 lowercase hex), sdk.RolloutTraceIDInRun(RunID, ID).
+	// TraceID is the rollout's trace id (32 lowercase hex), rollout.ID{Run: RunID, Rollout: ID}.TraceID().
 	TraceID string
 	// RolloutsLine is the 1-based line of the rollouts file naming the rollout; 0 when it is not
 	// named there (or no file was read).

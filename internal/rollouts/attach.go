@@ -50,7 +50,7 @@ type RowError struct {
 // Error returns "line <n>: <reason>".
 func (e RowError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
 
-// Unwrap returns the underlying error (e.g. one matching sdk.ErrInvalidRolloutID).
+// Unwrap returns the underlying error (e.g. one matching rollout.ErrInvalidID).
 func (e RowError) Unwrap() error { return e.Err }
 
 // MalformedRowsError is the error [Attach] returns, after writing every row, when some rows were
@@ -146,7 +146,7 @@ func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //     ng_agent_observations have no multimodal_history_redacted gap;
 //   - a row without an identity, and a blank line, is written unchanged;
 //   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or a
-//     derived id that fails SPEC D12, [sdk.ValidatePrefixID], as the proxy would refuse it), is
+//     derived id that fails SPEC D12, [rollout.ValidateID], as the proxy would refuse it), is
 //     written unchanged and recorded in Summary.RowErrors.
 //
 // Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.

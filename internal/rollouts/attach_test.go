@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 const usage = `{"input_tokens":10,"output_tokens":5,"total_tokens":15}`
@@ -140,21 +140,21 @@ func TestAttachMalformedRows(t *testing.T) {
 		is      error
 	}{
 		{name: "explicit id with a slash", line: `{"_ng_rollout_id":"has/slash","_ng_task_index":0,"_ng_rollout_index":0}`,
-			wantErr: []string{"line 2:", "_ng_rollout_id must be a string of letters, digits, dots, dashes or underscores starting with a letter or digit", `'has/slash'`}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", "_ng_rollout_id must be a string of letters, digits, dots, dashes or underscores starting with a letter or digit", `'has/slash'`}, is: rollout.ErrInvalidID},
 		{name: "explicit id not a string", line: `{"_ng_rollout_id":7}`,
-			wantErr: []string{"line 2:", "got 7"}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", "got 7"}, is: rollout.ErrInvalidID},
 		{name: "explicit id with a leading dot", line: `{"_ng_rollout_id":".hidden"}`,
-			wantErr: []string{"'.hidden'"}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"'.hidden'"}, is: rollout.ErrInvalidID},
 		{name: "attempt index not an integer", line: `{"_ng_task_index":0,"_ng_rollout_index":0,"_ng_attempt_index":"invalid"}`,
 			wantErr: []string{"line 2:", "_ng_attempt_index", "invalid"}},
 		{name: "derived id not a file name", line: `{"_ng_task_index":"a/b","_ng_rollout_index":0}`,
-			wantErr: []string{"line 2:", `"a/b-0"`, "SPEC D12", sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", `"a/b-0"`, "SPEC D12", rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "derived id with a leading dash", line: `{"_ng_task_index":-1,"_ng_rollout_index":1}`,
-			wantErr: []string{"line 2:", `invalid rollout id "-1-1": must match ` + sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", `invalid rollout id "-1-1": must match ` + rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "derived id with a leading dot", line: `{"_ng_task_index":".5","_ng_rollout_index":1}`,
-			wantErr: []string{"line 2:", `".5-1"`, sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", `".5-1"`, rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "explicit id longer than 200 bytes", line: `{"_ng_rollout_id":"` + strings.Repeat("r", 300) + `"}`,
-			wantErr: []string{"line 2:", "longer than 200 bytes (300)"}, is: sdk.ErrInvalidRolloutID},
+			wantErr: []string{"line 2:", "longer than 200 bytes (300)"}, is: rollout.ErrInvalidID},
 		{name: "array line", line: `[1,2]`, wantErr: []string{"line 2:", "not a JSON object", `"[1,2]"`}},
 		{name: "truncated object", line: `{"_ng_task_index":0,"_ng_rollout`, wantErr: []string{"line 2:", "not a JSON object"}},
 		{name: "long garbage is quoted short", line: strings.Repeat("x", 500), wantErr: []string{"line 2:", strings.Repeat("x", 80) + "..."}},

@@ -25,7 +25,7 @@ type ClearSummary struct {
 //
 // It reads every row first and derives its rollout id (SPEC §1.2); blank lines and rows without an
 // identity are skipped. If any row is not a JSON object, has a malformed id (SPEC §1.2's error) or an
-// id the proxy would refuse (SPEC D12, [sdk.ValidatePrefixID]), Clear removes nothing and returns an
+// id the proxy would refuse (SPEC D12, [rollout.ValidateID]), Clear removes nothing and returns an
 // error naming each bad line, its value and the rule (the errors are [RowError]s joined with
 // errors.Join). Otherwise it removes, in every store, each id's capture file and incomplete marker
 // ([capture.Store.ClearCount]) and its observations file ([capture.Store.ClearObservations]; missing

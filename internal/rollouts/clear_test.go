@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // seed gives every id a capture file and a marker in s.
@@ -73,15 +73,15 @@ func TestClearValidatesEveryRowFirst(t *testing.T) {
 		is   error
 	}{
 		{name: "malformed explicit id", bad: `{"_ng_rollout_id":"has space"}`,
-			want: []string{"line 3:", "_ng_rollout_id must be a string", "'has space'"}, is: sdk.ErrInvalidRolloutID},
+			want: []string{"line 3:", "_ng_rollout_id must be a string", "'has space'"}, is: rollout.ErrInvalidID},
 		{name: "derived id not a file name", bad: `{"_ng_task_index":"../x","_ng_rollout_index":0}`,
-			want: []string{"line 3:", `"../x-0"`, "SPEC D12", sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+			want: []string{"line 3:", `"../x-0"`, "SPEC D12", rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "derived id with a leading dash", bad: `{"_ng_task_index":-1,"_ng_rollout_index":1}`,
-			want: []string{"line 3:", `"-1-1"`, sdk.RolloutIDPattern}, is: sdk.ErrInvalidRolloutID},
+			want: []string{"line 3:", `"-1-1"`, rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "explicit id longer than 200 bytes", bad: `{"_ng_rollout_id":"` + strings.Repeat("r", 300) + `"}`,
-			want: []string{"line 3:", strings.Repeat("r", 300), "longer than 200 bytes (300)"}, is: sdk.ErrInvalidRolloutID},
+			want: []string{"line 3:", strings.Repeat("r", 300), "longer than 200 bytes (300)"}, is: rollout.ErrInvalidID},
 		{name: "attempt suffix pushes the id over 200 bytes", bad: `{"_ng_rollout_id":"` + strings.Repeat("r", 199) + `","_ng_attempt_index":1}`,
-			want: []string{"line 3:", "-a1", "longer than 200 bytes (202)"}, is: sdk.ErrInvalidRolloutID},
+			want: []string{"line 3:", "-a1", "longer than 200 bytes (202)"}, is: rollout.ErrInvalidID},
 		{name: "bad attempt index", bad: `{"_ng_task_index":1,"_ng_rollout_index":0,"_ng_attempt_index":[1]}`,
 			want: []string{"line 3:", "_ng_attempt_index"}},
 		{name: "not an object", bad: `"row"`, want: []string{"line 3:", `not a JSON object (line starts "\"row\"")`}},

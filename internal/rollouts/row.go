@@ -6,11 +6,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/internal/rolloutline"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // identityKeys are the run-body keys SPEC §1.2 reads to find a row's rollout id.
-var identityKeys = []string{sdk.RolloutIDKey, sdk.TaskIndexKey, sdk.RolloutIndexKey, sdk.AttemptIndexKey}
+var identityKeys = []string{rollout.IDKey, rollout.TaskIndexKey, rollout.IndexKey, rollout.AttemptIndexKey}
 
 // redactedGapCode is the gap code that keeps payloads out of the attachment (SPEC §5.5 step 2).
 const redactedGapCode = "multimodal_history_redacted"
@@ -21,7 +21,7 @@ const excerptBytes = 80
 // parseRow parses one non-blank rollout line and finds its rollout id (SPEC §1.2, derived exactly as
 // Gym derives it). ok is false for a row without an identity. err reports a line that is not a JSON
 // object, an explicit id or an attempt index SPEC §1.2 rejects, or a derived id that the proxy would
-// refuse (SPEC D12, [sdk.ValidatePrefixID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; e.g.
+// refuse (SPEC D12, [rollout.ValidateID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; e.g.
 // "_ng_task_index": -1 gives "-1-1"), so attach and clear accept exactly the ids the proxy captures
 // under; it names the value and the rule.
 func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
@@ -33,14 +33,14 @@ func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 	if err != nil || !ok {
 		return l, "", false, err
 	}
-	if err := sdk.ValidatePrefixID(id); err != nil {
+	if err := rollout.ValidateID(id); err != nil {
 		return l, "", false, fmt.Errorf("rollout id of the row is not one the proxy accepts (SPEC D12): %w", err)
 	}
 	return l, id, true, nil
 }
 
 // rowID applies SPEC §1.2 to the identity keys of l. Only those keys are handed to
-// [sdk.RolloutIDFromRunJSON] (their last occurrence, as a JSON reader sees them), so the rest of a
+// [rollout.IDFromRunBody] (their last occurrence, as a JSON reader sees them), so the rest of a
 // large row is not decoded again.
 func rowID(l *rolloutline.Line) (string, bool, error) {
 	body := []byte{'{'}
@@ -58,7 +58,7 @@ func rowID(l *rolloutline.Line) (string, bool, error) {
 		body = append(body, raw...)
 	}
 	body = append(body, '}')
-	return sdk.RolloutIDFromRunJSON(body)
+	return rollout.IDFromRunBody(body)
 }
 
 // hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l is an object whose

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testvectors"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // TestAttachVectors runs every vectors/attachment.json case end to end: the vector's store is laid out
@@ -29,7 +29,7 @@ func TestAttachVectors(t *testing.T) {
 			var row bytes.Buffer
 			require.NoError(t, json.Compact(&row, []byte(record.String())))
 			s := newStore(t)
-			if id, ok, err := sdk.RolloutIDFromRunJSON(row.Bytes()); err == nil && ok {
+			if id, ok, err := rollout.IDFromRunBody(row.Bytes()); err == nil && ok {
 				testvectors.WriteStore(t, s, id, storeSpec)
 			}
 

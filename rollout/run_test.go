@@ -1,4 +1,4 @@
-package sdk
+package rollout
 
 import (
 	"path/filepath"
@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func TestRolloutTraceIDInRunGolden(t *testing.T) {
+func TestIDTraceIDInRunGolden(t *testing.T) {
 	// Pinned values computed independently with Python:
 	// hashlib.sha256(("gymtrace/rollout/" + run + "/" + id).encode()).hexdigest()[:32] and [32:48].
 	tests := []struct {
@@ -26,32 +26,32 @@ func TestRolloutTraceIDInRunGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.run+"/"+tt.id, func(t *testing.T) {
-			assert.Equal(t, tt.wantTrace, RolloutTraceIDInRun(tt.run, tt.id).String())
-			assert.Equal(t, tt.wantSpan, RolloutRootSpanIDInRun(tt.run, tt.id).String())
-			sc := RolloutSpanContextInRun(tt.run, tt.id)
+			assert.Equal(t, tt.wantTrace, ID{Run: tt.run, Rollout: tt.id}.TraceID().String())
+			assert.Equal(t, tt.wantSpan, ID{Run: tt.run, Rollout: tt.id}.RootSpanID().String())
+			sc := ID{Run: tt.run, Rollout: tt.id}.RootSpanContext()
 			assert.Equal(t, tt.wantTrace, sc.TraceID().String())
 			assert.Equal(t, tt.wantSpan, sc.SpanID().String())
 			assert.True(t, sc.IsRemote())
 			assert.True(t, sc.IsSampled())
 			if tt.run == "" {
-				assert.Equal(t, RolloutTraceID(tt.id), RolloutTraceIDInRun("", tt.id))
-				assert.Equal(t, RolloutRootSpanID(tt.id), RolloutRootSpanIDInRun("", tt.id))
-				assert.Equal(t, RolloutSpanContext(tt.id), sc)
+				assert.Equal(t, ID{Rollout: tt.id}.TraceID(), ID{Run: "", Rollout: tt.id}.TraceID())
+				assert.Equal(t, ID{Rollout: tt.id}.RootSpanID(), ID{Run: "", Rollout: tt.id}.RootSpanID())
+				assert.Equal(t, ID{Rollout: tt.id}.RootSpanContext(), sc)
 			} else {
-				assert.NotEqual(t, RolloutTraceID(tt.id), RolloutTraceIDInRun(tt.run, tt.id), "a run namespace changes the trace")
+				assert.NotEqual(t, ID{Rollout: tt.id}.TraceID(), ID{Run: tt.run, Rollout: tt.id}.TraceID(), "a run namespace changes the trace")
 			}
 		})
 	}
-	assert.NotEqual(t, RolloutTraceIDInRun("a", "1"), RolloutTraceIDInRun("b", "1"), "two runs, two traces")
+	assert.NotEqual(t, ID{Run: "a", Rollout: "1"}.TraceID(), ID{Run: "b", Rollout: "1"}.TraceID(), "two runs, two traces")
 }
 
-func TestParentForModelCallInRun(t *testing.T) {
+func TestIDParentForModelCallInRun(t *testing.T) {
 	const run, id = "run-1", "4-2"
 	inRun := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: RolloutTraceIDInRun(run, id), SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled, Remote: true,
+		TraceID: ID{Run: run, Rollout: id}.TraceID(), SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 	runless := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: RolloutTraceID(id), SpanID: trace.SpanID{8}, TraceFlags: trace.FlagsSampled, Remote: true,
+		TraceID: ID{Rollout: id}.TraceID(), SpanID: trace.SpanID{8}, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 	tests := []struct {
 		name       string
@@ -59,9 +59,9 @@ func TestParentForModelCallInRun(t *testing.T) {
 		wantParent trace.SpanContext
 		wantLinks  []trace.SpanContext
 	}{
-		{name: "no incoming context", wantParent: RolloutSpanContextInRun(run, id)},
+		{name: "no incoming context", wantParent: ID{Run: run, Rollout: id}.RootSpanContext()},
 		{name: "incoming in the run's rollout trace", incoming: inRun, wantParent: inRun},
-		{name: "run-less trace of the same id is foreign", incoming: runless, wantParent: RolloutSpanContextInRun(run, id), wantLinks: []trace.SpanContext{runless}},
+		{name: "run-less trace of the same id is foreign", incoming: runless, wantParent: ID{Run: run, Rollout: id}.RootSpanContext(), wantLinks: []trace.SpanContext{runless}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestParentForModelCallInRun(t *testing.T) {
 			if tt.incoming.IsValid() {
 				ctx = trace.ContextWithRemoteSpanContext(ctx, tt.incoming)
 			}
-			parent, links := ParentForModelCallInRun(ctx, run, id)
+			parent, links := ID{Run: run, Rollout: id}.ParentForModelCall(ctx)
 			assert.Equal(t, tt.wantParent, trace.SpanContextFromContext(parent))
 			var got []trace.SpanContext
 			for _, l := range links {
@@ -80,36 +80,36 @@ func TestParentForModelCallInRun(t *testing.T) {
 	}
 }
 
-func TestValidateRunID(t *testing.T) {
+func TestValidateRun(t *testing.T) {
 	tests := []struct {
 		run     string
 		wantErr string
 	}{
 		{run: "run-1"},
 		{run: "2025.06.01_a"},
-		{run: strings.Repeat("r", MaxRolloutIDBytes)},
+		{run: strings.Repeat("r", MaxIDBytes)},
 		{run: "", wantErr: `invalid run id "": must match ^[A-Za-z0-9][A-Za-z0-9._-]*$`},
 		{run: ".", wantErr: `invalid run id ".": must match`},
 		{run: "..", wantErr: `invalid run id "..": must match`},
 		{run: "a/b", wantErr: `invalid run id "a/b": must match`},
 		{run: "-x", wantErr: `invalid run id "-x": must match`},
 		{run: "x\n", wantErr: `invalid run id "x\n": must match`},
-		{run: strings.Repeat("r", MaxRolloutIDBytes+1), wantErr: "longer than 200 bytes (201)"},
+		{run: strings.Repeat("r", MaxIDBytes+1), wantErr: "longer than 200 bytes (201)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.run, func(t *testing.T) {
-			err := ValidateRunID(tt.run)
+			err := ValidateRun(tt.run)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidRunID)
+			require.ErrorIs(t, err, ErrInvalidRun)
 			assert.Contains(t, err.Error(), tt.wantErr)
 		})
 	}
 }
 
-func TestRunCaptureDir(t *testing.T) {
+func TestRunDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "caps")
 	tests := []struct {
 		name, run, want, wantErr string
@@ -121,9 +121,9 @@ func TestRunCaptureDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RunCaptureDir(dir, tt.run)
+			got, err := RunDir(dir, tt.run)
 			if tt.wantErr != "" {
-				require.ErrorIs(t, err, ErrInvalidRunID)
+				require.ErrorIs(t, err, ErrInvalidRun)
 				assert.Contains(t, err.Error(), tt.wantErr)
 				return
 			}

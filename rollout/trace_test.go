@@ -1,4 +1,4 @@
-package sdk
+package rollout
 
 import (
 	"context"
@@ -24,10 +24,10 @@ func TestRolloutTraceIDDeterministic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			assert.Equal(t, tt.wantTrace, RolloutTraceID(tt.id).String())
-			assert.Equal(t, tt.wantSpan, RolloutRootSpanID(tt.id).String())
-			assert.Equal(t, RolloutTraceID(tt.id), RolloutTraceID(tt.id), "same id, same trace")
-			sc := RolloutSpanContext(tt.id)
+			assert.Equal(t, tt.wantTrace, ID{Rollout: tt.id}.TraceID().String())
+			assert.Equal(t, tt.wantSpan, ID{Rollout: tt.id}.RootSpanID().String())
+			assert.Equal(t, ID{Rollout: tt.id}.TraceID(), ID{Rollout: tt.id}.TraceID(), "same id, same trace")
+			sc := ID{Rollout: tt.id}.RootSpanContext()
 			assert.True(t, sc.IsValid())
 			assert.True(t, sc.IsRemote())
 			assert.True(t, sc.IsSampled())
@@ -36,7 +36,7 @@ func TestRolloutTraceIDDeterministic(t *testing.T) {
 			assert.Equal(t, 0, sc.TraceState().Len())
 		})
 	}
-	assert.NotEqual(t, RolloutTraceID("3-1"), RolloutTraceID("3-1-a1"))
+	assert.NotEqual(t, ID{Rollout: "3-1"}.TraceID(), ID{Rollout: "3-1-a1"}.TraceID())
 }
 
 func TestParentForModelCall(t *testing.T) {
@@ -48,7 +48,7 @@ func TestParentForModelCall(t *testing.T) {
 	base := baggage.ContextWithBaggage(t.Context(), bag)
 
 	inRollout := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID:    RolloutTraceID(rollout),
+		TraceID:    ID{Rollout: rollout}.TraceID(),
 		SpanID:     trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},
 		TraceFlags: trace.FlagsSampled,
 		Remote:     true,
@@ -60,7 +60,7 @@ func TestParentForModelCall(t *testing.T) {
 		TraceFlags: trace.FlagsSampled,
 		Remote:     true,
 	})
-	otherRollout := RolloutSpanContext("4-3")
+	otherRollout := ID{Rollout: "4-3"}.RootSpanContext()
 
 	tests := []struct {
 		name       string
@@ -68,17 +68,17 @@ func TestParentForModelCall(t *testing.T) {
 		wantParent trace.SpanContext
 		wantLinks  []trace.SpanContext
 	}{
-		{name: "no incoming context", ctx: base, wantParent: RolloutSpanContext(rollout)},
+		{name: "no incoming context", ctx: base, wantParent: ID{Rollout: rollout}.RootSpanContext()},
 		{name: "incoming in the rollout trace", ctx: trace.ContextWithRemoteSpanContext(base, inRollout), wantParent: inRollout},
 		{name: "unsampled incoming in the rollout trace", ctx: trace.ContextWithRemoteSpanContext(base, unsampledInRollout), wantParent: unsampledInRollout},
-		{name: "foreign trace becomes a link", ctx: trace.ContextWithRemoteSpanContext(base, foreign), wantParent: RolloutSpanContext(rollout), wantLinks: []trace.SpanContext{foreign}},
-		{name: "another rollout's trace becomes a link", ctx: trace.ContextWithRemoteSpanContext(base, otherRollout), wantParent: RolloutSpanContext(rollout), wantLinks: []trace.SpanContext{otherRollout}},
-		{name: "local span in a foreign trace", ctx: trace.ContextWithSpanContext(base, foreign.WithRemote(false)), wantParent: RolloutSpanContext(rollout), wantLinks: []trace.SpanContext{foreign.WithRemote(false)}},
-		{name: "invalid incoming context", ctx: trace.ContextWithSpanContext(base, trace.SpanContext{}), wantParent: RolloutSpanContext(rollout)},
+		{name: "foreign trace becomes a link", ctx: trace.ContextWithRemoteSpanContext(base, foreign), wantParent: ID{Rollout: rollout}.RootSpanContext(), wantLinks: []trace.SpanContext{foreign}},
+		{name: "another rollout's trace becomes a link", ctx: trace.ContextWithRemoteSpanContext(base, otherRollout), wantParent: ID{Rollout: rollout}.RootSpanContext(), wantLinks: []trace.SpanContext{otherRollout}},
+		{name: "local span in a foreign trace", ctx: trace.ContextWithSpanContext(base, foreign.WithRemote(false)), wantParent: ID{Rollout: rollout}.RootSpanContext(), wantLinks: []trace.SpanContext{foreign.WithRemote(false)}},
+		{name: "invalid incoming context", ctx: trace.ContextWithSpanContext(base, trace.SpanContext{}), wantParent: ID{Rollout: rollout}.RootSpanContext()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parent, links := ParentForModelCall(tt.ctx, rollout)
+			parent, links := ID{Rollout: rollout}.ParentForModelCall(tt.ctx)
 			assert.Equal(t, tt.wantParent, trace.SpanContextFromContext(parent))
 			var got []trace.SpanContext
 			for _, l := range links {

@@ -1,10 +1,11 @@
-package sdk
+package rollout
 
 import (
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,20 +42,22 @@ func TestURLHelpersVectors(t *testing.T) {
 				id = *in.RolloutID
 			}
 			corr := func() Correlation {
-				return CorrelationFromGlobalConfig(testvectors.Decode(t, in.GlobalConfig), in.AgentTokenIDCapture)
+				c, err := CorrelationFromGlobalConfig(in.GlobalConfig, in.AgentTokenIDCapture)
+				require.NoError(t, err)
+				return c
 			}
-			body := func() any { return testvectors.Decode(t, in.Body) }
+			body := func() []byte { return in.Body }
 
 			var got string
 			var ok = true
 			var err error
 			switch in.Fn {
 			case "rollout_path_prefix":
-				got = RolloutPathPrefix(id, in.TokenCapture)
+				got = PathPrefix(id, in.TokenCapture)
 			case "apply_rollout_prefix":
-				got = ApplyRolloutPrefix(in.BaseURL, id, in.TokenCapture)
+				got = ApplyPrefix(in.BaseURL, id, in.TokenCapture)
 			case "rollout_id_from_run":
-				got, ok, err = corr().RolloutIDFromRun(body())
+				got, ok, err = corr().IDFromRun(body())
 			case "url_path_for_run":
 				got, err = corr().URLPathForRun(in.URLPath, body())
 			case "base_url_for_run":
@@ -91,12 +94,10 @@ func TestURLHelpersVectors(t *testing.T) {
 func urlPathForRequestVector(t *testing.T, raw json.RawMessage, path string) string {
 	t.Helper()
 	req, _ := testvectors.Decode(t, raw).(map[string]any)
-	if req == nil {
-		return urlPathForRequestParams(nil, false, "", path)
-	}
-	params, hasParams := req["path_params"].(map[string]any)
+	params, _ := req["path_params"].(map[string]any)
+	id, _ := params["rollout_id"].(string)
 	urlPath, _ := req["url_path"].(string)
-	return urlPathForRequestParams(params, hasParams, urlPath, path)
+	return urlPathForRequest(id, urlPath, path)
 }
 
 func TestURLPathForRequest(t *testing.T) {
@@ -129,23 +130,18 @@ func TestURLPathForRequest(t *testing.T) {
 	})
 }
 
-func TestURLPathForRequestParamsIgnoresNonStringID(t *testing.T) {
-	assert.Equal(t, "/p", urlPathForRequestParams(map[string]any{"rollout_id": 7}, true, "", "/p"))
-	assert.Equal(t, "/p", urlPathForRequestParams(map[string]any{"rollout_id": "7-0"}, false, "", "/p"))
-}
-
 func TestPrefixRoundTripSpec43(t *testing.T) {
-	assert.Equal(t, "http://h:1/ng-rollout/r1", ApplyRolloutPrefix("http://h:1", "r1", false))
-	assert.Equal(t, "http://h:1/", ApplyRolloutPrefix("http://h:1/", "", false))
-	assert.Equal(t, "", RolloutPathPrefix("", false))
+	assert.Equal(t, "http://h:1/ng-rollout/r1", ApplyPrefix("http://h:1", "r1", false))
+	assert.Equal(t, "http://h:1/", ApplyPrefix("http://h:1/", "", false))
+	assert.Equal(t, "", PathPrefix("", false))
 	p, ok := ParsePrefix("/ng-rollout/task-7/v1/chat/completions")
 	require.True(t, ok)
-	assert.Equal(t, Prefix{RolloutID: "task-7", Rest: "/v1/chat/completions"}, p)
+	assert.Equal(t, Prefix{ID: "task-7", Rest: "/v1/chat/completions"}, p)
 }
 
 func TestCorrelationGatesSpec44to47And113(t *testing.T) {
-	body := map[string]any{TaskIndexKey: json.Number("3"), RolloutIndexKey: json.Number("1")}
-	zero := map[string]any{TaskIndexKey: json.Number("0"), RolloutIndexKey: json.Number("0")}
+	body := map[string]any{TaskIndexKey: json.Number("3"), IndexKey: json.Number("1")}
+	zero := map[string]any{TaskIndexKey: json.Number("0"), IndexKey: json.Number("0")}
 	tests := []struct {
 		name         string
 		globalConfig any
@@ -165,18 +161,20 @@ func TestCorrelationGatesSpec44to47And113(t *testing.T) {
 		{name: "113 token block and opt-in", globalConfig: map[string]any{"token_id_capture": map[string]any{"enabled": true}}, agentOptIn: true, wantCorr: Correlation{TokenIDCapture: true}, wantPath: "/ng-rollout/3-1/training-token-capture/v1/responses", wantZeroID: "0-0"},
 		{name: "113 opt-in without run-level enable", globalConfig: map[string]any{"token_id_capture": map[string]any{"all_agents": true}}, agentOptIn: true, wantPath: "/v1/responses"},
 		{name: "47 all_agents overrides opt-in", globalConfig: map[string]any{"token_id_capture": map[string]any{"enabled": true, "all_agents": true}}, wantCorr: Correlation{TokenIDCapture: true}, wantPath: "/ng-rollout/3-1/training-token-capture/v1/responses", wantZeroID: "0-0"},
-		{name: "typed config map", globalConfig: map[string]bool{"observability_enabled": true}, wantCorr: Correlation{ModelCallCapture: true}, wantPath: "/ng-rollout/3-1/v1/responses", wantZeroID: "0-0"},
+		{name: "string false is truthy", globalConfig: map[string]any{"observability_enabled": "false"}, wantCorr: Correlation{ModelCallCapture: true}, wantPath: "/ng-rollout/3-1/v1/responses", wantZeroID: "0-0"},
+		{name: "float 0.0 is falsy", globalConfig: map[string]any{"observability_enabled": json.Number("0.0")}, wantPath: "/v1/responses"},
 		{name: "empty token block is falsy", globalConfig: map[string]any{"token_id_capture": map[string]any{}}, agentOptIn: true, wantPath: "/v1/responses"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := CorrelationFromGlobalConfig(tt.globalConfig, tt.agentOptIn)
+			c, err := CorrelationFromGlobalConfig(js(t, tt.globalConfig), tt.agentOptIn)
+			require.NoError(t, err)
 			assert.Equal(t, tt.wantCorr, c)
 			assert.Equal(t, tt.wantCorr != Correlation{}, c.Enabled())
-			got, err := c.URLPathForRun("/v1/responses", body)
+			got, err := c.URLPathForRun("/v1/responses", js(t, body))
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantPath, got)
-			id, ok, err := c.RolloutIDFromRun(zero)
+			id, ok, err := c.IDFromRun(js(t, zero))
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantZeroID != "", ok)
 			assert.Equal(t, tt.wantZeroID, id)
@@ -220,18 +218,78 @@ func TestResolveModelBaseURL(t *testing.T) {
 }
 
 func TestTopLevelHelpersAlwaysCapture(t *testing.T) {
-	body := map[string]any{TaskIndexKey: json.Number("3"), RolloutIndexKey: json.Number("1")}
-	got, err := BaseURLForRun("http://h:1/", body)
+	body := map[string]any{TaskIndexKey: json.Number("3"), IndexKey: json.Number("1")}
+	got, err := BaseURLForRun("http://h:1/", js(t, body))
 	require.NoError(t, err)
 	assert.Equal(t, "http://h:1/ng-rollout/3-1", got)
-	got, err = URLPathForRun("/v1/messages", body)
+	got, err = URLPathForRun("/v1/messages", js(t, body))
 	require.NoError(t, err)
 	assert.Equal(t, "/ng-rollout/3-1/v1/messages", got)
-	got, err = BaseURLForRun("http://h:1/", map[string]any{})
+	got, err = BaseURLForRun("http://h:1/", []byte(`{}`))
 	require.NoError(t, err)
 	assert.Equal(t, "http://h:1/", got)
-	_, err = BaseURLForRun("http://h:1", map[string]any{RolloutIDKey: "bad id"})
-	require.ErrorIs(t, err, ErrInvalidRolloutID)
-	_, err = URLPathForRun("/v1/responses", map[string]any{RolloutIDKey: "bad id"})
-	require.ErrorIs(t, err, ErrInvalidRolloutID)
+	_, err = BaseURLForRun("http://h:1", js(t, map[string]any{IDKey: "bad id"}))
+	require.ErrorIs(t, err, ErrInvalidID)
+	_, err = URLPathForRun("/v1/responses", js(t, map[string]any{IDKey: "bad id"}))
+	require.ErrorIs(t, err, ErrInvalidID)
+}
+
+func TestCorrelationFromGlobalConfigInvalidJSON(t *testing.T) {
+	_, err := CorrelationFromGlobalConfig([]byte(`{"observability_enabled":`), false)
+	require.ErrorContains(t, err, "decode global config")
+}
+
+// The always-on Go conveniences refuse the ids the proxy answers with 400 (SPEC D12); the
+// Correlation methods keep Gym's exact behaviour (vectors/url_helpers.json).
+func TestTopLevelHelpersRefuseD12(t *testing.T) {
+	long := strings.Repeat("r", 300)
+	tests := []struct {
+		name string
+		body map[string]any
+		id   string // the id SPEC §1.2 derives, which Correlation still uses
+		want []string
+	}{
+		{name: "negative task index", body: map[string]any{TaskIndexKey: json.Number("-1"), IndexKey: json.Number("1")},
+			id: "-1-1", want: []string{`"-1-1"`, IDPattern}},
+		{name: "float task index", body: map[string]any{TaskIndexKey: json.Number("0.5"), IndexKey: json.Number("1")},
+			id: "0.5-1"},
+		{name: "string index with a slash", body: map[string]any{TaskIndexKey: "a/b", IndexKey: json.Number("0")},
+			id: "a/b-0", want: []string{`"a/b-0"`, IDPattern}},
+		{name: "explicit id of 300 bytes", body: map[string]any{IDKey: long},
+			id: long, want: []string{long, "longer than 200 bytes (300)"}},
+		{name: "attempt suffix over 200 bytes", body: map[string]any{IDKey: long[:199], AttemptIndexKey: json.Number("3")},
+			id: long[:199] + "-a3", want: []string{"longer than 200 bytes (202)"}},
+		{name: "exactly 200 bytes", body: map[string]any{IDKey: long[:200]}, id: long[:200]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := js(t, tt.body)
+			gym, err := Correlation{ModelCallCapture: true}.BaseURLForRun("http://h:1", body)
+			require.NoError(t, err, "the Correlation method stays Gym-exact")
+			assert.Equal(t, "http://h:1/ng-rollout/"+tt.id, gym)
+			gymPath, err := Correlation{ModelCallCapture: true}.URLPathForRun("/v1/responses", body)
+			require.NoError(t, err)
+
+			base, err := BaseURLForRun("http://h:1", body)
+			path, perr := URLPathForRun("/v1/responses", body)
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				require.NoError(t, perr)
+				assert.Equal(t, gym, base)
+				assert.Equal(t, gymPath, path)
+				return
+			}
+			for _, e := range []error{err, perr} {
+				require.Error(t, e)
+				require.ErrorIs(t, e, ErrInvalidID)
+				for _, w := range tt.want {
+					assert.Contains(t, e.Error(), w)
+				}
+			}
+			assert.Contains(t, err.Error(), "base url for run: ")
+			assert.Contains(t, perr.Error(), "url path for run: ")
+			assert.Empty(t, base)
+			assert.Empty(t, path)
+		})
+	}
 }

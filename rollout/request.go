@@ -1,0 +1,107 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Correlation without the path prefix: a harness that cannot add "/ng-rollout/<id>" to its model
+// URL names the rollout in a header or in W3C baggage instead.
+const (
+	// Header is the request header naming the rollout of a call that has no path prefix
+	// (canonical form of "x-gymtrace-rollout-id"; header names are case-insensitive). The proxy
+	// forwards it upstream unchanged, like the baggage header.
+	Header = "X-Gymtrace-Rollout-Id"
+	// BaggageKey is the W3C baggage member naming the rollout of a call that has neither a path
+	// prefix nor a [Header] (semconv.GymtraceRolloutIDBaggageMember). [ContextWithID] sets it.
+	BaggageKey = "gymtrace.rollout_id"
+)
+
+// Source says where a request's rollout id came from.
+type Source string
+
+// The correlation sources, in precedence order (the first present wins; a lower one is then not
+// read or validated). SourceNone means the request names no rollout.
+const (
+	SourcePrefix  Source = "prefix"
+	SourceHeader  Source = "header"
+	SourceBaggage Source = "baggage"
+	SourceNone    Source = ""
+)
+
+// baggagePropagator extracts W3C baggage (never the global propagator).
+var baggagePropagator = propagation.Baggage{}
+
+// FromRequest returns the rollout id a model-server request names and where it came from, with
+// the precedence path prefix > [Header] > [BaggageKey] baggage member:
+//
+//   - a "/ng-rollout/<id>/" prefix of r.URL.Path (SPEC §1.6, [ParseRequestPath], so D12's refusals
+//     apply) wins;
+//   - else the header, which must appear once (several lines are an error, even when equal);
+//   - else the baggage member, read from the request's "baggage" header or, when that is absent or
+//     unparsable, from the baggage already in r.Context() (e.g. put there by server middleware).
+//
+// The id found is validated with [ValidateID] (SPEC §0 D12: an empty value is invalid too); the
+// error names the source, the value and the rule and matches [ErrInvalidID]. A malformed baggage
+// header is ignored as a whole (W3C baggage rules): its member is then absent. id is "" and source
+// SourceNone when nothing names a rollout. r is only read.
+func FromRequest(r *http.Request) (id string, source Source, err error) {
+	if p, ok, err := ParseRequestPath(r.URL.Path, r.URL.EscapedPath()); ok {
+		if err != nil {
+			return p.ID, SourcePrefix, fmt.Errorf("path prefix: %w", err)
+		}
+		return p.ID, SourcePrefix, nil
+	}
+	if vals := r.Header.Values(Header); len(vals) > 0 {
+		if len(vals) > 1 {
+			return "", SourceHeader, fmt.Errorf("header %s: %w: the header must appear once, got %d values %q", Header, ErrInvalidID, len(vals), vals)
+		}
+		return vals[0], SourceHeader, validateSource("header "+Header, vals[0])
+	}
+	ctx := baggagePropagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	if id, ok := IDFromContext(ctx); ok {
+		return id, SourceBaggage, validateSource("baggage member "+BaggageKey, id)
+	}
+	return "", SourceNone, nil
+}
+
+func validateSource(source, id string) error {
+	if err := ValidateID(id); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	return nil
+}
+
+// ContextWithID returns ctx whose W3C baggage carries the member BaggageKey=id (other members
+// kept; an existing member of that key replaced). A client that propagates baggage then names the
+// rollout on every call made with the context, so the capture proxy correlates calls that have no
+// path prefix. id must pass [ValidateID] (SPEC §0 D12); the error names the id and the rule, and
+// ctx is then returned unchanged.
+func ContextWithID(ctx context.Context, id string) (context.Context, error) {
+	if err := ValidateID(id); err != nil {
+		return ctx, fmt.Errorf("rollout baggage: %w", err)
+	}
+	m, err := baggage.NewMemberRaw(BaggageKey, id)
+	if err != nil {
+		return ctx, fmt.Errorf("rollout baggage: %w", err)
+	}
+	b, err := baggage.FromContext(ctx).SetMember(m)
+	if err != nil {
+		return ctx, fmt.Errorf("rollout baggage: %w", err)
+	}
+	return baggage.ContextWithBaggage(ctx, b), nil
+}
+
+// IDFromContext returns the BaggageKey member of ctx's baggage, unvalidated; ok is false when the
+// member is absent.
+func IDFromContext(ctx context.Context) (id string, ok bool) {
+	m := baggage.FromContext(ctx).Member(BaggageKey)
+	if m.Key() == "" {
+		return "", false
+	}
+	return m.Value(), true
+}
