@@ -1,5 +1,5 @@
 // Package e2e holds gymtrace's end-to-end tests: they build the real gymtrace binary, start
-// `gymtrace proxy` in front of an in-process fake model server (internal/fakemodel), call it
+// `gymtrace proxy` in front of an in-process fake model server (internal/testkit/fakemodel), call it
 // with the official openai-go and anthropic-sdk-go clients through the rollout prefix
 // (/ng-rollout/<id>/v1), and check that every client gets the same result as directly against
 // the upstream and that every call leaves exactly one record in <capture-dir>/<id>.capture.jsonl
