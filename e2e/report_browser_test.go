@@ -1,7 +1,10 @@
-package report
+package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,10 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/demo"
 	"github.com/gymtrace/gymtrace/internal/testkit/capturegen"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Browser test settings.
@@ -35,7 +36,9 @@ const (
 	// envUpdateScreenshot, when "1", does what -update-screenshot does.
 	envUpdateScreenshot = "GYMTRACE_UPDATE_SCREENSHOT"
 	debianChromium      = "/usr/bin/chromium"
-	screenshotPath      = "../../../../docs/report.png"
+	screenshotPath      = "../docs/report.png"
+	// defaultJaegerURL is `gymtrace report`'s --jaeger-url default, the base of each trace link.
+	defaultJaegerURL = "http://127.0.0.1:16686"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshot of the HTML report to docs/report.png")
@@ -62,14 +65,26 @@ func chromiumBinary(t *testing.T) string {
 	return ""
 }
 
-// demoRun makes a demo-like run: the demo's rollouts (every dialect, streamed and not, tool calls),
-// two more with failures (a rate limit, a cut stream, a 500 and an in-stream error) and one the
-// rollouts file names that has no capture at all.
+// runGymtrace runs the gymtrace binary with args and returns its stdout; a non-zero exit fails t.
+func runGymtrace(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), gymtraceBinary(t), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "gymtrace %s: %s", strings.Join(args, " "), stderr.String())
+	return out
+}
+
+// demoRun makes a demo-like run: `gymtrace demo`'s rollouts (every dialect, streamed and not, tool
+// calls), two more with failures (a rate limit, a cut stream, a 500 and an in-stream error) and one
+// the rollouts file names that has no capture at all.
 func demoRun(t *testing.T) (captureDir, rolloutsPath string) {
 	t.Helper()
-	res, err := demo.Run(t.Context(), demo.Config{Dir: t.TempDir(), Rollouts: 8})
-	require.NoError(t, err)
-	_, err = capturegen.Generate(t.Context(), res.CaptureDir, []capturegen.Call{
+	dir := t.TempDir()
+	runGymtrace(t, "demo", "--dir", dir, "--rollouts", "8")
+	captureDir = filepath.Join(dir, "captures")
+	_, err := capturegen.Generate(t.Context(), captureDir, []capturegen.Call{
 		{RolloutID: "4-0", Dialect: fakemodel.DialectChat, Stream: true, Tools: true},
 		{RolloutID: "4-0", Dialect: fakemodel.DialectChat, Fault: fakemodel.Fault{Status: 429}},
 		{RolloutID: "4-0", Dialect: fakemodel.DialectChat, Stream: true, Fault: fakemodel.Fault{Cut: fakemodel.CutEnd, CutAfter: 3}},
@@ -77,7 +92,7 @@ func demoRun(t *testing.T) (captureDir, rolloutsPath string) {
 		{RolloutID: "4-1", Dialect: fakemodel.DialectMessages, Stream: true, Fault: fakemodel.Fault{Cut: fakemodel.CutErrorEvent, CutAfter: 2}},
 	})
 	require.NoError(t, err)
-	rows, err := os.ReadFile(res.RolloutsPath)
+	rows, err := os.ReadFile(filepath.Join(dir, "rollouts.jsonl"))
 	require.NoError(t, err)
 	rows = append(rows, []byte(`{"_ng_task_index":4,"_ng_rollout_index":0,"reward":0.0}
 {"_ng_task_index":4,"_ng_rollout_index":1,"reward":0.0}
@@ -85,24 +100,56 @@ func demoRun(t *testing.T) (captureDir, rolloutsPath string) {
 `)...)
 	rolloutsPath = filepath.Join(t.TempDir(), "rollouts.jsonl")
 	require.NoError(t, os.WriteFile(rolloutsPath, rows, 0o600))
-	return res.CaptureDir, rolloutsPath
+	return captureDir, rolloutsPath
 }
 
-func TestHTMLReportInBrowser(t *testing.T) {
-	bin := chromiumBinary(t)
-	captureDir, rolloutsPath := demoRun(t)
+// reportRow is what the browser test expects of one row of the report's rollouts table.
+type reportRow struct {
+	id          string
+	tokensTotal *json.Number // `gymtrace metrics`' tokens_total; nil when unknown
+}
+
+// expectedRows is the report's rollouts table for a run whose captured rollouts are all named by
+// the rollouts file: one row per rollout id of the file (SPEC §1.2: "<task>-<rollout>"), at its
+// first row, with the tokens_total `gymtrace metrics` prints for it.
+func expectedRows(t *testing.T, captureDir, rolloutsPath string) []reportRow {
+	t.Helper()
 	f, err := os.Open(rolloutsPath)
 	require.NoError(t, err)
 	defer f.Close()
-	rep, err := Build(t.Context(), captureDir, Options{Rollouts: f, RolloutsName: "rollouts.jsonl", PayloadBytes: DefaultPayloadBytes})
-	require.NoError(t, err)
-	require.Len(t, rep.Rollouts, 11)
+	var rows []reportRow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var row struct {
+			Task    json.Number `json:"_ng_task_index"`
+			Rollout json.Number `json:"_ng_rollout_index"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &row), "rollouts row %s", sc.Bytes())
+		id := row.Task.String() + "-" + row.Rollout.String()
+		if slices.ContainsFunc(rows, func(r reportRow) bool { return r.id == id }) {
+			continue
+		}
+		var m struct {
+			TokensTotal *json.Number `json:"tokens_total"`
+		}
+		require.NoError(t, json.Unmarshal(runGymtrace(t, "metrics", "--capture-dir", captureDir, id), &m))
+		rows = append(rows, reportRow{id: id, tokensTotal: m.TokensTotal})
+	}
+	require.NoError(t, sc.Err())
+	return rows
+}
 
+// TestHTMLReportInBrowser opens the HTML file of the real `gymtrace report --html` in headless
+// Chromium: every rollout row in report order, the charts, the trace links, sorting by tokens both
+// ways, a rollout's link opening its calls, and no request leaving the file.
+func TestHTMLReportInBrowser(t *testing.T) {
+	bin := chromiumBinary(t)
+	captureDir, rolloutsPath := demoRun(t)
 	page := filepath.Join(t.TempDir(), "report.html")
-	out, err := os.Create(page)
-	require.NoError(t, err)
-	require.NoError(t, WriteHTML(out, rep, HTMLOptions{}))
-	require.NoError(t, out.Close())
+	runGymtrace(t, "report", "--capture-dir", captureDir, "--rollouts", rolloutsPath, "--html", page)
+	rows := expectedRows(t, captureDir, rolloutsPath)
+	require.Len(t, rows, 11)
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
 		chromedp.ExecPath(bin),
@@ -121,7 +168,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
 	// The first Run starts the browser, which lives as long as ctx: no timeout on it (chromedp.Run).
-	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
 	require.NoError(t, err)
 
 	// Every request the page makes: only the file itself may be loaded.
@@ -159,17 +206,17 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	asc, err := chromedp.Run(step, chromedp.Evaluate[[]string](rowsJS))
 	require.NoError(t, err)
 
-	want := make([]string, len(rep.Rollouts))
-	for i := range rep.Rollouts {
-		want[i] = rep.Rollouts[i].ID
+	want := make([]string, len(rows))
+	for i := range rows {
+		want[i] = rows[i].id
 	}
 	assert.Equal(t, want, initial, "every rollout row, in report order")
 	assert.Equal(t, 5, svgCount)
-	assert.Equal(t, DefaultJaegerURL+"/trace/"+sdk.RolloutTraceID(want[0]).String(), traceHref.Value)
+	assert.Equal(t, defaultJaegerURL+"/trace/"+rolloutTraceID(want[0]), traceHref.Value)
 	assert.Equal(t, "descending", sortState.Value)
 	assert.NotEqual(t, initial, desc, "the fixture's report order is not already sorted by tokens")
-	assert.Equal(t, tokenOrder(rep, true), desc, "sorted by tokens, most first, unknown last")
-	assert.Equal(t, tokenOrder(rep, false), asc, "sorted by tokens, fewest first, unknown last")
+	assert.Equal(t, tokenOrder(t, rows, true), desc, "sorted by tokens, most first, unknown last")
+	assert.Equal(t, tokenOrder(t, rows, false), asc, "sorted by tokens, fewest first, unknown last")
 
 	// Following a rollout's link opens its calls.
 	target := desc[0]
@@ -199,17 +246,23 @@ func TestHTMLReportInBrowser(t *testing.T) {
 
 // tokenOrder is the rollout order the table must show when sorted by tokens_total: known values
 // descending (or ascending), ties in report order, unknown values last in report order.
-func tokenOrder(rep *Report, descending bool) []string {
+func tokenOrder(t *testing.T, rows []reportRow, descending bool) []string {
+	t.Helper()
 	type row struct {
 		id    string
 		pos   int
 		total *int64
 	}
-	rows := make([]row, len(rep.Rollouts))
-	for i := range rep.Rollouts {
-		rows[i] = row{rep.Rollouts[i].ID, i, rep.Rollouts[i].Metrics.TokensTotal}
+	sorted := make([]row, len(rows))
+	for i, r := range rows {
+		sorted[i] = row{id: r.id, pos: i}
+		if r.tokensTotal != nil {
+			n, err := r.tokensTotal.Int64()
+			require.NoError(t, err, "tokens_total of %s", r.id)
+			sorted[i].total = &n
+		}
 	}
-	slices.SortStableFunc(rows, func(a, b row) int {
+	slices.SortStableFunc(sorted, func(a, b row) int {
 		switch {
 		case a.total == nil && b.total == nil:
 			return a.pos - b.pos
@@ -224,8 +277,8 @@ func tokenOrder(rep *Report, descending bool) []string {
 		}
 		return 1
 	})
-	ids := make([]string, len(rows))
-	for i, r := range rows {
+	ids := make([]string, len(sorted))
+	for i, r := range sorted {
 		ids[i] = r.id
 	}
 	return ids
