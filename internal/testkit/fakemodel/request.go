@@ -51,8 +51,6 @@ type apiError struct {
 	code    string // OpenAI "code", "" = null
 }
 
-func (e *apiError) Error() string { return e.message }
-
 // jsonKind names the JSON type of raw as the OpenAI API's messages do.
 func jsonKind(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)

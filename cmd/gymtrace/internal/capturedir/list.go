@@ -3,7 +3,6 @@ package capturedir
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -24,7 +23,7 @@ type Entry struct {
 	HasMarker bool
 }
 
-// List returns the rollouts of the capture directory dir, sorted by [Less] on their ids: every
+// List returns the rollouts of the capture directory dir, sorted by [Compare] on their ids: every
 // entry named <id>.capture.jsonl or <id>.capture.incomplete whose <id> is a valid capture file id
 // (SPEC §2.2). Other entries (observation files, temporary files, run subdirectories, names whose id
 // is invalid) are ignored. A missing directory is an error matching fs.ErrNotExist; a path that is
@@ -84,6 +83,3 @@ func splitName(name string) (id string, capFile, ok bool) {
 	}
 	return id, capFile, true
 }
-
-// IsNotExist reports whether err says the capture directory does not exist.
-func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,6 +1,7 @@
 package capturedir
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +37,7 @@ func TestListErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err := List(filepath.Join(dir, "missing"))
 	require.Error(t, err)
-	assert.True(t, IsNotExist(err))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.Contains(t, err.Error(), "missing")
 
 	file := filepath.Join(dir, "f")

@@ -2,12 +2,10 @@ package capturedir
 
 import "slices"
 
-// Less orders rollout ids the way people read them: runs of ASCII digits compare as numbers
+// Compare orders rollout ids the way people read them: runs of ASCII digits compare as numbers
 // ("2-0" < "10-0"), everything else byte by byte; ids that compare equal that way (e.g. "1-01" and
-// "1-1") fall back to plain byte order, so the order is total and deterministic.
-func Less(a, b string) bool { return Compare(a, b) < 0 }
-
-// Compare is the three-way form of [Less]: negative when a sorts first, 0 only when a == b.
+// "1-1") fall back to plain byte order, so the order is total and deterministic. It returns a
+// negative number when a sorts first, 0 only when a == b.
 func Compare(a, b string) int {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {

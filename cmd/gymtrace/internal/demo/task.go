@@ -115,13 +115,3 @@ func (o operation) value() int64 {
 		return o.a * o.b
 	}
 }
-
-// calculator evaluates the calculator's arguments in process: the decimal text of the first
-// "a op b" in the expression. It is what the sandboxed calculator must print.
-func calculator(arguments string) (string, error) {
-	o, err := parseOperation(arguments)
-	if err != nil {
-		return "", err
-	}
-	return strconv.FormatInt(o.value(), 10), nil
-}

@@ -33,7 +33,7 @@ type Options struct {
 
 // Summary is what [Run] did.
 type Summary struct {
-	Rollouts []RolloutSummary // in capturedir.Less order of their ids
+	Rollouts []RolloutSummary // in capturedir.Compare order of their ids
 	Records  int              // records read (valid JSON object lines)
 	Changed  int              // records written changed
 	Skipped  int              // records copied without looking at the response (Result.Skipped)

@@ -13,7 +13,7 @@ type Report struct {
 	// RolloutsName is Options.RolloutsName when a rollouts file was read, else "".
 	RolloutsName string
 	// Rollouts holds one entry per rollout: the rollouts file's rollouts in its order (when one was
-	// read), then the captured rollouts it does not name, in capturedir.Less order.
+	// read), then the captured rollouts it does not name, in capturedir.Compare order.
 	Rollouts []Rollout
 	// Totals aggregates every rollout.
 	Totals Totals
