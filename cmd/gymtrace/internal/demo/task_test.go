@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// calculator evaluates the calculator's arguments in process (the tests' oracle): the decimal text of the first
-// "a op b" in the expression. It is what the sandboxed calculator must print.
+// calculator evaluates the calculator's arguments in process, the tests' oracle: the decimal text
+// of the first "a op b" in the expression. It is what the sandboxed calculator must print.
 func calculator(arguments string) (string, error) {
 	o, err := parseOperation(arguments)
 	if err != nil {
