@@ -4,8 +4,6 @@ go 1.26.8
 
 require (
 	github.com/andybalholm/brotli v1.3.0
-	github.com/chromedp/cdproto v0.159.0
-	github.com/chromedp/chromedp v0.23.0
 	github.com/go-analyze/charts v0.6.4
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/jedib0t/go-pretty/v6 v6.8.3

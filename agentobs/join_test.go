@@ -12,7 +12,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // vectorCalls turns join.json's input.calls (the ModelCallRecord fields the join reads) into records.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // TestExchangeGolden rebuilds each raw_record_golden.json exchange from its inputs with this

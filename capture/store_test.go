@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // Environment of a re-executed test binary acting as a writer process (SPEC §8 #71, conformance 042).

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // vecField returns input[key] (null when missing).

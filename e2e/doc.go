@@ -1,9 +1,11 @@
 // Package e2e holds gymtrace's end-to-end tests: they build the real gymtrace binary, start
-// `gymtrace proxy` in front of an in-process fake model server (internal/fakemodel), call it
+// `gymtrace proxy` in front of an in-process fake model server (internal/testkit/fakemodel), call it
 // with the official openai-go and anthropic-sdk-go clients through the rollout prefix
 // (/ng-rollout/<id>/v1), and check that every client gets the same result as directly against
 // the upstream and that every call leaves exactly one record in <capture-dir>/<id>.capture.jsonl
-// (SPEC.md §3.1, §3.2, §3.5, §3.6).
+// (SPEC.md §3.1, §3.2, §3.5, §3.6). TestHTMLReportInBrowser opens the file of the real
+// `gymtrace report --html` in headless Chromium (chromedp); it needs a Chromium binary and fails
+// without one (GYMTRACE_REQUIRE_CHROMIUM=1, as CI sets it, insists on Debian's /usr/bin/chromium).
 //
 // It is a module of its own (STYLE.md: e2e/ keeps the SDK clients out of the root module).
 // Run from this directory:

@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )

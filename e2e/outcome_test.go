@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 )
 
 // faultHeader names the upstream fault a raw request asks for; the proxy forwards it like any

@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/syncbuf"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 

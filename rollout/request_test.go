@@ -10,13 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/baggage"
-
-	"github.com/gymtrace/gymtrace/semconv"
 )
-
-func TestBaggageKeyIsSemconv(t *testing.T) {
-	assert.Equal(t, semconv.GymtraceRolloutIDBaggageMember, BaggageKey)
-}
 
 func TestFromRequest(t *testing.T) {
 	tests := []struct {

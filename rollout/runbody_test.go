@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/python"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // expectation is a decoded vector "expected": a string, null, or {"error": "<Type>: <message>"}.

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/syncbuf"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 )
 
 const (

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // echoModel answers every call with a small JSON body and reports the path and headers it saw.
@@ -242,4 +243,9 @@ func TestRunIDNamespacesCaptureAndTrace(t *testing.T) {
 	// Golden: sha256("gymtrace/rollout/run-9/3-1")[:16], computed with Python's hashlib.
 	assert.Contains(t, string(data), `"trace_id":"c6f3f148eea160fb4be9a80b2aa96e35"`)
 	assert.NotContains(t, string(data), rollout.ID{Rollout: "3-1"}.TraceID().String())
+}
+
+// The baggage member the proxy reads (package rollout) is the one semconv names for other processes.
+func TestBaggageKeyIsSemconv(t *testing.T) {
+	assert.Equal(t, semconv.GymtraceRolloutIDBaggageMember, rollout.BaggageKey)
 }

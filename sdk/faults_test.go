@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 )
 
 // Issue 7 part 1: upstream and storage faults. The client always gets what the upstream sent (or a

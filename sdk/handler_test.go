@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
 )

@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/syncbuf"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 )
 
 // testEnv is a capture handler (or proxy) served on 127.0.0.1 with its own store, client and an

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // lookup implements capture.AttributeLookup over a span's attributes.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 

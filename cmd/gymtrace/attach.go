@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/rollouts"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 )
 
 func init() { commands = append(commands, newAttachCmd) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/internal/bench"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/bench"
 )
 
 func init() { commands = append(commands, newBenchCmd, newBenchPlainProxyCmd) }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/gymtrace/gymtrace/internal/report"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 )
 
 func init() { commands = append(commands, newCallsCmd) }

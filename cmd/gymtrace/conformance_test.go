@@ -25,8 +25,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/syncbuf"
-	"github.com/gymtrace/gymtrace/internal/testvectors"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
 // confCase is one folder of testdata/conformance (see its README.md).

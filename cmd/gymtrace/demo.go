@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/internal/demo"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/demo"
 )
 
 func init() { commands = append(commands, newDemoCmd) }

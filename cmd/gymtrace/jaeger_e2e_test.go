@@ -29,8 +29,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
-	"github.com/gymtrace/gymtrace/internal/jaegertest"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/jaegertest"
 	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 	"github.com/gymtrace/gymtrace/semconv"

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/rederive"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rederive"
 )
 
 func init() { commands = append(commands, newRederiveCmd) }

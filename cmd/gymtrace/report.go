@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/internal/report"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/capturegen"
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/capturegen"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/gymtrace/gymtrace/internal/syncbuf"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 )
 
 func TestShutdownSignals(t *testing.T) {

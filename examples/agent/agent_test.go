@@ -21,7 +21,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/sdk"
 )

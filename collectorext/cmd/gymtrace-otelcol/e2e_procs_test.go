@@ -242,7 +242,7 @@ type jaegerEndpoints struct {
 }
 
 // Jaeger environment, as printed by scripts/jaeger.sh start (the root module's
-// internal/jaegertest reads the same).
+// internal/testkit/jaegertest reads the same).
 const (
 	envJaegerQueryURL = "JAEGER_QUERY_URL"
 	envJaegerOTLPGRPC = "JAEGER_OTLP_GRPC"

@@ -19,7 +19,7 @@ import (
 // The end-to-end tests' model server: a small in-test upstream that answers the three dialects
 // with fixed, realistic bodies (OpenAI Chat Completions and Responses, Anthropic Messages; JSON and
 // SSE), so two runs of the same calls produce the same records. The root module's
-// internal/fakemodel cannot be imported from this module.
+// internal/testkit/fakemodel cannot be imported from this module.
 
 // Dialects of the captured endpoints and the models the e2e calls ask for.
 const (

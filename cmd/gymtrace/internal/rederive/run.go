@@ -1,0 +1,187 @@
+package rederive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
+)
+
+// ErrSameDir is matched (errors.Is) by the error [Run] returns when the output directory is the
+// source directory: originals are never modified.
+var ErrSameDir = errors.New("output directory is the capture directory")
+
+// ErrOutputExists is matched by the error [Run] returns when the output directory already holds a
+// capture file or marker of a rollout it would write: rederive never appends to or mixes with an
+// existing capture.
+var ErrOutputExists = errors.New("output capture already exists")
+
+// ErrNoCapture is matched by the error [Run] returns when Options.RolloutID names a rollout without
+// a capture file or marker in the source directory.
+var ErrNoCapture = errors.New("no capture for the rollout")
+
+// Options configures [Run]. The zero value rederives every rollout of the source directory.
+type Options struct {
+	// RolloutID, when not "", rederives only this rollout (it must have a capture file or marker).
+	RolloutID string
+	// OnRollout, when not nil, is called after each rollout was written (e.g. to report progress).
+	OnRollout func(RolloutSummary)
+}
+
+// Summary is what [Run] did.
+type Summary struct {
+	Rollouts []RolloutSummary // in capturedir.Compare order of their ids
+	Records  int              // records read (valid JSON object lines)
+	Changed  int              // records written changed
+	Skipped  int              // records copied without looking at the response (Result.Skipped)
+	Dropped  int              // damaged lines (not a JSON object) that could not be written
+}
+
+// RolloutSummary is what [Run] did for one rollout.
+type RolloutSummary struct {
+	RolloutID string
+	Records   int      // records written
+	Changes   []Change // the changed records, in file order
+	Skipped   int      // records copied without looking at the response
+	// Dropped counts damaged lines of the source (not JSON objects): capture.Store writes only
+	// records, so they are left out, later records' call_index moves down by one each, and the
+	// output is marked incomplete.
+	Dropped int
+	// Incomplete reports that the output got the .capture.incomplete marker: the source had it, or
+	// lines were dropped.
+	Incomplete bool
+}
+
+// Change describes one changed record.
+type Change struct {
+	Index       int    // 0-based index among the source file's non-blank lines (its call_index there)
+	ModelCallID string // the record's model_call_id, "" when not a string
+	Result             // what Line did
+}
+
+// Run rederives the captures of src into dst (see the package doc): for each rollout of src (or only
+// Options.RolloutID), every record line goes through [Line] and is appended, in order, to dst's
+// capture file of the same rollout with capture.Store.Append (flock, fsync); the source's
+// .capture.incomplete marker is carried over. src is only read.
+//
+// Before anything is written Run checks that dst is not src ([ErrSameDir]) and that dst holds no
+// capture file or marker of a rollout it will write ([ErrOutputExists]). Other errors: listing or
+// reading src, appending to dst, ctx being cancelled (checked between records); dst may then hold
+// part of the output. The Summary counts what was done so far.
+func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, error) {
+	var sum Summary
+	if same, err := sameDir(src.Dir(), dst.Dir()); err != nil {
+		return sum, fmt.Errorf("rederive: %w", err)
+	} else if same {
+		return sum, fmt.Errorf("rederive: %w: %s", ErrSameDir, dst.Dir())
+	}
+	entries, err := capturedir.List(src.Dir())
+	if err != nil {
+		return sum, fmt.Errorf("rederive: %w", err)
+	}
+	if opts.RolloutID != "" {
+		if err := capture.ValidateRolloutID(opts.RolloutID); err != nil {
+			return sum, fmt.Errorf("rederive: %w", err)
+		}
+		var only []capturedir.Entry
+		for _, e := range entries {
+			if e.RolloutID == opts.RolloutID {
+				only = append(only, e)
+			}
+		}
+		if len(only) == 0 {
+			return sum, fmt.Errorf("rederive: %w %s in %s", ErrNoCapture, opts.RolloutID, src.Dir())
+		}
+		entries = only
+	}
+	for _, e := range entries {
+		has, err := dst.HasCapture(e.RolloutID)
+		if err != nil {
+			return sum, fmt.Errorf("rederive: %w", err)
+		}
+		if has {
+			p, _ := dst.CapturePath(e.RolloutID)
+			return sum, fmt.Errorf("rederive: %w: %s (or its .capture.incomplete marker); write into a new directory", ErrOutputExists, p)
+		}
+	}
+	for _, e := range entries {
+		rs, err := runRollout(ctx, src, dst, e)
+		sum.Rollouts = append(sum.Rollouts, rs)
+		sum.Records += rs.Records
+		sum.Changed += len(rs.Changes)
+		sum.Skipped += rs.Skipped
+		sum.Dropped += rs.Dropped
+		if err != nil {
+			return sum, err
+		}
+		if opts.OnRollout != nil {
+			opts.OnRollout(rs)
+		}
+	}
+	return sum, nil
+}
+
+// runRollout rederives one rollout.
+func runRollout(ctx context.Context, src, dst *capture.Store, e capturedir.Entry) (RolloutSummary, error) {
+	rs := RolloutSummary{RolloutID: e.RolloutID}
+	lines, invalid, err := src.ReadAvailable(e.RolloutID)
+	if err != nil {
+		return rs, fmt.Errorf("rederive: %w", err)
+	}
+	rs.Dropped = invalid
+	buf := make([]byte, 0, 4096)
+	for _, il := range lines {
+		if err := ctx.Err(); err != nil {
+			return rs, fmt.Errorf("rederive: rollout %s: %w", e.RolloutID, err)
+		}
+		res, err := Line(il.Line)
+		if err != nil {
+			// ReadAvailable returns only JSON objects; keep the line as it is if Line disagrees.
+			res = Result{Line: il.Line, Skipped: err.Error()}
+		}
+		if res.Skipped != "" {
+			rs.Skipped++
+		}
+		if res.Changed {
+			id, _ := modelCallID(res.Line)
+			rs.Changes = append(rs.Changes, Change{Index: il.Index, ModelCallID: id, Result: res})
+		}
+		buf = append(append(buf[:0], res.Line...), '\n')
+		if err := dst.Append(context.WithoutCancel(ctx), e.RolloutID, buf); err != nil {
+			return rs, fmt.Errorf("rederive: rollout %s: %w", e.RolloutID, err)
+		}
+		rs.Records++
+	}
+	incomplete := e.HasMarker
+	if e.HasMarker {
+		if incomplete, err = src.IsIncomplete(e.RolloutID); err != nil {
+			return rs, fmt.Errorf("rederive: %w", err)
+		}
+	}
+	if incomplete || rs.Dropped > 0 {
+		if err := dst.MarkIncomplete(e.RolloutID); err != nil {
+			return rs, fmt.Errorf("rederive: rollout %s: %w", e.RolloutID, err)
+		}
+		rs.Incomplete = true
+	}
+	return rs, nil
+}
+
+// sameDir reports whether a and b are the same existing directory (b may not exist yet).
+func sameDir(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
+	"github.com/gymtrace/gymtrace/rollout"
+)
+
+// Gap codes read from attachments (SPEC §5.3).
+const (
+	gapNoRecords         = capture.GapNoRecords
+	gapRecordsUnreadable = capture.GapRecordsUnreadable
+	gapIncomplete        = capture.GapIncomplete
+	gapUnreadable        = capture.GapUnreadable
+)
+
+// ErrNoCaptureDir is matched (errors.Is) by the error [Build] returns when the capture directory
+// does not exist.
+var ErrNoCaptureDir = errors.New("capture directory does not exist")
+
+// Build reads the capture directory dir and builds its report (see the package doc): one [Rollout]
+// per rollout of Options.Rollouts (in file order) and per rollout with a capture file or marker in
+// dir, its totals and its findings. dir is never created or modified.
+//
+// Each rollout is read as `gymtrace attach` reads it (capture.BuildAttachment): capture problems —
+// no records, damaged lines, the incomplete marker, a file that cannot be read — are findings, never
+// errors. Errors: dir missing (matching [ErrNoCaptureDir]) or not a directory, its listing failing,
+// reading Options.Rollouts failing, and ctx being cancelled (checked between rollouts); each names
+// what failed. Rows of the rollouts file that cannot be read are findings ([FindingMalformedRow]).
+func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
+	entries, err := capturedir.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("report: %w: %s", ErrNoCaptureDir, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	store, err := capture.NewStore(dir) // dir exists: NewStore creates nothing
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	rep := &Report{CaptureDir: dir, RunID: opts.RunID}
+
+	// The rollouts to report: the rollouts file's first, then the captured ones it does not name.
+	type item struct {
+		id   string
+		line int
+	}
+	var items []item
+	seen := make(map[string]int)
+	if opts.Rollouts != nil {
+		rep.RolloutsName = nameOr(opts.RolloutsName, "the rollouts file")
+		ids, rowErrs, err := rollouts.ReadIDs(ctx, opts.Rollouts)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", rep.RolloutsName, err)
+		}
+		for _, re := range rowErrs {
+			rep.Findings = append(rep.Findings, Finding{Kind: FindingMalformedRow,
+				Message: fmt.Sprintf("%s: %v", rep.RolloutsName, re)})
+		}
+		for _, id := range ids {
+			if _, dup := seen[id.RolloutID]; dup {
+				continue // a retried row names the same rollout again: report it once, at its first line
+			}
+			seen[id.RolloutID] = len(items)
+			items = append(items, item{id.RolloutID, id.Line})
+		}
+	}
+	hasCapture := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		hasCapture[e.RolloutID] = e.HasCapture
+		if _, ok := seen[e.RolloutID]; !ok {
+			seen[e.RolloutID] = len(items)
+			items = append(items, item{id: e.RolloutID})
+		}
+	}
+	if len(entries) == 0 {
+		rep.Findings = append(rep.Findings, Finding{Kind: FindingNoCapture,
+			Message: "the capture directory holds no capture file or marker: no call was captured there"})
+	}
+
+	p := newProgress(&opts, len(items))
+	budget := opts.PayloadBudget
+	if budget <= 0 {
+		budget = DefaultPayloadBudget
+	}
+	pk := &payloadKeeper{max: opts.PayloadBytes, budget: budget}
+	stores := []*capture.Store{store}
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("report: after %d of %d rollouts: %w", p.done, len(items), err)
+		}
+		a, err := capture.BuildAttachment(stores, it.id, false)
+		if err != nil {
+			// Only an id that is not a valid file name fails; rollouts.ReadIDs never returns one.
+			return nil, fmt.Errorf("report: rollout %s: %w", it.id, err)
+		}
+		r := newRollout(&a, rep.RunID, it.line, hasCapture[it.id], pk)
+		rep.Findings = append(rep.Findings, rolloutFindings(&r, &opts)...)
+		rep.Rollouts = append(rep.Rollouts, r)
+		p.rollout(len(r.Calls))
+	}
+	p.finish()
+	rep.Totals = totals(rep.Rollouts)
+	return rep, nil
+}
+
+// newRollout builds one rollout's row from its attachment.
+func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, pk *payloadKeeper) Rollout {
+	r := Rollout{
+		ID:           a.RolloutID,
+		TraceID:      rollout.ID{Run: runID, Rollout: a.RolloutID}.TraceID().String(),
+		RolloutsLine: line,
+		HasCapture:   hasCapture,
+		Metrics:      a.Metrics,
+		Gaps:         a.Gaps,
+	}
+	for _, g := range a.Gaps {
+		if g.Code == gapRecordsUnreadable {
+			r.DamagedLines = damagedCount(g.Detail)
+		}
+	}
+	r.Calls = make([]Call, len(a.Calls))
+	var ttft []float64
+	for i := range a.Calls {
+		rec := &a.Calls[i]
+		r.Calls[i] = Call{ModelCallRecord: *rec, Payloads: pk.keep(rec)}
+		c := &r.Calls[i].ModelCallRecord
+		c.Request, c.Response, c.RequestRaw, c.ResponseRaw = nil, nil, nil, nil
+		if rec.LatencyTTFTMS != nil {
+			ttft = append(ttft, *rec.LatencyTTFTMS)
+		}
+		r.FirstStartedAt = minPtr(r.FirstStartedAt, rec.StartedAt)
+		r.LastCompletedAt = maxPtr(r.LastCompletedAt, rec.CompletedAt)
+	}
+	r.TTFTP50MS = Percentile(ttft, 50)
+	r.Errors, r.FailedCalls = countCategories(r.Calls)
+	return r
+}
+
+// progress decides when Build calls Options.OnProgress.
+type progress struct {
+	fn       func(Progress)
+	every    int
+	interval time.Duration
+	total    int
+	start    time.Time
+	last     time.Time
+	since    int
+	done     int
+	calls    int
+	called   bool
+}
+
+func newProgress(opts *Options, total int) *progress {
+	p := &progress{fn: opts.OnProgress, every: opts.ProgressEvery, interval: opts.ProgressInterval, total: total}
+	if p.every <= 0 {
+		p.every = DefaultProgressEvery
+	}
+	if p.interval <= 0 {
+		p.interval = DefaultProgressInterval
+	}
+	p.start = time.Now()
+	p.last = p.start
+	return p
+}
+
+func (p *progress) rollout(calls int) {
+	p.done++
+	p.calls += calls
+	p.since++
+	if p.fn == nil || p.done == p.total {
+		return
+	}
+	now := time.Now()
+	if p.since < p.every && now.Sub(p.last) < p.interval {
+		return
+	}
+	p.since, p.last = 0, now
+	p.report(now)
+}
+
+func (p *progress) finish() {
+	if p.fn != nil && p.called {
+		p.report(time.Now())
+	}
+}
+
+func (p *progress) report(now time.Time) {
+	p.called = true
+	p.fn(Progress{Done: p.done, Total: p.total, Calls: p.calls, Elapsed: now.Sub(p.start)})
+}

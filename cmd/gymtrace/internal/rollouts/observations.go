@@ -1,0 +1,107 @@
+package rollouts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/agentobs/claudecode"
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
+)
+
+// observationJoiners maps a bundle source to the join SPEC §5.4 runs for it: for claude_code the
+// compaction resolver (§6.6) first, then the generic join; a source not listed gets the generic join
+// alone (SPEC §6.5, [agentobs.Join]).
+var observationJoiners = map[string]func(agentobs.AgentObservationBundle, []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error){
+	claudecode.Source: claudecode.JoinCalls,
+}
+
+// genericJoin is [agentobs.Join] with the joiners' signature.
+func genericJoin(b agentobs.AgentObservationBundle, calls []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error) {
+	return agentobs.Join(b, calls), nil
+}
+
+// joinObservations joins the row's ng_agent_observations with its captured calls (SPEC §5.4): the
+// bundle is validated strictly ([agentobs.DecodeBundle]), joined (source-specific resolution first,
+// then SPEC §6.5) and written back in place, dumped with all fields. A row without the key, or with
+// null, takes the bundle of the rollout's <id>.observations.jsonl from the first store holding one
+// ([agentobs.ReadBundle]: spans recorded by agentobs or by any language's GenAI instrumentation);
+// with no such file the row is left as it is and joined reports false. With opts.ClaudeCodeDirKey a
+// Claude Code config directory named by the row comes first ([Options].ClaudeCodeDirKey). An invalid bundle is an error
+// naming the problem; the row then keeps its ng_agent_observations text unchanged (nothing is lost).
+func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, calls []capture.ModelCallRecord, opts Options) (joined bool, err error) {
+	raw, ok := l.Get(agentobs.AttachmentKey)
+	var bundle agentobs.AgentObservationBundle
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		b, found, err := claudeCodeBundle(l, id, opts)
+		if err != nil {
+			return false, err
+		}
+		if !found {
+			b, found, err = observationsFile(stores, id)
+			if err != nil || !found {
+				return false, err
+			}
+		}
+		bundle = b
+	} else {
+		b, err := agentobs.DecodeBundle(raw)
+		if err != nil {
+			return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+		}
+		bundle = b
+	}
+	join := genericJoin
+	if j, ok := observationJoiners[bundle.Source]; ok {
+		join = j
+	}
+	joinedBundle, err := join(bundle, calls)
+	if err != nil {
+		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+	}
+	out, err := joinedBundle.AppendJSON(nil)
+	if err != nil {
+		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+	}
+	if err := l.Set(agentobs.AttachmentKey, out); err != nil {
+		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+	}
+	return true, nil
+}
+
+// observationsFile returns the bundle of id's observations file in the first store that has one.
+func observationsFile(stores []*capture.Store, id string) (agentobs.AgentObservationBundle, bool, error) {
+	for _, s := range stores {
+		b, found, err := agentobs.ReadBundle(s, id)
+		if err != nil {
+			return b, false, fmt.Errorf("observations file of %s: %w", id, err)
+		}
+		if found {
+			return b, true, nil
+		}
+	}
+	return agentobs.AgentObservationBundle{}, false, nil
+}
+
+// claudeCodeBundle extracts the bundle of the Claude Code config directory the row names under
+// opts.ClaudeCodeDirKey; found is false when the option is off or the row has no string there.
+func claudeCodeBundle(l *rolloutline.Line, id string, opts Options) (agentobs.AgentObservationBundle, bool, error) {
+	if opts.ClaudeCodeDirKey == "" {
+		return agentobs.AgentObservationBundle{}, false, nil
+	}
+	raw, ok := l.Get(opts.ClaudeCodeDirKey)
+	if !ok {
+		return agentobs.AgentObservationBundle{}, false, nil
+	}
+	var dir string
+	if err := json.Unmarshal(raw, &dir); err != nil || dir == "" {
+		return agentobs.AgentObservationBundle{}, false, nil
+	}
+	b, err := claudecode.Observe(dir, claudecode.Options{RolloutID: id, ModelServerName: opts.ClaudeCodeModelServerName})
+	if err != nil {
+		return b, false, fmt.Errorf("claude code directory %q of key %s: %w", dir, opts.ClaudeCodeDirKey, err)
+	}
+	return b, true, nil
+}

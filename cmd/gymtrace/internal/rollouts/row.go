@@ -1,0 +1,115 @@
+package rollouts
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
+	"github.com/gymtrace/gymtrace/rollout"
+)
+
+// identityKeys are the run-body keys SPEC §1.2 reads to find a row's rollout id.
+var identityKeys = []string{rollout.IDKey, rollout.TaskIndexKey, rollout.IndexKey, rollout.AttemptIndexKey}
+
+// redactedGapCode is the gap code that keeps payloads out of the attachment (SPEC §5.5 step 2).
+const redactedGapCode = "multimodal_history_redacted"
+
+// excerptBytes bounds how much of an unreadable line an error quotes.
+const excerptBytes = 80
+
+// parseRow parses one non-blank rollout line and finds its rollout id (SPEC §1.2, derived exactly as
+// Gym derives it). ok is false for a row without an identity. err reports a line that is not a JSON
+// object, an explicit id or an attempt index SPEC §1.2 rejects, or a derived id that the proxy would
+// refuse (SPEC D12, [rollout.ValidateID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; e.g.
+// "_ng_task_index": -1 gives "-1-1"), so attach and clear accept exactly the ids the proxy captures
+// under; it names the value and the rule.
+func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
+	l, err = rolloutline.Parse(line)
+	if err != nil {
+		return l, "", false, fmt.Errorf("not a JSON object (line starts %q): %w", excerpt(line), err)
+	}
+	id, ok, err = rowID(&l)
+	if err != nil || !ok {
+		return l, "", false, err
+	}
+	if err := rollout.ValidateID(id); err != nil {
+		return l, "", false, fmt.Errorf("rollout id of the row is not one the proxy accepts (SPEC D12): %w", err)
+	}
+	return l, id, true, nil
+}
+
+// rowID applies SPEC §1.2 to the identity keys of l. Only those keys are handed to
+// [rollout.IDFromRunBody] (their last occurrence, as a JSON reader sees them), so the rest of a
+// large row is not decoded again.
+func rowID(l *rolloutline.Line) (string, bool, error) {
+	body := []byte{'{'}
+	for _, k := range identityKeys {
+		raw, ok := l.Get(k)
+		if !ok {
+			continue
+		}
+		if len(body) > 1 {
+			body = append(body, ',')
+		}
+		body = append(body, '"')
+		body = append(body, k...) // identity keys need no escaping
+		body = append(body, '"', ':')
+		body = append(body, raw...)
+	}
+	body = append(body, '}')
+	return rollout.IDFromRunBody(body)
+}
+
+// hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l is an object whose
+// "gaps" list holds an object with code "multimodal_history_redacted" (SPEC §5.5 step 2). Values of
+// any other shape count as not having the gap.
+func hasRedactedHistory(l *rolloutline.Line) bool {
+	for _, key := range []string{"ng_trajectory", "ng_agent_observations"} {
+		raw, ok := l.Get(key)
+		if ok && hasGap(raw, redactedGapCode) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasGap reports whether raw is a JSON object whose "gaps" value is a list containing an object whose
+// "code" is the string code. Repeated keys resolve to their last value, as Python's json does.
+func hasGap(raw json.RawMessage, code string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return false
+	}
+	var gaps []json.RawMessage
+	if json.Unmarshal(obj["gaps"], &gaps) != nil {
+		return false
+	}
+	for _, g := range gaps {
+		var gap map[string]json.RawMessage
+		if json.Unmarshal(g, &gap) != nil {
+			continue
+		}
+		var c string
+		if json.Unmarshal(gap["code"], &c) == nil && c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// excerpt returns the start of line (at most excerptBytes bytes, cut on a rune boundary, without
+// its line terminator) for error messages.
+func excerpt(line []byte) string {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	if len(line) <= excerptBytes {
+		return string(line)
+	}
+	cut := excerptBytes
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return string(line[:cut]) + "..."
+}
