@@ -30,8 +30,9 @@ const lineWindow = 32 << 10
 // span that cannot give a record fails in [NewSpanLine], before any byte is written. A SpanLine
 // reads the span's attribute strings in place; it is for one goroutine.
 type SpanLine struct {
-	e Exchange
-	p spanPayloads
+	e       Exchange
+	p       spanPayloads
+	dropped int // attributes the span lost to a count limit ([ModelCallLines])
 }
 
 // NewSpanLine reads the record of a model-call span from its attributes (see
@@ -83,8 +84,15 @@ func (l *SpanLine) WriteTo(buf []byte, emit func(piece []byte) error) ([]byte, e
 }
 
 // Problems lists the payloads that the line wrote as null although the span had them (cut, or not
-// one strict JSON object); complete once AppendTo or WriteTo ran.
-func (l *SpanLine) Problems() Problems { return l.p.problems() }
+// one strict JSON object), and the span's dropped attributes when [ModelCallLines] read it from a
+// span that lost some to a count limit; complete once AppendTo or WriteTo ran.
+func (l *SpanLine) Problems() Problems {
+	p := l.p.problems()
+	if l.dropped > 0 {
+		p = append(p, droppedProblem(l.dropped))
+	}
+	return p
+}
 
 // lineSink hands a line out in pieces (see SpanLine.WriteTo). A nil *lineSink means the
 // whole line is appended to one buffer.
