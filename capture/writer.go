@@ -213,7 +213,18 @@ const maxPooledLine = 1 << 20
 //
 // Marking applies to kinds whose mapping marks; a failed marker write is joined to Err (the
 // outcome stays). Safe for concurrent use.
-func (w *Writer) Write(ctx context.Context, s *Span) Result {
+func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
+
+// Forward is [Writer.Write] for a span whose line another writer makes durable: send delivers the
+// span (e.g. a synchronous OTLP export to a capture Collector, whose own Writer appends it) in place
+// of the local append. The line is still made here, so a span that cannot give a line is rejected
+// and a partial one is reported before send runs; a send error is OutcomeFailed. Markers go to
+// the local store. Safe for concurrent use.
+func (w *Writer) Forward(ctx context.Context, s *Span, send func(context.Context) error) Result {
+	return w.write(ctx, s, send)
+}
+
+func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) error) Result {
 	rid, ok := w.m.Route(s)
 	if !ok {
 		return w.done(ctx, Result{Outcome: OutcomeIgnored})
@@ -228,7 +239,13 @@ func (w *Writer) Write(ctx context.Context, s *Span) Result {
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("build line: %w", err)})
 	}
-	n, dup, err := w.append(context.WithoutCancel(ctx), rid, line)
+	var n int64
+	var dup bool
+	if send == nil {
+		n, dup, err = w.append(context.WithoutCancel(ctx), rid, line)
+	} else {
+		err = w.send(context.WithoutCancel(ctx), line, send) // appended, and counted, by the receiver
+	}
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})
 	}
@@ -241,6 +258,21 @@ func (w *Writer) Write(ctx context.Context, s *Span) Result {
 		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: p})
 	}
 	return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
+}
+
+// send makes line (so that its problems are known) and hands the span to send.
+func (w *Writer) send(ctx context.Context, line Line, send func(context.Context) error) error {
+	bp := w.bufs.Get().(*[]byte)
+	defer w.putBuf(bp)
+	*bp = line.AppendTo((*bp)[:0])
+	return send(ctx)
+}
+
+func (w *Writer) putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledLine {
+		*bp = (*bp)[:0]
+		w.bufs.Put(bp)
+	}
 }
 
 // Discard accounts for a span of the writer's kind that its adapter will not write (received after
@@ -260,12 +292,7 @@ func (w *Writer) append(ctx context.Context, rid string, line Line) (n int64, du
 	path := filepath.Join(w.store.dir, rid+w.m.FileSuffix())
 	req := &appendReq{key: line.Key(), keyOf: w.m.KeyOf}
 	bp := w.bufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledLine {
-			*bp = (*bp)[:0]
-			w.bufs.Put(bp)
-		}
-	}()
+	defer w.putBuf(bp)
 	if sl, ok := line.(StreamedLine); ok && sl.Streamed() {
 		req.hint = max(sl.SizeHint(), 0)
 		req.write = func(emit func([]byte) error) error {

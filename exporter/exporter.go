@@ -58,8 +58,8 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	for i, s := range spans {
 		if err := ctx.Err(); err != nil {
 			for _, rest := range spans[i:] {
-				if rid, ok := capture.ModelCallRollout(spanAttrs(rest.Attributes())); ok {
-					errs = append(errs, e.w.fail(rid, rest, fmt.Errorf("exporter: %w", err)))
+				if ferr := e.w.fail(ctx, rest, err); ferr != nil {
+					errs = append(errs, ferr)
 				}
 			}
 			break

@@ -301,17 +301,17 @@ func TestExporterExportSpans(t *testing.T) {
 		store := newStore(t)
 		e, err := New(store)
 		require.NoError(t, err)
-		ex := testExchange("dd")
+		ex, ex2 := testExchange("dd"), testExchange("ee")
 		spans := tracetest.SpanStubs{
 			modelCallStub("r1", ex, 1),
 			modelCallStub("bad/id", ex, 2),
 			{Name: "not a model call"},
-			modelCallStub("r1", ex, 3),
+			modelCallStub("r1", ex2, 3),
 		}.Snapshots()
 		err = e.ExportSpans(t.Context(), spans)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Invalid rollout id")
-		assert.Equal(t, wantLine(ex, 1)+wantLine(ex, 3), readFile(t, store, "r1"))
+		assert.Equal(t, wantLine(ex, 1)+wantLine(ex2, 3), readFile(t, store, "r1"))
 		assert.Equal(t, Stats{Records: 2, Failures: 1}, e.Stats())
 	})
 	t.Run("record without required attributes fails", func(t *testing.T) {
@@ -391,12 +391,12 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	big := strings.Repeat(`{"role":"user","content":"hello world, this is a message"},`, 200)
 	ex.Request = []byte(`{"model":"policy","messages":[` + big + `{"role":"user","content":"end"}]}`)
 	span := modelCallStub("r1", ex, 1).Snapshot()
-	attrs := spanAttrs(span.Attributes())
 	var buf []byte
 	b.ReportAllocs()
 	b.SetBytes(int64(len(ex.Request)))
 	for b.Loop() {
-		line, err := spanLine(attrs, span)
+		v := SpanFromReadOnly(span)
+		line, err := capture.ModelCallLines{}.NewLine("r1", &v)
 		if err != nil {
 			b.Fatal(err)
 		}

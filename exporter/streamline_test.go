@@ -66,12 +66,13 @@ func withPayload(stub tracetest.SpanStub, k attribute.Key, value string, size in
 func attrLine(t *testing.T, stub tracetest.SpanStub) (string, capture.Problems, *capture.SpanLine) {
 	t.Helper()
 	sc := stub.SpanContext
-	line, problems, err := capture.AppendLineFromAttributes(nil, spanAttrs(stub.Attributes), stub.StartTime, stub.EndTime,
+	line, problems, err := capture.AppendLineFromAttributes(nil, capture.Attributes(stub.Attributes), stub.StartTime, stub.EndTime,
 		sc.TraceID().String(), sc.SpanID().String())
 	require.NoError(t, err)
-	l, err := spanLine(spanAttrs(stub.Attributes), stub.Snapshot())
+	v := SpanFromReadOnly(stub.Snapshot())
+	l, err := capture.ModelCallLines{}.NewLine("", &v)
 	require.NoError(t, err)
-	return string(line), problems, l
+	return string(line), problems, l.(*capture.SpanLine)
 }
 
 // sizeRecorder is a write hook that records the commit sizes it is asked about.
@@ -181,9 +182,10 @@ func TestStreamedRecordIsTheAttributeLine(t *testing.T) {
 				logger, _ := newLogger()
 				e, err := New(store, WithLogger(logger))
 				require.NoError(t, err)
-				require.NoError(t, e.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{tt.stub.Snapshot(), modelCallStub("r1", base, 9).Snapshot()}))
+				next := testExchange("0f1e2d3c4b5a69788796a5b4c3d2e1f0") // another call: not a duplicate
+				require.NoError(t, e.ExportSpans(t.Context(), []sdktrace.ReadOnlySpan{tt.stub.Snapshot(), modelCallStub("r1", next, 9).Snapshot()}))
 				require.NoError(t, e.Shutdown(t.Context()))
-				want := line + wantLine(base, 9)
+				want := line + wantLine(next, 9)
 				got := readFile(t, store, "r1")
 				require.Equal(t, len(want), len(got))
 				require.True(t, got == want, "the file holds exactly the attribute lines")
@@ -191,7 +193,7 @@ func TestStreamedRecordIsTheAttributeLine(t *testing.T) {
 				exporterStats.Records++ // the small record after it
 				assert.Equal(t, exporterStats, e.Stats())
 				assert.Equal(t, tt.wantIncomplete, incomplete(t, store, "r1"))
-				assert.Equal(t, []int{wantHookSize, len(wantLine(base, 9))}, rec.get())
+				assert.Equal(t, []int{wantHookSize, len(wantLine(next, 9))}, rec.get())
 			})
 		})
 	}
