@@ -107,6 +107,9 @@ type Result struct {
 	// Err is the cause of a rejected or failed span, and the [Problems] of a partial one; nil
 	// otherwise.
 	Err error
+	// MarkErr is the error of writing the rollout's incomplete marker, when that failed too (the
+	// loss is then invisible to readers: adapters log it on its own).
+	MarkErr error
 }
 
 // WriterOption configures a [Writer].
@@ -211,7 +214,7 @@ const maxPooledLine = 1 << 20
 //   - appended with problems: OutcomePartial, rollout marked, Err holds the [Problems];
 //   - else OutcomeWritten.
 //
-// Marking applies to kinds whose mapping marks; a failed marker write is joined to Err (the
+// Marking applies to kinds whose mapping marks; a failed marker write is Result.MarkErr (the
 // outcome stays). Safe for concurrent use.
 func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
 
@@ -322,9 +325,7 @@ func (w *Writer) append(ctx context.Context, rid string, line Line) (n int64, du
 // mark marks r's rollout incomplete when the mapping marks, then counts r.
 func (w *Writer) mark(ctx context.Context, r Result) Result {
 	if w.m.MarksIncomplete() && ValidateRolloutID(r.RolloutID) == nil {
-		if err := w.store.MarkIncomplete(r.RolloutID); err != nil {
-			r.Err = errors.Join(r.Err, err)
-		}
+		r.MarkErr = w.store.MarkIncomplete(r.RolloutID)
 	}
 	return w.done(ctx, r)
 }

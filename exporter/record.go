@@ -82,6 +82,7 @@ func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
 	if r.Outcome == capture.OutcomeIgnored {
 		return false
 	}
+	w.logMarkErr(r)
 	w.dropped.Add(1)
 	w.logger.Error("gymtrace capture: model-call span ended after shutdown; record not written, marking the rollout incomplete",
 		"rollout_id", r.RolloutID, "span_id", v.SpanID.String())
@@ -90,6 +91,7 @@ func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
 
 // report counts and logs r; it returns the error of a record not written.
 func (w *recordWriter) report(r capture.Result, v *capture.Span) error {
+	w.logMarkErr(r)
 	switch r.Outcome {
 	case capture.OutcomeWritten:
 		w.records.Add(1)
@@ -106,4 +108,11 @@ func (w *recordWriter) report(r capture.Result, v *capture.Span) error {
 		return err
 	}
 	return nil
+}
+
+// logMarkErr logs a failed incomplete marker (SPEC §2.6): the loss is then invisible to readers.
+func (w *recordWriter) logMarkErr(r capture.Result) {
+	if r.MarkErr != nil {
+		w.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", r.RolloutID, "error", r.MarkErr)
+	}
 }
