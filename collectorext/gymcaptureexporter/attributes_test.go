@@ -49,4 +49,3 @@ func TestSpanAttributesLookup(t *testing.T) {
 		assert.Equal(t, attribute.EMPTY, got.Type())
 	})
 }
-
