@@ -12,7 +12,8 @@
 // group-committed across concurrent calls to the same file, never twice for one model_call_id. A write that fails, or a record whose payload was cut by an
 // attribute limit (written with that payload null; detected by its ".size" attribute, or by the
 // span's dropped-attribute count), marks the rollout incomplete
-// (<rollout_id>.capture.incomplete), is logged and is counted: capture never fails silently.
+// (<rollout_id>.capture.incomplete), is logged and is counted (the writer's OTel counters, [WithMeterProvider]):
+// capture never fails silently.
 //
 // Both types are safe for concurrent use. Writes run on a context detached from the caller's
 // (context.WithoutCancel), so a cancelled request never loses its record.

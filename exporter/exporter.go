@@ -77,6 +77,3 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	e.closed.Store(true)
 	return ctx.Err()
 }
-
-// Stats returns the exporter's counters.
-func (e *Exporter) Stats() Stats { return e.w.stats() }

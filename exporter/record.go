@@ -5,28 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
 )
-
-// Stats counts what a [DurableProcessor] or an [Exporter] did with model-call spans.
-type Stats struct {
-	// Records is the number of records appended durably.
-	Records int64
-	// Failures is the number of model-call spans whose record could not be written (the rollout
-	// was marked incomplete).
-	Failures int64
-	// Partial is the number of records written with a payload set to null because its attribute
-	// was cut or missing (its size attribute disagrees), or from a span that lost attributes to a
-	// count limit (ReadOnlySpan.DroppedAttributes > 0); the rollout was marked incomplete.
-	Partial int64
-	// Dropped is the number of model-call spans received after Shutdown (not written; the rollout
-	// was marked incomplete).
-	Dropped int64
-}
 
 // recordWriter is the part shared by DurableProcessor and Exporter: the SDK span's view handed to
 // the capture span writer, and the outcome logged.
@@ -37,8 +20,6 @@ type recordWriter struct {
 	// Collector (forward.go) instead of the local store's append. The store always receives the
 	// markers.
 	forward func(ctx context.Context, s sdktrace.ReadOnlySpan) error
-
-	records, failures, partial, dropped atomic.Int64
 }
 
 func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
@@ -50,10 +31,6 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	return &recordWriter{w: w, logger: cfg.logger}, nil
-}
-
-func (w *recordWriter) stats() Stats {
-	return Stats{Records: w.records.Load(), Failures: w.failures.Load(), Partial: w.partial.Load(), Dropped: w.dropped.Load()}
 }
 
 // write writes the record of s when it is a model-call span. It returns whether s was one, and the
@@ -83,25 +60,19 @@ func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
 		return false
 	}
 	w.logMarkErr(r)
-	w.dropped.Add(1)
 	w.logger.Error("gymtrace capture: model-call span ended after shutdown; record not written, marking the rollout incomplete",
 		"rollout_id", r.RolloutID, "span_id", v.SpanID.String())
 	return true
 }
 
-// report counts and logs r; it returns the error of a record not written.
+// report logs r (the writer counted it); it returns the error of a record not written.
 func (w *recordWriter) report(r capture.Result, v *capture.Span) error {
 	w.logMarkErr(r)
 	switch r.Outcome {
-	case capture.OutcomeWritten:
-		w.records.Add(1)
 	case capture.OutcomePartial:
-		w.records.Add(1)
-		w.partial.Add(1)
 		w.logger.Warn("gymtrace capture: record written with a cut payload set to null; marking the rollout incomplete",
 			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "problems", r.Err.Error())
 	case capture.OutcomeRejected, capture.OutcomeFailed:
-		w.failures.Add(1)
 		err := fmt.Errorf("exporter: %w", r.Err)
 		w.logger.Error("gymtrace capture: record not written; marking the rollout incomplete",
 			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "error", err)

@@ -71,29 +71,6 @@ const (
 	// GymtraceCaptureCallsDescription is the description of gymtrace.capture.calls.
 	GymtraceCaptureCallsDescription = "Captured model calls, by dialect and error category (absent on success)."
 
-	// GymtraceCaptureRecordsName counts capture records appended durably (unit {record}).
-	GymtraceCaptureRecordsName = "gymtrace.capture.records"
-	// GymtraceCaptureRecordsUnit is the unit of gymtrace.capture.records.
-	GymtraceCaptureRecordsUnit = "{record}"
-	// GymtraceCaptureRecordsDescription is the description of gymtrace.capture.records.
-	GymtraceCaptureRecordsDescription = "Capture records appended to capture files and fsynced."
-
-	// GymtraceCaptureWriteFailuresName counts model calls whose capture record was not written
-	// (unit {record}); each marked its rollout incomplete.
-	GymtraceCaptureWriteFailuresName = "gymtrace.capture.write_failures"
-	// GymtraceCaptureWriteFailuresUnit is the unit of gymtrace.capture.write_failures.
-	GymtraceCaptureWriteFailuresUnit = "{record}"
-	// GymtraceCaptureWriteFailuresDescription is the description of gymtrace.capture.write_failures.
-	GymtraceCaptureWriteFailuresDescription = "Model calls whose capture record could not be written (rollout marked incomplete)."
-
-	// GymtraceCapturePartialRecordsName counts records written with a payload set to null because
-	// its attribute was cut (unit {record}); each marked its rollout incomplete.
-	GymtraceCapturePartialRecordsName = "gymtrace.capture.partial_records"
-	// GymtraceCapturePartialRecordsUnit is the unit of gymtrace.capture.partial_records.
-	GymtraceCapturePartialRecordsUnit = "{record}"
-	// GymtraceCapturePartialRecordsDescription is the description of gymtrace.capture.partial_records.
-	GymtraceCapturePartialRecordsDescription = "Capture records written with a cut payload set to null (rollout marked incomplete)."
-
 	// GymtraceCaptureBytesName counts captured payload bytes (unit By): the request and response
 	// payload fields of the records, by [GymtraceCaptureDirectionKey].
 	GymtraceCaptureBytesName = "gymtrace.capture.bytes"
