@@ -162,7 +162,6 @@ const meterName = "github.com/gymtrace/gymtrace/capture"
 type Writer struct {
 	store *Store
 	m     LineMapping
-	kind  string
 	bufs  sync.Pool
 	tel   writerTelemetry
 }
@@ -185,16 +184,13 @@ func NewWriter(store *Store, m LineMapping, opts ...WriterOption) (*Writer, erro
 	if cfg.meterProvider == nil {
 		cfg.meterProvider = noop.NewMeterProvider()
 	}
-	w := &Writer{store: store, m: m, kind: m.Kind()}
+	w := &Writer{store: store, m: m}
 	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
-	if err := w.tel.init(cfg.meterProvider, w.kind); err != nil {
+	if err := w.tel.init(cfg.meterProvider, m.Kind()); err != nil {
 		return nil, err
 	}
 	return w, nil
 }
-
-// Store returns the writer's store.
-func (w *Writer) Store() *Store { return w.store }
 
 // Route returns the rollout id of s when it is a span of the writer's kind (see [LineMapping]).
 func (w *Writer) Route(s *Span) (string, bool) { return w.m.Route(s) }
@@ -245,7 +241,7 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	var n int64
 	var dup bool
 	if send == nil {
-		n, dup, err = w.append(context.WithoutCancel(ctx), rid, line)
+		n, dup, err = w.append(rid, line) // started: never abandoned (the store has no context)
 	} else {
 		err = w.send(context.WithoutCancel(ctx), line, send) // appended, and counted, by the receiver
 	}
@@ -291,7 +287,7 @@ func (w *Writer) Discard(ctx context.Context, s *Span, cause error) Result {
 
 // append appends line to rid's file and returns the bytes written and whether the line was a
 // duplicate.
-func (w *Writer) append(ctx context.Context, rid string, line Line) (n int64, dup bool, err error) {
+func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
 	path := filepath.Join(w.store.dir, rid+w.m.FileSuffix())
 	req := &appendReq{key: line.Key(), keyOf: w.m.KeyOf}
 	bp := w.bufs.Get().(*[]byte)
@@ -312,9 +308,6 @@ func (w *Writer) append(ctx context.Context, rid string, line Line) (n int64, du
 			return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
 		}
 		req.line, n = *bp, int64(len(*bp))
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
 	}
 	if err := w.store.enqueue(path, req); err != nil {
 		return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
