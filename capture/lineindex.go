@@ -79,7 +79,8 @@ func (x *lineIndex) sync(fd int, st *unix.Stat_t) error {
 
 // dedupe marks the keyed requests of batch whose key is in the file, or earlier in the batch, as
 // duplicates, adds the other keys to the index and returns the requests to write (batch itself when
-// none is a duplicate).
+// none is a duplicate). A duplicate of an earlier request of the batch shares that request's fate
+// (failed takes its mark back).
 func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
 	dups := 0
 	for _, r := range batch {
@@ -92,6 +93,7 @@ func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
 			continue
 		}
 		x.keys[r.key] = struct{}{}
+		r.keyNew = true
 	}
 	if dups == 0 {
 		return batch
@@ -129,12 +131,20 @@ func (x *lineIndex) committed(fd int, written []*appendReq) {
 	x.size = st.Size
 }
 
-// failed takes back the keys of a failed commit's requests (its lines were cut back, or may not be
-// durable: a retry must write them again).
-func (x *lineIndex) failed(written []*appendReq) {
-	for _, r := range written {
-		if r.key != "" {
+// failed takes back the keys a failed commit added (its lines were cut back, or may not be
+// durable: a retry must write them again), and the duplicate marks of requests whose line was one
+// of them, so those fail with the commit too.
+func (x *lineIndex) failed(batch []*appendReq) {
+	added := map[string]bool{}
+	for _, r := range batch {
+		if r.keyNew {
 			delete(x.keys, r.key)
+			added[r.key] = true
+		}
+	}
+	for _, r := range batch {
+		if r.dup && added[r.key] {
+			r.dup = false
 		}
 	}
 }

@@ -271,16 +271,17 @@ type fileQueue struct {
 // exactly one signal: either the request was committed (done, err set) or it was handed the lead of
 // the next commit (lead set).
 type appendReq struct {
-	line  []byte
-	write func(emit func([]byte) error) error
-	hint  int
-	key   string
-	keyOf func(line []byte) string
-	dup   bool
-	wake  chan struct{}
-	lead  bool
-	done  bool
-	err   error
+	line   []byte
+	write  func(emit func([]byte) error) error
+	hint   int
+	key    string
+	keyOf  func(line []byte) string
+	keyNew bool // key added to the file's index by this request's commit
+	dup    bool
+	wake   chan struct{}
+	lead   bool
+	done   bool
+	err    error
 }
 
 func (s *Store) acquire(path string) *fileQueue {
@@ -383,7 +384,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		write = idx.dedupe(batch)
 		defer func() {
 			if err != nil {
-				idx.failed(write)
+				idx.failed(batch)
 			} else {
 				idx.committed(fd, write)
 			}

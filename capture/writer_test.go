@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -349,4 +351,49 @@ func TestNewWriterErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewWriter(newTestStore(t), nil)
 	require.Error(t, err)
+}
+
+// Two requests of one call in one failed commit both fail (the second is no duplicate of a line on
+// disk); the retry then finds the line the failed commit left and appends nothing.
+func TestWriterDuplicateInFailedBatch(t *testing.T) {
+	var calls atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newTestStore(t, WithSyncHook(func(string) error {
+		switch calls.Add(1) {
+		case 1:
+			close(entered)
+			<-release
+		case 2:
+			return errors.New("disk on fire")
+		}
+		return nil
+	}))
+	w, _ := meteredWriter(t, s)
+	var wg sync.WaitGroup
+	var first Result
+	wg.Go(func() { first = w.Write(context.Background(), writerSpan("r", "a")) })
+	<-entered
+	results := make([]Result, 2)
+	for i := range results {
+		wg.Go(func() { results[i] = w.Write(context.Background(), writerSpan("r", "b")) })
+	}
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		q := s.files[s.capturePath("r")]
+		s.mu.Unlock()
+		if q == nil {
+			return false
+		}
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.pending) == 2
+	}, 5*time.Second, time.Millisecond, "both requests of b queue behind a's commit")
+	close(release)
+	wg.Wait()
+	assert.Equal(t, OutcomeWritten, first.Outcome)
+	for i, r := range results {
+		assert.Equal(t, OutcomeFailed, r.Outcome, "request %d of b", i)
+	}
+	assert.Equal(t, OutcomeWritten, w.Write(t.Context(), writerSpan("r", "b")).Outcome)
+	assert.Equal(t, writerLine(t, "r", "a")+writerLine(t, "r", "b"), fileOf(t, s, "r"))
 }
