@@ -64,7 +64,7 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 			}
 			break
 		}
-		if _, err := e.w.write(ctx, s); err != nil {
+		if err := e.w.write(ctx, s); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -55,7 +55,7 @@ func (p *DurableProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	defer p.gate.Leave()
-	_, _ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
+	_ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
 }
 
 // ForceFlush returns ctx's error, or nil: records are written synchronously in OnEnd, so nothing is

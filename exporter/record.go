@@ -33,9 +33,9 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 	return &recordWriter{w: w, logger: cfg.logger}, nil
 }
 
-// write writes the record of s when it is a model-call span. It returns whether s was one, and the
-// error of a record not written (its rollout marked incomplete).
-func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool, error) {
+// write writes the record of s when it is a model-call span. It returns the error of a record not
+// written (its rollout marked incomplete).
+func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) error {
 	v := SpanFromReadOnly(s)
 	var r capture.Result
 	if w.forward == nil {
@@ -43,7 +43,7 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) (bool
 	} else {
 		r = w.w.Forward(ctx, &v, func(ctx context.Context) error { return w.forward(ctx, s) })
 	}
-	return r.Outcome != capture.OutcomeIgnored, w.report(r, &v)
+	return w.report(r, &v)
 }
 
 // fail accounts for model-call span s that is not written because of cause; it returns the error.
