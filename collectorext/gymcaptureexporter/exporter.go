@@ -106,7 +106,7 @@ func (e *captureExporter) shutdown(context.Context) error {
 }
 
 // pushTraces writes the record of every model-call span of td, in order, each durably (flock,
-// write, fsync; capture.Store.Append or AppendStream) before it returns: with the sending queue disabled,
+// write, fsync; capture.Writer over the store's group commit) before it returns: with the sending queue disabled,
 // ConsumeTraces, and so the OTLP response, returns only after the fsync.
 //
 // A span is a model-call span when it carries a string gymtrace.rollout.id and a
@@ -123,12 +123,16 @@ func (e *captureExporter) shutdown(context.Context) error {
 //
 // With observations enabled, an agent-observation span (agentobs.ObservationKind: invoke_agent,
 // execute_tool, compaction and sandbox spans) gets its line appended to
-// <rollout_id>.observations.jsonl the same way, in the same pass (pushObservation, which gives its
+// <rollout_id>.observations.jsonl the same way, in the same pass (observationOutcome gives its
 // outcomes). A span that is both a model-call span and an observation span (the conventions never
 // make one) gets both, the observation line first: when that line fails, the record is not started
-// (the span fails, its rollout is marked incomplete and a retry of the span writes both), so a
-// retry never writes a record twice; a repeated observation line is harmless (the mapping keeps
-// the first line of a span id). Such a span is counted once, by its record's outcome.
+// (the span fails, its rollout is marked incomplete and a retry of the span writes both). Such a
+// span is counted once, by its record's outcome.
+//
+// Every span goes to the one span writer (capture.Writer) as its capture.Span view (spanView):
+// records with capture.ModelCallLines, observation lines with agentobs.ObservationLines. The writer
+// never appends a line twice (a record by its model_call_id, an observation line by its span), so
+// a retry, or a second Collector receiving the same span, writes nothing new.
 func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	w := e.writers.Load()
 	if w == nil {
