@@ -19,7 +19,7 @@ import (
 // ObservationLine is one line of <rollout_id>.observations.jsonl: one observation span, reduced to
 // what [BundleFromSpans] reads (DESIGN.md "Observations are spans first"). The file sits beside
 // the capture file ([capture.ObservationsFileSuffix]) and is written like it: appended whole lines,
-// flock, fsync ([capture.Store.AppendObservation]).
+// flock, fsync, by the span writer ([capture.Writer] with [ObservationLines]).
 //
 // # Line format
 //

@@ -8,11 +8,78 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/drain"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
 )
+
+// ObservationLines is the [capture.LineMapping] of the observations file: an observation span
+// ([ObservationKind]) with a non-empty string gymtrace.rollout.id becomes its [ObservationLine],
+// appended to <rollout_id>.observations.jsonl beside the capture file. Other spans, and observation
+// spans without a rollout id, are ignored (there is no file to write them to). A line is identified
+// by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
+// not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
+// not written mark nothing: the incomplete marker speaks for the capture file only. The zero value
+// is ready to use and safe for concurrent use.
+type ObservationLines struct{}
+
+var _ capture.LineMapping = ObservationLines{}
+
+// Kind returns semconv.GymtraceCaptureLineKindObservation.
+func (ObservationLines) Kind() string { return semconv.GymtraceCaptureLineKindObservation }
+
+// FileSuffix returns [capture.ObservationsFileSuffix].
+func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuffix }
+
+// MarksIncomplete returns false.
+func (ObservationLines) MarksIncomplete() bool { return false }
+
+// Route returns the rollout id of an observation span ([RolloutIDOf]).
+func (ObservationLines) Route(s *capture.Span) (string, bool) {
+	if _, ok := ObservationKind(s.Attributes); !ok {
+		return "", false
+	}
+	return RolloutIDOf(s.Attributes)
+}
+
+// NewLine returns the span's [ObservationLine]; it never fails.
+func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
+	return observationLine{NewObservationLine(rolloutID, *s)}, nil
+}
+
+// KeyOf returns the span identity (trace_id and span_id) of an observation line that is a strict
+// JSON object, "" otherwise.
+func (ObservationLines) KeyOf(line []byte) string {
+	v, err := ojson.Parse(line)
+	if err != nil {
+		return ""
+	}
+	tid, _ := v.Get("trace_id")
+	sid, _ := v.Get("span_id")
+	t, ok1 := tid.AsString()
+	s, ok2 := sid.AsString()
+	if !ok1 || !ok2 || t == "" || s == "" {
+		return ""
+	}
+	return t + s
+}
+
+// observationLine is an ObservationLine as a capture.Line.
+type observationLine struct{ l ObservationLine }
+
+func (o observationLine) Key() string {
+	if !o.l.TraceID.IsValid() || !o.l.SpanID.IsValid() {
+		return ""
+	}
+	return o.l.TraceID.String() + o.l.SpanID.String()
+}
+
+func (o observationLine) AppendTo(dst []byte) []byte { return o.l.AppendJSON(dst) }
+func (o observationLine) Problems() capture.Problems { return nil }
 
 // ProcessorOption configures an [ObservationProcessor].
 type ProcessorOption interface {
@@ -20,7 +87,8 @@ type ProcessorOption interface {
 }
 
 type processorConfig struct {
-	logger *slog.Logger
+	logger        *slog.Logger
+	meterProvider metric.MeterProvider
 }
 
 type processorOptionFunc func(*processorConfig)
@@ -37,9 +105,17 @@ func WithProcessorLogger(l *slog.Logger) ProcessorOption {
 	})
 }
 
+// WithProcessorMeterProvider sets the meter provider of the span writer's counters
+// (gymtrace.capture.writer.spans, .duplicates and .bytes with gymtrace.capture.line_kind
+// "observation"; see [capture.WithMeterProvider]). Default: a no-op provider (libraries never read
+// the global one); nil keeps the default.
+func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
+	return processorOptionFunc(func(c *processorConfig) { c.meterProvider = mp })
+}
+
 // ProcessorStats counts what an [ObservationProcessor] did with observation spans.
 type ProcessorStats struct {
-	// Lines is the number of observation lines appended durably.
+	// Lines is the number of observation lines appended durably (or found in the file already).
 	Lines int64
 	// Failures is the number of observation spans whose line could not be written.
 	Failures int64
@@ -50,19 +126,23 @@ type ProcessorStats struct {
 	Dropped int64
 }
 
+// errShutdown is the cause of an observation span that ended after Shutdown.
+var errShutdown = errors.New("agentobs: observation processor shut down")
+
 // ObservationProcessor is an sdktrace.SpanProcessor that appends every observation span
 // ([ObservationKind]) to its rollout's observations file, <rollout_id>.observations.jsonl beside the
 // capture file, synchronously in OnEnd: when span.End returns, the line ([ObservationLine]) is on
-// stable storage or its failure was counted and logged. The rollout is the span's
-// gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); spans without one are
-// counted as unrouted. Other spans are ignored, and so is the sampled flag (observations never
-// depend on sampling).
+// stable storage or its failure was counted and logged. It is a thin adapter: the span's view
+// ([SpanFromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The rollout is
+// the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); spans without
+// one are counted as unrouted. Other spans are ignored, and so is the sampled flag (observations
+// never depend on sampling).
 //
 // It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
-// (group commit, [capture.Store.AppendObservation]), different rollouts never wait for each other.
-// After Shutdown, OnEnd writes nothing and counts observation spans as dropped.
+// (group commit), different rollouts never wait for each other. After Shutdown, OnEnd writes
+// nothing and counts observation spans as dropped.
 type ObservationProcessor struct {
-	store  *capture.Store
+	w      *capture.Writer
 	logger *slog.Logger
 
 	lines, failures, unrouted, dropped atomic.Int64
@@ -87,7 +167,11 @@ func NewObservationProcessor(store *capture.Store, opts ...ProcessorOption) (*Ob
 			o.applyProcessor(&cfg)
 		}
 	}
-	return &ObservationProcessor{store: store, logger: cfg.logger}, nil
+	w, err := capture.NewWriter(store, ObservationLines{}, capture.WithMeterProvider(cfg.meterProvider))
+	if err != nil {
+		return nil, fmt.Errorf("agentobs: observation processor: %w", err)
+	}
+	return &ObservationProcessor{w: w, logger: cfg.logger}, nil
 }
 
 // OnStart does nothing.
@@ -95,39 +179,35 @@ func (p *ObservationProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) 
 
 // OnEnd appends s's line when s is an observation span (see [ObservationProcessor]).
 func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	attrs := attrList(s.Attributes())
-	if _, ok := ObservationKind(attrs); !ok {
-		return
-	}
+	view := SpanFromReadOnly(s)
 	if !p.gate.Enter() {
-		p.dropped.Add(1)
-		p.logger.Error("gymtrace observations: span ended after shutdown; not written",
-			"span_id", s.SpanContext().SpanID().String())
+		if p.w.Discard(context.Background(), &view, errShutdown).Outcome != capture.OutcomeIgnored {
+			p.dropped.Add(1)
+			p.logger.Error("gymtrace observations: span ended after shutdown; not written",
+				"span_id", view.SpanID.String())
+		}
 		return
 	}
 	defer p.gate.Leave()
-	_ = p.write(context.Background(), s)
-}
-
-// write appends the line of observation span s; failures are counted and logged.
-func (p *ObservationProcessor) write(ctx context.Context, s sdktrace.ReadOnlySpan) error {
-	view := SpanFromReadOnly(s)
-	rid, ok := RolloutIDOf(view.Attributes)
-	if !ok || capture.ValidateRolloutID(rid) != nil {
+	r := p.w.Write(context.Background(), &view)
+	switch r.Outcome {
+	case capture.OutcomeWritten:
+		p.lines.Add(1)
+	case capture.OutcomeIgnored:
+		if _, ok := ObservationKind(view.Attributes); ok {
+			p.unrouted.Add(1)
+			p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
+				"span_id", view.SpanID.String())
+		}
+	case capture.OutcomeRejected:
 		p.unrouted.Add(1)
 		p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
-			"span_id", view.SpanID.String())
-		return errors.New("agentobs: observation span without a valid gymtrace.rollout.id")
-	}
-	line := NewObservationLine(rid, view).AppendJSON(nil)
-	if err := p.store.AppendObservation(context.WithoutCancel(ctx), rid, line); err != nil {
+			"span_id", view.SpanID.String(), "error", r.Err)
+	default:
 		p.failures.Add(1)
-		p.logger.Error("gymtrace observations: line not written", "rollout_id", rid,
-			"span_id", view.SpanID.String(), "error", err)
-		return fmt.Errorf("agentobs: %w", err)
+		p.logger.Error("gymtrace observations: line not written", "rollout_id", r.RolloutID,
+			"span_id", view.SpanID.String(), "error", r.Err)
 	}
-	p.lines.Add(1)
-	return nil
 }
 
 // ForceFlush returns ctx's error, or nil: lines are written synchronously in OnEnd, so nothing is

@@ -112,3 +112,40 @@ func (recordOnly) ShouldSample(sdktrace.SamplingParameters) sdktrace.SamplingRes
 }
 
 func (recordOnly) Description() string { return "recordOnly" }
+
+// An observation span whose line is already in the file (the same span again, or through a second
+// processor on the same directory) is not appended again.
+func TestObservationProcessorIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	var spans []sdktrace.ReadOnlySpan
+	rec := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spanCollector{&spans}))
+	_, s := rec.Tracer("t").Start(t.Context(), "execute_tool x", trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gymtrace.rollout.id", "r-1")))
+	s.End()
+	require.Len(t, spans, 1)
+	for range 2 {
+		store, err := capture.NewStore(dir)
+		require.NoError(t, err)
+		proc, err := agentobs.NewObservationProcessor(store)
+		require.NoError(t, err)
+		proc.OnEnd(spans[0])
+		proc.OnEnd(spans[0])
+		assert.Equal(t, int64(2), proc.Stats().Lines, "a line already in the file counts as written")
+		require.NoError(t, proc.Shutdown(t.Context()))
+	}
+	store, err := capture.NewStore(dir)
+	require.NoError(t, err)
+	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
+	require.NoError(t, err)
+	assert.Len(t, lines, 1)
+	assert.Equal(t, "", agentobs.ObservationLines{}.KeyOf([]byte(`{"trace_id":"a"}`)))
+	assert.Equal(t, "", agentobs.ObservationLines{}.KeyOf([]byte(`{"trace_id":"a","span_id":"b"`)))
+}
+
+// spanCollector keeps every ended span.
+type spanCollector struct{ spans *[]sdktrace.ReadOnlySpan }
+
+func (c spanCollector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c spanCollector) OnEnd(s sdktrace.ReadOnlySpan)                   { *c.spans = append(*c.spans, s) }
+func (c spanCollector) Shutdown(context.Context) error                  { return nil }
+func (c spanCollector) ForceFlush(context.Context) error                { return nil }

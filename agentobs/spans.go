@@ -1,11 +1,7 @@
 package agentobs
 
 import (
-	"time"
-
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -15,41 +11,21 @@ import (
 // [BuildBundle], [Recorder.Bundle]).
 const BundleSource = "gymtrace"
 
-// ObservationSpan is everything the span-to-observation mapping reads from one span: identity,
-// parent, timing, status, attributes, events and links. Each span source fills it through a small
-// adapter — [SpanFromReadOnly] for the otel-go SDK, [ObservationLine.Span] for the observations
-// file, the recorder for what it recorded, and later the Collector exporter for pdata spans — so
-// they all share one mapping ([BundleFromSpans]).
-type ObservationSpan struct {
-	TraceID      trace.TraceID
-	SpanID       trace.SpanID
-	ParentSpanID trace.SpanID   // zero when the span has no parent
-	Name         string         // not read by the mapping; kept for people reading the file
-	Kind         trace.SpanKind // not read by the mapping; kept for people reading the file
-	StartTime    time.Time
-	EndTime      time.Time // zero: the span has not ended (only the recorder's own view)
-	StatusCode   codes.Code
-	Attributes   capture.AttributeLookup // nil means no attributes
-	Events       []SpanEvent
-	Links        []SpanLink
-	// DroppedEvents and DroppedLinks count events and links the span lost to count limits.
-	DroppedEvents int
-	DroppedLinks  int
-}
+// ObservationSpan is the span view the span-to-observation mapping reads: the neutral
+// [capture.Span] (identity, parent, timing, status, attributes, events and links) that every span
+// source fills through a small adapter — [SpanFromReadOnly] for the otel-go SDK,
+// [ObservationLine.Span] for the observations file, the recorder for what it recorded, and the
+// Collector exporter for pdata spans — so they all share one mapping ([BundleFromSpans]) and one
+// writer ([ObservationLines] plugged into [capture.Writer]). Name and Kind are not read by the
+// mapping; they are kept for people reading the file. A zero EndTime is a span that has not ended
+// (only the recorder's own view).
+type ObservationSpan = capture.Span
 
 // SpanEvent is one span event as the mapping reads it.
-type SpanEvent struct {
-	Name       string
-	Time       time.Time
-	Attributes capture.AttributeLookup // nil means no attributes
-}
+type SpanEvent = capture.SpanEvent
 
 // SpanLink is one span link as the mapping reads it.
-type SpanLink struct {
-	TraceID    trace.TraceID
-	SpanID     trace.SpanID
-	Attributes capture.AttributeLookup // nil means no attributes
-}
+type SpanLink = capture.SpanLink
 
 // spanAttributeKeys lists every span attribute the mapping reads, and the rollout id: the
 // observations file keeps exactly these, so a bundle built from the file equals one built from the

@@ -188,7 +188,7 @@ func (r *resolver) walk(s *ObservationSpan) (invocationID string, tool *mapped) 
 		switch {
 		case m.kind == KindAgentInvocation:
 			// An invocation left out as a duplicate still names the invocation that owns its id.
-			return m.span.invocationAttr(), tool
+			return invocationAttr(m.span), tool
 		case m.kind == KindToolCall:
 			if tool == nil {
 				tool = m
@@ -287,7 +287,7 @@ func (r *resolver) breakCycles(all []*mapped) {
 
 // invocationAttr is the invocation id an invoke_agent span names: gymtrace.agent.invocation.id, else
 // its span id.
-func (s *ObservationSpan) invocationAttr() string {
+func invocationAttr(s *ObservationSpan) string {
 	if s.Attributes != nil {
 		if id, ok, err := attrString(s.Attributes, semconv.GymtraceAgentInvocationIDKey); err == nil && ok && id != "" {
 			return id

@@ -545,14 +545,4 @@ func attrTypeError(k attribute.Key, v attribute.Value, want string) error {
 
 // attrList adapts an attribute slice to [capture.AttributeLookup] (the last value of a repeated key
 // wins, as in the SDK).
-type attrList []attribute.KeyValue
-
-// Lookup returns the value of key.
-func (l attrList) Lookup(key string) (attribute.Value, bool) {
-	for i := len(l) - 1; i >= 0; i-- {
-		if string(l[i].Key) == key {
-			return l[i].Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
+type attrList = capture.Attributes

@@ -11,16 +11,17 @@ import (
 func SpanFromReadOnly(s sdktrace.ReadOnlySpan) ObservationSpan {
 	sc := s.SpanContext()
 	v := ObservationSpan{
-		TraceID:       sc.TraceID(),
-		SpanID:        sc.SpanID(),
-		Name:          s.Name(),
-		Kind:          s.SpanKind(),
-		StartTime:     s.StartTime(),
-		EndTime:       s.EndTime(),
-		StatusCode:    s.Status().Code,
-		Attributes:    attrList(s.Attributes()),
-		DroppedEvents: s.DroppedEvents(),
-		DroppedLinks:  s.DroppedLinks(),
+		TraceID:           sc.TraceID(),
+		SpanID:            sc.SpanID(),
+		Name:              s.Name(),
+		Kind:              s.SpanKind(),
+		StartTime:         s.StartTime(),
+		EndTime:           s.EndTime(),
+		StatusCode:        s.Status().Code,
+		Attributes:        attrList(s.Attributes()),
+		DroppedAttributes: s.DroppedAttributes(),
+		DroppedEvents:     s.DroppedEvents(),
+		DroppedLinks:      s.DroppedLinks(),
 	}
 	if p := s.Parent(); p.IsValid() && p.TraceID() == sc.TraceID() {
 		v.ParentSpanID = p.SpanID()

@@ -27,6 +27,18 @@
 // (gen_ai.request.* parameters, usage, finish reasons), named per [WithConventions], and with
 // [WithMessageContent] the conversation as gen_ai.input.messages / gen_ai.output.messages.
 //
+// # The span writer
+//
+// [Span] is the one neutral view of a finished span (ids, parent, times, kind, status, attributes,
+// events, links, dropped counts) that every span source adapts to: the otel-go SDK in package
+// exporter and in agentobs, pdata in collectorext. [Writer] is the one span writer: it routes a
+// span to <dir>/<rollout_id><suffix>, appends its line through the store's group commit, never
+// appends a line whose key is already in the file (a record's model_call_id, checked under the
+// file's flock against the file, so across processes and retries), marks the rollout incomplete
+// when a record is not written whole, returns one [Outcome] per span and counts it as an OTel metric
+// ([WithMeterProvider]). Each kind of line plugs in a [LineMapping]: [ModelCallLines] for capture
+// records here, the observation line from package agentobs.
+//
 // # Concurrency
 //
 // [Exchange], [ModelCallRecord] and [Metrics] are plain values: encoding and derivation functions

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
@@ -15,9 +14,10 @@ import (
 const LinePieceBytes = 64 << 10
 
 // StreamedLineBytes is the payload size (bytes of the request/response bodies and raw texts,
-// [SpanLine.PayloadBytes]) from which a writer should hand a record to the store in pieces
-// ([SpanLine.WriteTo] with [Store.AppendStream]) rather than as one buffer: a large record (a long
-// stream) is then never held whole a second time. Below it one buffer is cheaper.
+// [SpanLine.PayloadBytes]) from which the [Writer] hands a record to the store in pieces
+// ([SpanLine.WriteTo] with [Store.AppendStream], [SpanLine.Streamed]) rather than as one buffer: a
+// large record (a long stream) is then never held whole a second time. Below it one buffer is
+// cheaper.
 const StreamedLineBytes = 128 << 10
 
 // lineWindow is how much of a payload is escaped or copied between two checks of the piece size.
@@ -30,8 +30,9 @@ const lineWindow = 32 << 10
 // span that cannot give a record fails in [NewSpanLine], before any byte is written. A SpanLine
 // reads the span's attribute strings in place; it is for one goroutine.
 type SpanLine struct {
-	e Exchange
-	p spanPayloads
+	e       Exchange
+	p       spanPayloads
+	dropped int // attributes the span lost to a count limit ([ModelCallLines])
 }
 
 // NewSpanLine reads the record of a model-call span from its attributes (see
@@ -83,8 +84,15 @@ func (l *SpanLine) WriteTo(buf []byte, emit func(piece []byte) error) ([]byte, e
 }
 
 // Problems lists the payloads that the line wrote as null although the span had them (cut, or not
-// one strict JSON object); complete once AppendTo or WriteTo ran.
-func (l *SpanLine) Problems() Problems { return l.p.problems() }
+// one strict JSON object), and the span's dropped attributes when [ModelCallLines] read it from a
+// span that lost some to a count limit; complete once AppendTo or WriteTo ran.
+func (l *SpanLine) Problems() Problems {
+	p := l.p.problems()
+	if l.dropped > 0 {
+		p = append(p, droppedProblem(l.dropped))
+	}
+	return p
+}
 
 // lineSink hands a line out in pieces (see SpanLine.WriteTo). A nil *lineSink means the
 // whole line is appended to one buffer.
@@ -153,22 +161,4 @@ func (k *lineSink) appendObject(dst []byte, f *payloadField) []byte {
 		text = text[n:]
 	}
 	return dst
-}
-
-// AppendSpanLine durably appends the line of l to id's capture file, whole ([Store.Append]) or,
-// from [StreamedLineBytes] of payload on, in pieces ([Store.AppendStream]), so a large record is
-// never held whole a second time. The line is built in buf, which is returned (emptied) for reuse.
-// Errors and durability are those of Append / AppendStream. Safe for concurrent use (l and buf are
-// the caller's).
-func (s *Store) AppendSpanLine(ctx context.Context, id string, l *SpanLine, buf []byte) ([]byte, error) {
-	if l.PayloadBytes() < StreamedLineBytes {
-		buf = l.AppendTo(buf[:0])
-		return buf[:0], s.Append(ctx, id, buf)
-	}
-	err := s.AppendStream(ctx, id, l.SizeHint(), func(emit func([]byte) error) error {
-		var werr error
-		buf, werr = l.WriteTo(buf, emit)
-		return werr
-	})
-	return buf[:0], err
 }

@@ -43,18 +43,8 @@ var (
 	streamEnd   = time.Unix(1786032154, 966123137).UTC()
 )
 
-// kvLookup implements capture.AttributeLookup over an attribute slice (the last value of a key
-// wins, as the SDK exporter's lookup does).
-type kvLookup []attribute.KeyValue
-
-func (l kvLookup) Lookup(key string) (attribute.Value, bool) {
-	for i := len(l) - 1; i >= 0; i-- {
-		if string(l[i].Key) == key {
-			return l[i].Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
+// kvLookup is the lookup the SDK adapters use (the last value of a key wins).
+type kvLookup = capture.Attributes
 
 // payloadKeys are the four payload attributes.
 var payloadKeys = []attribute.Key{

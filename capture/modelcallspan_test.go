@@ -4,21 +4,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-type kvLookup []attribute.KeyValue
-
-func (l kvLookup) Lookup(key string) (attribute.Value, bool) {
-	for i := len(l) - 1; i >= 0; i-- {
-		if string(l[i].Key) == key {
-			return l[i].Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
+type kvLookup = Attributes
 
 func TestModelCallRollout(t *testing.T) {
 	tests := []struct {

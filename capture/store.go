@@ -124,8 +124,9 @@ type Store struct {
 	dir string
 	cfg storeConfig
 
-	mu    sync.Mutex            // guards files; never held across I/O
-	files map[string]*fileQueue // capture path -> in-process append queue, present while in use
+	mu      sync.Mutex            // guards files and indexes; never held across I/O
+	files   map[string]*fileQueue // capture path -> in-process append queue, present while in use
+	indexes map[string]*lineIndex // path -> keys already in the file (lineindex.go), bounded
 }
 
 // NewStore returns the store rooted at dir, creating dir and missing parents (mkdir -p, SPEC §2.1)
@@ -150,7 +151,7 @@ func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 	if err := mkdirAllMode(dir, cfg.dirMode); err != nil {
 		return nil, fmt.Errorf("capture store: create directory %q: %w", dir, err)
 	}
-	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue)}, nil
+	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue), indexes: make(map[string]*lineIndex)}, nil
 }
 
 // Dir returns the store's root directory exactly as given to [NewStore].
@@ -265,16 +266,22 @@ type fileQueue struct {
 }
 
 // appendReq is one queued line: whole (line), or produced in pieces while committing (write, with
-// its size hint). wake receives exactly one signal: either the request was committed (done, err
-// set) or it was handed the lead of the next commit (lead set).
+// its size hint). A keyed line (key set, keyOf reading the key of a line already in the file) is
+// not written when its key is already in the file: dup is set instead (lineindex.go). wake receives
+// exactly one signal: either the request was committed (done, err set) or it was handed the lead of
+// the next commit (lead set).
 type appendReq struct {
-	line  []byte
-	write func(emit func([]byte) error) error
-	hint  int
-	wake  chan struct{}
-	lead  bool
-	done  bool
-	err   error
+	line   []byte
+	write  func(emit func([]byte) error) error
+	hint   int
+	key    string
+	keyOf  func(line []byte) string
+	keyNew bool // key added to the file's index by this request's commit
+	dup    bool
+	wake   chan struct{}
+	lead   bool
+	done   bool
+	err    error
 }
 
 func (s *Store) acquire(path string) *fileQueue {
@@ -329,6 +336,9 @@ func (q *fileQueue) append(s *Store, path string, req *appendReq) error {
 	for _, r := range batch {
 		if r != req {
 			r.done, r.err = true, err
+			if r.dup {
+				r.err = nil // its line was already in the file before this commit
+			}
 			r.wake <- struct{}{}
 		}
 	}
@@ -340,6 +350,9 @@ func (q *fileQueue) append(s *Store, path string, req *appendReq) error {
 		q.busy = false
 	}
 	q.mu.Unlock()
+	if req.dup {
+		return nil
+	}
 	return err
 }
 
@@ -356,18 +369,39 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		}
 	}()
 
-	size, _, err := fstat(fd)
-	if err != nil {
+	var st unix.Stat_t
+	if err := fstatRetry(fd, &st); err != nil {
 		return pathErr("stat", path, err)
 	}
-	bw, err := s.newBatchWriter(fd, path, batch, size)
-	if err == nil {
-		err = bw.writeBatch(batch)
+	size := st.Size
+	write := batch
+	var idx *lineIndex
+	if keyOf := batchKeyOf(batch); keyOf != nil {
+		idx = s.index(path, keyOf)
+		if err := idx.sync(fd, &st); err != nil {
+			return pathErr("read", path, err)
+		}
+		write = idx.dedupe(batch)
+		defer func() {
+			if err != nil {
+				idx.failed(batch)
+			} else {
+				idx.committed(fd, write)
+			}
+		}()
 	}
-	if err != nil {
-		// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
-		return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
+	if len(write) > 0 {
+		bw, err := s.newBatchWriter(fd, path, write, size)
+		if err == nil {
+			err = bw.writeBatch(write)
+		}
+		if err != nil {
+			// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
+			return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
+		}
 	}
+	// An all-duplicate batch still fsyncs: the lines it found may be another writer's not yet
+	// flushed.
 	if s.cfg.syncHook != nil {
 		if err := s.cfg.syncHook(path); err != nil {
 			return fmt.Errorf("sync %s: %w", path, err)
@@ -385,6 +419,16 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 }
 
 var newline = []byte{'\n'}
+
+// batchKeyOf returns the key reader of the batch's first keyed request, nil when none is keyed.
+func batchKeyOf(batch []*appendReq) func([]byte) string {
+	for _, r := range batch {
+		if r.key != "" {
+			return r.keyOf
+		}
+	}
+	return nil
+}
 
 // openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
 // flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so

@@ -37,6 +37,14 @@ const (
 // TestMain is the package's only TestMain: it turns the binary into a writer process when started by
 // startWriters, and otherwise runs the tests under goleak.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(writerChildEnv); dir != "" {
+		offset, _ := strconv.Atoi(os.Getenv(childWriterEnv))
+		if err := runChildSpanWriter(dir, offset); err != nil {
+			fmt.Fprintln(os.Stderr, "child span writer:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(childDirEnv); dir != "" {
 		if err := runChildWriter(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "child writer:", err)

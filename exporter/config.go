@@ -3,6 +3,9 @@ package exporter
 import (
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // Option configures [NewDurableProcessor] and [New].
@@ -13,6 +16,7 @@ type Option interface {
 type config struct {
 	logger         *slog.Logger
 	forwardTimeout time.Duration
+	meterProvider  metric.MeterProvider
 }
 
 type optionFunc func(*config)
@@ -29,6 +33,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	if c.meterProvider == nil {
+		c.meterProvider = noop.NewMeterProvider()
+	}
 	if c.forwardTimeout <= 0 {
 		c.forwardTimeout = DefaultForwardTimeout
 	}
@@ -38,6 +45,14 @@ func newConfig(opts []Option) config {
 // WithLogger sets the logger for failed writes and partial records (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithMeterProvider sets the meter provider of the capture span writer's counters
+// (gymtrace.capture.writer.spans, .duplicates and .bytes with gymtrace.capture.line_kind
+// "model_call"; see [capture.WithMeterProvider] and the README's OpenTelemetry section). Default: a
+// no-op provider (libraries never read the global one); nil keeps the default.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
 }
 
 // DefaultForwardTimeout bounds one synchronous export of [NewForwardingProcessor] (10 s).

@@ -58,13 +58,13 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	for i, s := range spans {
 		if err := ctx.Err(); err != nil {
 			for _, rest := range spans[i:] {
-				if rid, ok := capture.ModelCallRollout(spanAttrs(rest.Attributes())); ok {
-					errs = append(errs, e.w.fail(rid, rest, fmt.Errorf("exporter: %w", err)))
+				if ferr := e.w.fail(ctx, rest, err); ferr != nil {
+					errs = append(errs, ferr)
 				}
 			}
 			break
 		}
-		if _, err := e.w.write(ctx, s); err != nil {
+		if err := e.w.write(ctx, s); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -77,6 +77,3 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	e.closed.Store(true)
 	return ctx.Err()
 }
-
-// Stats returns the exporter's counters.
-func (e *Exporter) Stats() Stats { return e.w.stats() }

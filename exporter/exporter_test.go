@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -128,25 +130,26 @@ func TestDurableProcessorOnEnd(t *testing.T) {
 		want           string
 		wantIncomplete bool
 		wantLog        string
-		wantStats      Stats
+		wantStats      outcomes
 	}{
-		{name: "model call", span: modelCallStub("r1", ex, 1), want: wantLine(ex, 1), wantStats: Stats{Records: 1}},
-		{name: "other span ignored", span: otherSpan, want: "", wantStats: Stats{}},
+		{name: "model call", span: modelCallStub("r1", ex, 1), want: wantLine(ex, 1), wantStats: outcomes{"written": 1}},
+		{name: "other span ignored", span: otherSpan, want: "", wantStats: outcomes{}},
 		{name: "cut payload written as null", span: cut, want: wantLine(&cutEx, 2), wantIncomplete: true,
-			wantLog: string(semconv.GymtraceRequestBodyKey) + ": cut by an attribute limit", wantStats: Stats{Records: 1, Partial: 1}},
+			wantLog: string(semconv.GymtraceRequestBodyKey) + ": cut by an attribute limit", wantStats: outcomes{"partial": 1}},
 		{name: "dropped attributes: written, rollout incomplete", span: dropped, want: wantLine(ex, 3), wantIncomplete: true,
-			wantLog: "2 attributes dropped by a span attribute count limit", wantStats: Stats{Records: 1, Partial: 1}},
+			wantLog: "2 attributes dropped by a span attribute count limit", wantStats: outcomes{"partial": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newStore(t)
 			logger, logs := newLogger()
-			p, err := NewDurableProcessor(store, WithLogger(logger))
+			mopt, stats := meter(t)
+			p, err := NewDurableProcessor(store, WithLogger(logger), mopt)
 			require.NoError(t, err)
 			p.OnEnd(tt.span.Snapshot())
 			assert.Equal(t, tt.want, readFile(t, store, "r1"))
 			assert.Equal(t, tt.wantIncomplete, incomplete(t, store, "r1"))
-			assert.Equal(t, tt.wantStats, p.Stats())
+			assert.Equal(t, tt.wantStats, stats())
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 			}
@@ -176,7 +179,7 @@ func TestDurableProcessorInTracerProvider(t *testing.T) {
 // TestDurableProcessorEnvLimits: in a pipeline whose provider takes its span limits from the
 // environment, a payload cut by OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT or lost to
 // OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT is never written as if whole: the record is written with the
-// payload null (or as it is), the rollout is marked incomplete and Stats.Partial counts it.
+// payload null (or as it is), the rollout is marked incomplete and the writer counts it as partial.
 func TestDurableProcessorEnvLimits(t *testing.T) {
 	tests := []struct {
 		name, env, value string
@@ -191,7 +194,8 @@ func TestDurableProcessorEnvLimits(t *testing.T) {
 			t.Setenv(tt.env, tt.value)
 			store := newStore(t)
 			logger, _ := newLogger()
-			p, err := NewDurableProcessor(store, WithLogger(logger))
+			mopt, stats := meter(t)
+			p, err := NewDurableProcessor(store, WithLogger(logger), mopt)
 			require.NoError(t, err)
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
 			ex := testExchange("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
@@ -206,7 +210,7 @@ func TestDurableProcessorEnvLimits(t *testing.T) {
 			}
 			assert.NotContains(t, line, `"request":{"model":"po`, "no cut request text")
 			assert.True(t, incomplete(t, store, "lim"))
-			assert.Equal(t, Stats{Records: 1, Partial: 1}, p.Stats())
+			assert.Equal(t, outcomes{"partial": 1}, stats())
 		})
 	}
 }
@@ -215,11 +219,12 @@ func TestDurableProcessorWriteFailure(t *testing.T) {
 	boom := errors.New("disk on fire")
 	store := newStore(t, capture.WithSyncHook(func(string) error { return boom }))
 	logger, logs := newLogger()
-	p, err := NewDurableProcessor(store, WithLogger(logger))
+	mopt, stats := meter(t)
+	p, err := NewDurableProcessor(store, WithLogger(logger), mopt)
 	require.NoError(t, err)
 	p.OnEnd(modelCallStub("r9", testExchange("aa"), 1).Snapshot())
 	assert.True(t, incomplete(t, store, "r9"), "a failed write marks the rollout incomplete")
-	assert.Equal(t, Stats{Failures: 1}, p.Stats())
+	assert.Equal(t, outcomes{"failed": 1}, stats())
 	assert.Contains(t, logs.String(), "disk on fire")
 	require.NoError(t, p.Shutdown(t.Context()))
 }
@@ -227,14 +232,15 @@ func TestDurableProcessorWriteFailure(t *testing.T) {
 func TestDurableProcessorShutdown(t *testing.T) {
 	t.Run("OnEnd after Shutdown drops and marks", func(t *testing.T) {
 		store := newStore(t)
-		p, err := NewDurableProcessor(store)
+		mopt, stats := meter(t)
+		p, err := NewDurableProcessor(store, mopt)
 		require.NoError(t, err)
 		require.NoError(t, p.Shutdown(t.Context()))
 		require.NoError(t, p.Shutdown(t.Context()), "second Shutdown is a no-op")
 		p.OnEnd(modelCallStub("r2", testExchange("bb"), 1).Snapshot())
 		assert.Equal(t, "", readFile(t, store, "r2"))
 		assert.True(t, incomplete(t, store, "r2"))
-		assert.Equal(t, Stats{Dropped: 1}, p.Stats())
+		assert.Equal(t, outcomes{"failed": 1}, stats())
 		require.NoError(t, p.ForceFlush(t.Context()))
 	})
 	t.Run("Shutdown waits for in-flight writes and honours ctx", func(t *testing.T) {
@@ -269,7 +275,8 @@ func TestDurableProcessorShutdown(t *testing.T) {
 
 func TestDurableProcessorConcurrentSafe(t *testing.T) {
 	store := newStore(t)
-	p, err := NewDurableProcessor(store)
+	mopt, stats := meter(t)
+	p, err := NewDurableProcessor(store, mopt)
 	require.NoError(t, err)
 	const goroutines, perG = 16, 10
 	var wg sync.WaitGroup
@@ -292,27 +299,28 @@ func TestDurableProcessorConcurrentSafe(t *testing.T) {
 		total += len(lines)
 	}
 	assert.Equal(t, goroutines*perG, total)
-	assert.Equal(t, Stats{Records: goroutines * perG}, p.Stats())
+	assert.Equal(t, outcomes{"written": goroutines * perG}, stats())
 	require.NoError(t, p.Shutdown(t.Context()))
 }
 
 func TestExporterExportSpans(t *testing.T) {
 	t.Run("batch continues past a failing record", func(t *testing.T) {
 		store := newStore(t)
-		e, err := New(store)
+		mopt, stats := meter(t)
+		e, err := New(store, mopt)
 		require.NoError(t, err)
-		ex := testExchange("dd")
+		ex, ex2 := testExchange("dd"), testExchange("ee")
 		spans := tracetest.SpanStubs{
 			modelCallStub("r1", ex, 1),
 			modelCallStub("bad/id", ex, 2),
 			{Name: "not a model call"},
-			modelCallStub("r1", ex, 3),
+			modelCallStub("r1", ex2, 3),
 		}.Snapshots()
 		err = e.ExportSpans(t.Context(), spans)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Invalid rollout id")
-		assert.Equal(t, wantLine(ex, 1)+wantLine(ex, 3), readFile(t, store, "r1"))
-		assert.Equal(t, Stats{Records: 2, Failures: 1}, e.Stats())
+		assert.Equal(t, wantLine(ex, 1)+wantLine(ex2, 3), readFile(t, store, "r1"))
+		assert.Equal(t, outcomes{"written": 2, "rejected": 1}, stats())
 	})
 	t.Run("record without required attributes fails", func(t *testing.T) {
 		store := newStore(t)
@@ -391,12 +399,12 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	big := strings.Repeat(`{"role":"user","content":"hello world, this is a message"},`, 200)
 	ex.Request = []byte(`{"model":"policy","messages":[` + big + `{"role":"user","content":"end"}]}`)
 	span := modelCallStub("r1", ex, 1).Snapshot()
-	attrs := spanAttrs(span.Attributes())
 	var buf []byte
 	b.ReportAllocs()
 	b.SetBytes(int64(len(ex.Request)))
 	for b.Loop() {
-		line, err := spanLine(attrs, span)
+		v := SpanFromReadOnly(span)
+		line, err := capture.ModelCallLines{}.NewLine("r1", &v)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -406,7 +414,8 @@ func BenchmarkEncodeRecord(b *testing.B) {
 
 func BenchmarkDurableProcessorOnEnd(b *testing.B) {
 	store := newStore(b)
-	p, err := NewDurableProcessor(store)
+	mopt, stats := meter(b)
+	p, err := NewDurableProcessor(store, mopt)
 	require.NoError(b, err)
 	span := modelCallStub("bench", testExchange("863410a8d52e4be6a31efc5c6e9d4629"), 1).Snapshot()
 	b.ReportAllocs()
@@ -414,5 +423,37 @@ func BenchmarkDurableProcessorOnEnd(b *testing.B) {
 		p.OnEnd(span)
 	}
 	b.StopTimer()
-	require.Equal(b, int64(b.N), p.Stats().Records)
+	require.Equal(b, int64(b.N), stats()["written"])
+}
+
+// outcomes is what the capture writer counted for model-call spans
+// (gymtrace.capture.writer.spans, line kind model_call), by outcome, ignored spans left out.
+type outcomes map[string]int64
+
+// meter returns an option giving a constructor a meter provider read by a ManualReader, and the
+// function that collects its span counts.
+func meter(t testing.TB) (Option, func() outcomes) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	return WithMeterProvider(mp), func() outcomes {
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(context.Background(), &rm))
+		out := outcomes{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name != semconv.GymtraceCaptureWriterSpansName {
+					continue
+				}
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					kind, _ := dp.Attributes.Value(semconv.GymtraceCaptureLineKindKey)
+					require.Equal(t, semconv.GymtraceCaptureLineKindModelCall, kind.AsString())
+					o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey)
+					if o.AsString() != "ignored" {
+						out[o.AsString()] += dp.Value
+					}
+				}
+			}
+		}
+		return out
+	}
 }

@@ -18,7 +18,7 @@ import (
 // completion", through a Collector).
 //
 // store still matters: a span whose export fails or exceeds the forward timeout
-// ([WithForwardTimeout], default [DefaultForwardTimeout]) is counted in [Stats.Failures], logged, and
+// ([WithForwardTimeout], default [DefaultForwardTimeout]) is counted (gymtrace.capture.writer.spans, outcome failed), logged, and
 // its rollout marked incomplete in store (SPEC §2.6), so a lost record is visible to readers on the
 // same (shared) directory. The record is still built locally first, so a span the Collector could not
 // turn into a record fails here, loudly, too.

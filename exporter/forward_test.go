@@ -38,28 +38,29 @@ func TestForwardingProcessor(t *testing.T) {
 		span           tracetest.SpanStub
 		wantForwarded  int
 		wantIncomplete bool
-		wantStats      Stats
+		wantStats      outcomes
 		wantLog        string
 	}{
-		{name: "acknowledged", span: modelCallStub("r1", ex, 1), wantForwarded: 1, wantStats: Stats{Records: 1}},
-		{name: "other span not forwarded", span: tracetest.SpanStub{Name: "other"}, wantStats: Stats{}},
+		{name: "acknowledged", span: modelCallStub("r1", ex, 1), wantForwarded: 1, wantStats: outcomes{"written": 1}},
+		{name: "other span not forwarded", span: tracetest.SpanStub{Name: "other"}, wantStats: outcomes{}},
 		{name: "collector refuses: rollout incomplete", next: fakeCollector{err: errors.New("503 from collector")},
-			span: modelCallStub("r1", ex, 1), wantIncomplete: true, wantStats: Stats{Failures: 1}, wantLog: "503 from collector"},
+			span: modelCallStub("r1", ex, 1), wantIncomplete: true, wantStats: outcomes{"failed": 1}, wantLog: "503 from collector"},
 		{name: "collector stalls: timeout, rollout incomplete", next: fakeCollector{block: true},
-			span: modelCallStub("r1", ex, 1), wantIncomplete: true, wantStats: Stats{Failures: 1}, wantLog: "deadline exceeded"},
+			span: modelCallStub("r1", ex, 1), wantIncomplete: true, wantStats: outcomes{"failed": 1}, wantLog: "deadline exceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newStore(t)
 			logger, logs := newLogger()
 			tt.next.InMemoryExporter = tracetest.NewInMemoryExporter()
-			p, err := NewForwardingProcessor(store, tt.next, WithLogger(logger), WithForwardTimeout(50*time.Millisecond))
+			mopt, stats := meter(t)
+			p, err := NewForwardingProcessor(store, tt.next, WithLogger(logger), WithForwardTimeout(50*time.Millisecond), mopt)
 			require.NoError(t, err)
 			p.OnEnd(tt.span.Snapshot())
 			assert.Len(t, tt.next.GetSpans(), tt.wantForwarded)
 			assert.Empty(t, readFile(t, store, "r1"), "records go to the collector, never the local store")
 			assert.Equal(t, tt.wantIncomplete, incomplete(t, store, "r1"))
-			assert.Equal(t, tt.wantStats, p.Stats())
+			assert.Equal(t, tt.wantStats, stats())
 			if tt.wantLog != "" {
 				assert.Contains(t, logs.String(), tt.wantLog)
 			}

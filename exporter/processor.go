@@ -21,7 +21,7 @@ import (
 // It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
 // (group commit), different rollouts never wait for each other.
 //
-// After Shutdown, OnEnd writes nothing: a model-call span is counted as dropped, logged, and its
+// After Shutdown, OnEnd writes nothing: a model-call span is counted as failed, logged, and its
 // rollout marked incomplete, so the loss is visible to readers (SPEC §5.3 model_call_capture_incomplete).
 type DurableProcessor struct {
 	w    *recordWriter
@@ -55,7 +55,7 @@ func (p *DurableProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	}
 	defer p.gate.Leave()
-	_, _ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
+	_ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
 }
 
 // ForceFlush returns ctx's error, or nil: records are written synchronously in OnEnd, so nothing is
@@ -80,6 +80,3 @@ func (p *DurableProcessor) Shutdown(ctx context.Context) error {
 	})
 	return p.shutdownErr
 }
-
-// Stats returns the processor's counters.
-func (p *DurableProcessor) Stats() Stats { return p.w.stats() }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/semconv"
@@ -90,7 +91,8 @@ func TestCaptureHandlerCaptureExporter(t *testing.T) {
 	t.Run("refused export marks the rollout incomplete", func(t *testing.T) {
 		col := &gatedCollector{release: make(chan struct{}), err: errors.New("collector unavailable")}
 		close(col.release)
-		env := newCaptureEnv(t, upstream, nil, WithCaptureExporter(col, 5*time.Second))
+		mp, reader := newMetricReader(t)
+		env := newCaptureEnv(t, upstream, nil, WithCaptureExporter(col, 5*time.Second), WithMeterProvider(mp))
 		resp, body, err := env.post(t, "/ng-rollout/r2/v1/chat/completions", `{"model":"m"}`, nil)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -99,6 +101,7 @@ func TestCaptureHandlerCaptureExporter(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, incomplete)
 		assert.Contains(t, env.logs.String(), "collector unavailable")
-		assert.Equal(t, int64(1), env.h.durable.Stats().Failures)
+		metricdatatest.AssertEqual(t, writerSpans(map[string]int64{"failed": 1}), collect(t, reader)[semconv.GymtraceCaptureWriterSpansName],
+			metricdatatest.IgnoreTimestamp())
 	})
 }

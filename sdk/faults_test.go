@@ -22,6 +22,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // Issue 7 part 1: upstream and storage faults. The client always gets what the upstream sent (or a
@@ -271,10 +272,11 @@ func TestProxyClientDisconnectMidStream(t *testing.T) {
 	}
 }
 
-// writeFailures returns the value of gymtrace.capture.write_failures (0 when never recorded).
+// writeFailures returns how many model-call spans the capture span writer counted as failed
+// (gymtrace.capture.writer.spans, outcome failed; 0 when never recorded).
 func writeFailures(t *testing.T, r *sdkmetric.ManualReader) int64 {
 	t.Helper()
-	m, ok := collect(t, r)["gymtrace.capture.write_failures"]
+	m, ok := collect(t, r)[semconv.GymtraceCaptureWriterSpansName]
 	if !ok {
 		return 0
 	}
@@ -282,7 +284,9 @@ func writeFailures(t *testing.T, r *sdkmetric.ManualReader) int64 {
 	require.True(t, ok, "%T", m.Data)
 	var n int64
 	for _, dp := range sum.DataPoints {
-		n += dp.Value
+		if o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); o.AsString() == "failed" {
+			n += dp.Value
+		}
 	}
 	return n
 }
@@ -318,7 +322,8 @@ func fillFileSystem(t *testing.T, dir string) {
 
 // TestProxyCaptureStorageFaults: when the capture directory is removed, read-only or full, the
 // client still gets its whole response, the rollout gets the .capture.incomplete marker wherever
-// the marker can be written, and the loss is counted (gymtrace.capture.write_failures) and logged.
+// the marker can be written, and the loss is counted (gymtrace.capture.writer.spans, outcome failed)
+// and logged.
 func TestProxyCaptureStorageFaults(t *testing.T) {
 	dc := dialectCases[1] // chat: the SSE terminal read is held until the write ended
 	type fault struct {

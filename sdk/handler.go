@@ -113,11 +113,12 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	}
 	var durable *exporter.DurableProcessor
 	var err error
+	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
 	if cfg.captureExporter != nil {
 		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
-			exporter.WithLogger(cfg.logger), exporter.WithForwardTimeout(cfg.captureExportTimeout))
+			append(expOpts, exporter.WithForwardTimeout(cfg.captureExportTimeout))...)
 	} else {
-		durable, err = exporter.NewDurableProcessor(store, exporter.WithLogger(cfg.logger))
+		durable, err = exporter.NewDurableProcessor(store, expOpts...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sdk capture handler: %w", err)
@@ -133,7 +134,7 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	if cfg.resource != nil {
 		tpOpts = append(tpOpts, sdktrace.WithResource(cfg.resource))
 	}
-	metrics, err := newCallMetrics(cfg.meterProvider, durable.Stats)
+	metrics, err := newCallMetrics(cfg.meterProvider)
 	if err != nil {
 		return nil, fmt.Errorf("sdk capture handler: %w", err)
 	}

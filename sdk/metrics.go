@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/exporter"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -33,10 +31,12 @@ import (
 // gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model,
 // server.address and server.port (each when known) and error.type (the error category, SPEC §3.3,
 // when the call failed); and the project counters gymtrace.capture.calls (by gymtrace.dialect and
-// gymtrace.error_category), gymtrace.capture.records, gymtrace.capture.write_failures,
-// gymtrace.capture.partial_records (from the durable capture processor's [exporter.Stats]),
-// gymtrace.capture.bytes (payload bytes, by gymtrace.capture.direction) and
-// gymtrace.capture.uncorrelated_calls.
+// gymtrace.error_category), gymtrace.capture.bytes (payload bytes, by gymtrace.capture.direction)
+// and gymtrace.capture.uncorrelated_calls. mp is also given to the durable capture processor
+// ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.spans (by
+// gymtrace.capture.line_kind and gymtrace.capture.outcome: written, partial, rejected, failed,
+// ignored), gymtrace.capture.writer.duplicates and gymtrace.capture.writer.bytes, from the meter
+// "github.com/gymtrace/gymtrace/capture".
 //
 // Metrics are recorded after the call's record was written. A nil mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
@@ -50,26 +50,17 @@ type callMetrics struct {
 	duration     metric.Float64Histogram
 	ttfc         metric.Float64Histogram
 	calls        metric.Int64Counter
-	records      metric.Int64Counter
-	failures     metric.Int64Counter
-	partial      metric.Int64Counter
 	bytes        metric.Int64Counter
 	uncorrelated metric.Int64Counter
-
-	// The durable processor's counters, reported as deltas since the last sync.
-	stats    func() exporter.Stats
-	statsMu  sync.Mutex
-	reported exporter.Stats
 }
 
-// newCallMetrics creates the instruments on mp's meter; stats returns the durable processor's
-// counters. A nil mp gives a nil *callMetrics.
-func newCallMetrics(mp metric.MeterProvider, stats func() exporter.Stats) (*callMetrics, error) {
+// newCallMetrics creates the instruments on mp's meter. A nil mp gives a nil *callMetrics.
+func newCallMetrics(mp metric.MeterProvider) (*callMetrics, error) {
 	if mp == nil {
 		return nil, nil
 	}
 	meter := mp.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
-	m := &callMetrics{stats: stats}
+	m := &callMetrics{}
 	var err, e error
 	m.tokenUsage, e = meter.Int64Histogram(semconv.GenAIClientTokenUsageName,
 		metric.WithUnit(semconv.GenAIClientTokenUsageUnit),
@@ -92,9 +83,6 @@ func newCallMetrics(mp metric.MeterProvider, stats func() exporter.Stats) (*call
 		err = errors.Join(err, e)
 	}
 	counter(&m.calls, semconv.GymtraceCaptureCallsName, semconv.GymtraceCaptureCallsUnit, semconv.GymtraceCaptureCallsDescription)
-	counter(&m.records, semconv.GymtraceCaptureRecordsName, semconv.GymtraceCaptureRecordsUnit, semconv.GymtraceCaptureRecordsDescription)
-	counter(&m.failures, semconv.GymtraceCaptureWriteFailuresName, semconv.GymtraceCaptureWriteFailuresUnit, semconv.GymtraceCaptureWriteFailuresDescription)
-	counter(&m.partial, semconv.GymtraceCapturePartialRecordsName, semconv.GymtraceCapturePartialRecordsUnit, semconv.GymtraceCapturePartialRecordsDescription)
 	counter(&m.bytes, semconv.GymtraceCaptureBytesName, semconv.GymtraceCaptureBytesUnit, semconv.GymtraceCaptureBytesDescription)
 	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit, semconv.GymtraceCaptureUncorrelatedCallsDescription)
 	if err != nil {
@@ -125,7 +113,7 @@ func lastAttr(attrs []attribute.KeyValue, k attribute.Key) (attribute.Value, boo
 }
 
 // recordCall records the metrics of one finished captured call from its span attributes (attrs,
-// as set on the span) and its exchange, then reports the durable processor's new counts.
+// as set on the span) and its exchange.
 func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue, ex *capture.Exchange) {
 	if m == nil {
 		return
@@ -177,26 +165,6 @@ func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue
 	}
 	if resp > 0 {
 		m.bytes.Add(ctx, resp, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionResponse)))
-	}
-	m.syncStats(ctx)
-}
-
-// syncStats adds to the record counters what the durable processor counted since the last sync.
-// Failures include model-call spans dropped after the processor shut down.
-func (m *callMetrics) syncStats(ctx context.Context) {
-	m.statsMu.Lock()
-	defer m.statsMu.Unlock()
-	s := m.stats()
-	prev := m.reported
-	m.reported = s
-	if d := s.Records - prev.Records; d > 0 {
-		m.records.Add(ctx, d)
-	}
-	if d := (s.Failures + s.Dropped) - (prev.Failures + prev.Dropped); d > 0 {
-		m.failures.Add(ctx, d)
-	}
-	if d := s.Partial - prev.Partial; d > 0 {
-		m.partial.Add(ctx, d)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/exporter"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -38,15 +37,18 @@ func newMetricReader(t *testing.T) (*sdkmetric.MeterProvider, *sdkmetric.ManualR
 	return mp, r
 }
 
-// collect returns the gymtrace sdk scope's metrics by name, checking the scope.
+// collect returns the metrics of the gymtrace sdk scope and of the capture span writer's scope by
+// name, checking the scopes.
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, r.Collect(t.Context(), &rm))
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
-		require.Equal(t, instrumentationName, sm.Scope.Name)
-		assert.Equal(t, semconv.SchemaURL, sm.Scope.SchemaURL)
+		if sm.Scope.Name != captureScope {
+			require.Equal(t, instrumentationName, sm.Scope.Name)
+			assert.Equal(t, semconv.SchemaURL, sm.Scope.SchemaURL)
+		}
 		for _, m := range sm.Metrics {
 			out[m.Name] = m
 		}
@@ -73,6 +75,22 @@ func intPoint(set attribute.Set, v int64, bucket int) metricdata.HistogramDataPo
 		Attributes: set, Count: 1, Bounds: wantTokenBounds, BucketCounts: oneAt(bucket),
 		Min: metricdata.NewExtrema(v), Max: metricdata.NewExtrema(v), Sum: v,
 	}
+}
+
+// captureScope is the instrumentation scope of the capture span writer's metrics.
+const captureScope = "github.com/gymtrace/gymtrace/capture"
+
+// writerSpans is the gymtrace.capture.writer.spans metric of model-call spans with the given
+// counts by outcome.
+func writerSpans(counts map[string]int64) metricdata.Metrics {
+	var pts []metricdata.DataPoint[int64]
+	for _, o := range []string{"ignored", "written", "partial", "rejected", "failed"} {
+		if n := counts[o]; n > 0 {
+			pts = append(pts, metricdata.DataPoint[int64]{Value: n, Attributes: attribute.NewSet(
+				semconv.GymtraceCaptureLineKindKey.String(semconv.GymtraceCaptureLineKindModelCall), semconv.GymtraceCaptureOutcomeKey.String(o))})
+		}
+	}
+	return sumMetric(semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureWriterSpansUnit, semconv.GymtraceCaptureWriterSpansDescription, pts...)
 }
 
 func sumMetric(name, unit, desc string, pts ...metricdata.DataPoint[int64]) metricdata.Metrics {
@@ -258,10 +276,7 @@ func TestMetricsPerDialect(t *testing.T) {
 			}
 			metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.calls", "{call}", semconv.GymtraceCaptureCallsDescription,
 				metricdata.DataPoint[int64]{Attributes: attribute.NewSet(callAttrs...), Value: 1}), got["gymtrace.capture.calls"], opts...)
-			metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.records", "{record}", semconv.GymtraceCaptureRecordsDescription,
-				metricdata.DataPoint[int64]{Value: 1}), got["gymtrace.capture.records"], opts...)
-			assert.NotContains(t, got, "gymtrace.capture.write_failures")
-			assert.NotContains(t, got, "gymtrace.capture.partial_records")
+			metricdatatest.AssertEqual(t, writerSpans(map[string]int64{"written": 1}), got[semconv.GymtraceCaptureWriterSpansName], opts...)
 			assert.NotContains(t, got, "gymtrace.capture.uncorrelated_calls")
 
 			// Payload bytes: the sizes of the payload attributes the span carries.
@@ -336,46 +351,10 @@ func TestMetricsAggregate(t *testing.T) {
 	assert.NotContains(t, got, "gen_ai.client.operation.time_to_first_chunk", "not a streaming call")
 	metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.calls", "{call}", semconv.GymtraceCaptureCallsDescription,
 		metricdata.DataPoint[int64]{Attributes: attribute.NewSet(semconv.GymtraceDialectKey.String("responses")), Value: 2}), got["gymtrace.capture.calls"], opts...)
-	metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.records", "{record}", semconv.GymtraceCaptureRecordsDescription,
-		metricdata.DataPoint[int64]{Value: 1}), got["gymtrace.capture.records"], opts...)
-	metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.write_failures", "{record}", semconv.GymtraceCaptureWriteFailuresDescription,
-		metricdata.DataPoint[int64]{Value: 1}), got["gymtrace.capture.write_failures"], opts...)
+	metricdatatest.AssertEqual(t, writerSpans(map[string]int64{"written": 1, "failed": 1}), got[semconv.GymtraceCaptureWriterSpansName], opts...)
 	inc, err := store.IsIncomplete("agg")
 	require.NoError(t, err)
 	assert.True(t, inc)
-}
-
-// TestMetricsDurableStats: the durable processor's counters reach the meter as deltas.
-func TestMetricsDurableStats(t *testing.T) {
-	mp, reader := newMetricReader(t)
-	var stats exporter.Stats
-	m, err := newCallMetrics(mp, func() exporter.Stats { return stats })
-	require.NoError(t, err)
-	opts := []metricdatatest.Option{metricdatatest.IgnoreTimestamp()}
-	steps := []struct {
-		stats                       exporter.Stats
-		records, failures, partials int64
-	}{
-		{stats: exporter.Stats{Records: 3}, records: 3},
-		{stats: exporter.Stats{Records: 5, Failures: 1, Partial: 2}, records: 5, failures: 1, partials: 2},
-		{stats: exporter.Stats{Records: 5, Failures: 1, Partial: 2, Dropped: 4}, records: 5, failures: 5, partials: 2},
-	}
-	for i, s := range steps {
-		stats = s.stats
-		m.syncStats(t.Context())
-		got := collect(t, reader)
-		metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.records", "{record}", semconv.GymtraceCaptureRecordsDescription,
-			metricdata.DataPoint[int64]{Value: s.records}), got["gymtrace.capture.records"], opts...)
-		if i == 0 {
-			assert.NotContains(t, got, "gymtrace.capture.write_failures")
-			assert.NotContains(t, got, "gymtrace.capture.partial_records")
-			continue
-		}
-		metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.write_failures", "{record}", semconv.GymtraceCaptureWriteFailuresDescription,
-			metricdata.DataPoint[int64]{Value: s.failures}), got["gymtrace.capture.write_failures"], opts...)
-		metricdatatest.AssertEqual(t, sumMetric("gymtrace.capture.partial_records", "{record}", semconv.GymtraceCapturePartialRecordsDescription,
-			metricdata.DataPoint[int64]{Value: s.partials}), got["gymtrace.capture.partial_records"], opts...)
-	}
 }
 
 func TestMetricsUncorrelated(t *testing.T) {

@@ -71,29 +71,6 @@ const (
 	// GymtraceCaptureCallsDescription is the description of gymtrace.capture.calls.
 	GymtraceCaptureCallsDescription = "Captured model calls, by dialect and error category (absent on success)."
 
-	// GymtraceCaptureRecordsName counts capture records appended durably (unit {record}).
-	GymtraceCaptureRecordsName = "gymtrace.capture.records"
-	// GymtraceCaptureRecordsUnit is the unit of gymtrace.capture.records.
-	GymtraceCaptureRecordsUnit = "{record}"
-	// GymtraceCaptureRecordsDescription is the description of gymtrace.capture.records.
-	GymtraceCaptureRecordsDescription = "Capture records appended to capture files and fsynced."
-
-	// GymtraceCaptureWriteFailuresName counts model calls whose capture record was not written
-	// (unit {record}); each marked its rollout incomplete.
-	GymtraceCaptureWriteFailuresName = "gymtrace.capture.write_failures"
-	// GymtraceCaptureWriteFailuresUnit is the unit of gymtrace.capture.write_failures.
-	GymtraceCaptureWriteFailuresUnit = "{record}"
-	// GymtraceCaptureWriteFailuresDescription is the description of gymtrace.capture.write_failures.
-	GymtraceCaptureWriteFailuresDescription = "Model calls whose capture record could not be written (rollout marked incomplete)."
-
-	// GymtraceCapturePartialRecordsName counts records written with a payload set to null because
-	// its attribute was cut (unit {record}); each marked its rollout incomplete.
-	GymtraceCapturePartialRecordsName = "gymtrace.capture.partial_records"
-	// GymtraceCapturePartialRecordsUnit is the unit of gymtrace.capture.partial_records.
-	GymtraceCapturePartialRecordsUnit = "{record}"
-	// GymtraceCapturePartialRecordsDescription is the description of gymtrace.capture.partial_records.
-	GymtraceCapturePartialRecordsDescription = "Capture records written with a cut payload set to null (rollout marked incomplete)."
-
 	// GymtraceCaptureBytesName counts captured payload bytes (unit By): the request and response
 	// payload fields of the records, by [GymtraceCaptureDirectionKey].
 	GymtraceCaptureBytesName = "gymtrace.capture.bytes"
@@ -123,3 +100,50 @@ const (
 	// GymtraceCaptureDirectionResponse counts the record's response object text plus response_raw.
 	GymtraceCaptureDirectionResponse = "response"
 )
+
+// Span writer metrics (capture.Writer): what the one span writer did with each span it was handed,
+// for every kind of line (capture records and observation lines) and every adapter (the SDK's
+// durable processor and span exporter, the agent-observations processor, the Collector's gymcapture
+// exporter). Not semantic conventions.
+const (
+	// GymtraceCaptureWriterSpansName counts spans handed to a span writer (unit {span}), by
+	// [GymtraceCaptureLineKindKey] and [GymtraceCaptureOutcomeKey].
+	GymtraceCaptureWriterSpansName = "gymtrace.capture.writer.spans"
+	// GymtraceCaptureWriterSpansUnit is the unit of gymtrace.capture.writer.spans.
+	GymtraceCaptureWriterSpansUnit = "{span}"
+	// GymtraceCaptureWriterSpansDescription is the description of gymtrace.capture.writer.spans.
+	GymtraceCaptureWriterSpansDescription = "Spans handed to the capture span writer, by line kind and outcome."
+
+	// GymtraceCaptureWriterDuplicatesName counts lines not appended because a line with the same
+	// identity (a record's model_call_id, an observation's span) was already in the rollout file
+	// (unit {line}), by [GymtraceCaptureLineKindKey]; their spans count as written.
+	GymtraceCaptureWriterDuplicatesName = "gymtrace.capture.writer.duplicates"
+	// GymtraceCaptureWriterDuplicatesUnit is the unit of gymtrace.capture.writer.duplicates.
+	GymtraceCaptureWriterDuplicatesUnit = "{line}"
+	// GymtraceCaptureWriterDuplicatesDescription is the description of gymtrace.capture.writer.duplicates.
+	GymtraceCaptureWriterDuplicatesDescription = "Lines skipped because the rollout file already held them (a retry or a second sender)."
+
+	// GymtraceCaptureWriterBytesName counts the bytes of the lines a span writer appended durably
+	// (unit By), by [GymtraceCaptureLineKindKey].
+	GymtraceCaptureWriterBytesName = "gymtrace.capture.writer.bytes"
+	// GymtraceCaptureWriterBytesUnit is the unit of gymtrace.capture.writer.bytes (bytes).
+	GymtraceCaptureWriterBytesUnit = "By"
+	// GymtraceCaptureWriterBytesDescription is the description of gymtrace.capture.writer.bytes.
+	GymtraceCaptureWriterBytesDescription = "Bytes of lines appended to rollout files and fsynced."
+)
+
+// GymtraceCaptureLineKindKey is the kind of line a span writer writes: [GymtraceCaptureLineKindModelCall]
+// or [GymtraceCaptureLineKindObservation]. Not a semantic convention.
+const GymtraceCaptureLineKindKey = attribute.Key("gymtrace.capture.line_kind")
+
+// gymtrace.capture.line_kind values.
+const (
+	// GymtraceCaptureLineKindModelCall is a capture record (<rollout_id>.capture.jsonl).
+	GymtraceCaptureLineKindModelCall = "model_call"
+	// GymtraceCaptureLineKindObservation is an observation line (<rollout_id>.observations.jsonl).
+	GymtraceCaptureLineKindObservation = "observation"
+)
+
+// GymtraceCaptureOutcomeKey is what a span writer did with a span: written, partial, ignored,
+// rejected or failed (capture.Outcome). Not a semantic convention.
+const GymtraceCaptureOutcomeKey = attribute.Key("gymtrace.capture.outcome")

@@ -1,7 +1,8 @@
-// Package capturetest is the conformance suite every capture writer runs: the SDK exporter
+// Package capturetest is the conformance suite every adapter of the capture span writer
+// (capture.Writer) runs: the writer itself, the SDK span exporter and durable span processor
 // (github.com/gymtrace/gymtrace/exporter) and the Collector exporter gymcapture
-// (github.com/gymtrace/gymtrace/collectorext) both turn model-call spans into capture records, and
-// both must write byte-identical files for the same spans (DESIGN.md "the SDK exporter and the
+// (github.com/gymtrace/gymtrace/collectorext) all turn model-call spans into capture records, and
+// all must write byte-identical files for the same spans (DESIGN.md "the SDK exporter and the
 // collector exporter differ only in how they read span attributes").
 //
 // A writer under test is wrapped as a [Target]: it is handed finished spans, described
@@ -24,7 +25,9 @@
 //     count limit;
 //   - that a model-call span the record cannot be rebuilt from fails with an error while the other
 //     spans of its batch are written, and marks its rollout incomplete;
-//   - that concurrent batches for one rollout all land, one whole line each.
+//   - that concurrent batches for one rollout all land, one whole line each;
+//   - idempotency by model_call_id: a record whose call is already in the rollout file is not
+//     appended again (a retried span, a second span of the same call, concurrent ones).
 //
 // [Cases] exposes the canonical spans and their lines so that a test can also feed two writers the
 // same spans and compare their directories with [DirContents].

@@ -40,6 +40,7 @@ func Run(t *testing.T, newTarget func(t *testing.T, dir string) Target) {
 	t.Run("unusable payload is written as null and marks the rollout", s.incomplete)
 	t.Run("span that cannot be rebuilt fails alone", s.invalid)
 	t.Run("concurrent batches to one rollout", s.concurrent)
+	t.Run("a second record of one call is not appended", s.idempotent)
 }
 
 type suite struct {
@@ -323,11 +324,12 @@ func (s suite) invalid(t *testing.T) {
 			tg, dir := s.start(t)
 			bad := withRollout(tt.span, tt.rid, sid(5, 1))
 			first := withRollout(good.Span, "good", sid(5, 2))
-			last := withRollout(good.Span, "good", sid(5, 3))
+			other := s.cases[1]
+			last := withRollout(other.Span, "good", sid(5, 3))
 			err := tg.ConsumeSpans(t.Context(), []Span{first, bad, last})
 			require.Error(t, err, "a model-call span without a usable record is an error")
 			assert.ErrorContains(t, err, tt.wantError)
-			want := map[string]string{captureName("good"): good.Want(suiteTraceID, first.SpanID) + good.Want(suiteTraceID, last.SpanID)}
+			want := map[string]string{captureName("good"): good.Want(suiteTraceID, first.SpanID) + other.Want(suiteTraceID, last.SpanID)}
 			if capture.ValidateRolloutID(tt.rid) == nil {
 				want[markerName(tt.rid)] = ""
 			}
@@ -343,8 +345,8 @@ func (s suite) concurrent(t *testing.T) {
 	errs := make([]error, concurrentBatches)
 	want := make([]string, concurrentBatches)
 	for i := range concurrentBatches {
-		sp := withRollout(c.Span, "golden", sid(6, i))
-		want[i] = strings.TrimSuffix(c.Want(sp.TraceID, sp.SpanID), "\n")
+		sp, line := withCallID(c, fmt.Sprintf("%032x", i), sid(6, i))
+		want[i] = strings.TrimSuffix(line, "\n")
 		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), []Span{sp}) })
 	}
 	wg.Wait()
@@ -362,4 +364,44 @@ func (s suite) concurrent(t *testing.T) {
 	for _, l := range got {
 		assert.True(t, json.Valid([]byte(l)), l)
 	}
+}
+
+// idempotent: a record whose model_call_id is already in the rollout file is never appended again,
+// whether the same span comes back (a sender's retry), another span of the same call comes (a
+// second sender), or both race.
+func (s suite) idempotent(t *testing.T) {
+	tg, dir := s.start(t)
+	c := s.cases[0]
+	require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{c.Span}))
+	require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{c.Span}), "a retry of a written span succeeds")
+	again := c.Span
+	again.SpanID = sid(7, 1)
+	require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{again, c.Span}))
+	other := s.cases[1]
+	var wg sync.WaitGroup
+	errs := make([]error, concurrentBatches)
+	for i := range concurrentBatches {
+		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), []Span{other.Span}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "batch %d", i)
+	}
+	assert.Equal(t, map[string]string{captureName("golden"): c.Line + other.Line}, DirContents(t, dir),
+		"one line per model call")
+}
+
+// withCallID returns c's span with model_call_id id and span id sid, and the line a writer must
+// append for it.
+func withCallID(c Case, id string, sid trace.SpanID) (Span, string) {
+	sp := edit(c.Span, sid, func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
+		if kv.Key == semconv.GymtraceModelCallIDKey {
+			return semconv.GymtraceModelCallIDKey.String(id), true
+		}
+		return kv, true
+	})
+	e := c.ex
+	e.ModelCallID = id
+	e.TraceID, e.SpanID = sp.TraceID.String(), sp.SpanID.String()
+	return sp, string(e.AppendJSON(nil))
 }

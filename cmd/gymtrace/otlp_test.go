@@ -424,7 +424,8 @@ func checkExportedMetrics(t *testing.T, reqs []*colmetricpb.ExportMetricsService
 			svc, _ := attrString(rm.GetResource().GetAttributes(), "service.name")
 			assert.Equal(t, "gymtrace-proxy", svc)
 			for _, sm := range rm.ScopeMetrics {
-				assert.Equal(t, "github.com/gymtrace/gymtrace/sdk", sm.GetScope().GetName())
+				assert.Contains(t, []string{"github.com/gymtrace/gymtrace/sdk", "github.com/gymtrace/gymtrace/capture"}, sm.GetScope().GetName(),
+					"the handler's metrics and its span writer's")
 				for _, m := range sm.Metrics {
 					last[m.Name] = m
 				}
@@ -473,7 +474,13 @@ func checkExportedMetrics(t *testing.T, reqs []*colmetricpb.ExportMetricsService
 		return n
 	}
 	assert.Equal(t, int64(2), total("gymtrace.capture.calls"))
-	assert.Equal(t, int64(2), total("gymtrace.capture.records"))
 	assert.Positive(t, total("gymtrace.capture.bytes"))
-	assert.NotContains(t, last, "gymtrace.capture.write_failures")
+	outcomes := map[string]int64{}
+	for _, dp := range last["gymtrace.capture.writer.spans"].GetSum().GetDataPoints() {
+		kind, _ := attrString(dp.Attributes, "gymtrace.capture.line_kind")
+		o, _ := attrString(dp.Attributes, "gymtrace.capture.outcome")
+		outcomes[kind+"/"+o] += dp.GetAsInt()
+	}
+	assert.Equal(t, int64(2), outcomes["model_call/written"], "both records written: %v", outcomes)
+	assert.Zero(t, outcomes["model_call/failed"])
 }

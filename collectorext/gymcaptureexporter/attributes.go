@@ -1,18 +1,25 @@
 package gymcaptureexporter
 
 import (
+	"time"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// spanAttributes adapts a ptrace.Span's attribute map to capture.AttributeLookup, the only view of a
-// span the shared record mapping (capture.ExchangeFromAttributes) needs. Values convert the way
-// the OTLP exporters encode attribute.Values, in reverse: Str -> STRING, Int -> INT64, Double ->
-// FLOAT64, Bool -> BOOL, Bytes -> BYTESLICE, a Slice of one scalar type -> the typed slice, any
-// other Slice -> SLICE, Map -> MAP, Empty -> EMPTY.
+// spanAttributes adapts a ptrace.Span's (or an event's or a link's) attribute map to
+// capture.AttributeLookup. Values convert the way the OTLP exporters encode attribute.Values, in
+// reverse: Str -> STRING, Int -> INT64, Double -> FLOAT64, Bool -> BOOL, Bytes -> BYTESLICE, a
+// Slice of one scalar type -> the typed slice, an empty Slice -> an empty STRINGSLICE (OTLP cannot
+// tell an empty string slice from any other empty array, and the observations file writes an empty
+// array as an empty string slice, so an otel-go span's empty gymtrace.model_call.ids reaches the
+// file as the same [] whether it came through the SDK's processor or over OTLP), any other Slice ->
+// SLICE, Map -> MAP, Empty -> EMPTY.
 type spanAttributes pcommon.Map
 
 var _ capture.AttributeLookup = spanAttributes{}
@@ -24,28 +31,6 @@ func (a spanAttributes) Lookup(key string) (attribute.Value, bool) {
 		return attribute.Value{}, false
 	}
 	return attributeValue(v), true
-}
-
-// withoutPayloads hides the payload attributes and their size attributes (include_payloads: false).
-type withoutPayloads struct{ capture.AttributeLookup }
-
-// Lookup returns the value of key, or reports it absent when it is a payload or payload-size key.
-func (w withoutPayloads) Lookup(key string) (attribute.Value, bool) {
-	if isPayloadKey(key) {
-		return attribute.Value{}, false
-	}
-	return w.AttributeLookup.Lookup(key)
-}
-
-// isPayloadKey reports whether key is one of semconv.PayloadKeys or its size attribute.
-func isPayloadKey(key string) bool {
-	for _, k := range semconv.PayloadKeys {
-		sk, _ := semconv.PayloadSizeKey(k)
-		if key == string(k) || key == string(sk) {
-			return true
-		}
-	}
-	return false
 }
 
 func attributeValue(v pcommon.Value) attribute.Value {
@@ -78,6 +63,9 @@ func attributeValue(v pcommon.Value) attribute.Value {
 // to a SLICE value.
 func sliceValue(s pcommon.Slice) attribute.Value {
 	n := s.Len()
+	if n == 0 {
+		return attribute.StringSliceValue(nil)
+	}
 	typ := pcommon.ValueTypeEmpty
 	for i := range n {
 		t := s.At(i).Type()
@@ -118,4 +106,76 @@ func sliceValue(s pcommon.Slice) attribute.Value {
 		vs[i] = attributeValue(s.At(i))
 	}
 	return attribute.SliceValue(vs...)
+}
+
+// spanView is the capture.Span view of pdata span sp: the Collector's adapter to the one span
+// writer (capture.Writer), as exporter.SpanFromReadOnly is the otel-go SDK's. Unset timestamps (0)
+// are zero times (an end of 0 is a span that has not ended); the status and kind enums are
+// translated (pdata numbers them differently from otel-go); a parent span id is kept as it is
+// (OTLP carries it only for a parent in the span's trace). Attribute values convert as
+// spanAttributes documents; nothing is copied but the event and link lists.
+func spanView(sp ptrace.Span) capture.Span {
+	v := capture.Span{
+		TraceID:           trace.TraceID(sp.TraceID()),
+		SpanID:            trace.SpanID(sp.SpanID()),
+		ParentSpanID:      trace.SpanID(sp.ParentSpanID()),
+		Name:              sp.Name(),
+		Kind:              otelSpanKind(sp.Kind()),
+		StartTime:         timeOf(sp.StartTimestamp()),
+		EndTime:           timeOf(sp.EndTimestamp()),
+		StatusCode:        otelStatusCode(sp.Status().Code()),
+		Attributes:        spanAttributes(sp.Attributes()),
+		DroppedAttributes: int(sp.DroppedAttributesCount()),
+		DroppedEvents:     int(sp.DroppedEventsCount()),
+		DroppedLinks:      int(sp.DroppedLinksCount()),
+	}
+	if evs := sp.Events(); evs.Len() > 0 {
+		v.Events = make([]capture.SpanEvent, evs.Len())
+		for i := range evs.Len() {
+			e := evs.At(i)
+			v.Events[i] = capture.SpanEvent{Name: e.Name(), Time: timeOf(e.Timestamp()), Attributes: spanAttributes(e.Attributes())}
+		}
+	}
+	if links := sp.Links(); links.Len() > 0 {
+		v.Links = make([]capture.SpanLink, links.Len())
+		for i := range links.Len() {
+			l := links.At(i)
+			v.Links[i] = capture.SpanLink{TraceID: trace.TraceID(l.TraceID()), SpanID: trace.SpanID(l.SpanID()), Attributes: spanAttributes(l.Attributes())}
+		}
+	}
+	return v
+}
+
+// timeOf returns ts as a time, and the zero time for an unset timestamp (0).
+func timeOf(ts pcommon.Timestamp) time.Time {
+	if ts == 0 {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+func otelSpanKind(k ptrace.SpanKind) trace.SpanKind {
+	switch k {
+	case ptrace.SpanKindInternal:
+		return trace.SpanKindInternal
+	case ptrace.SpanKindServer:
+		return trace.SpanKindServer
+	case ptrace.SpanKindClient:
+		return trace.SpanKindClient
+	case ptrace.SpanKindProducer:
+		return trace.SpanKindProducer
+	case ptrace.SpanKindConsumer:
+		return trace.SpanKindConsumer
+	}
+	return trace.SpanKindUnspecified
+}
+
+func otelStatusCode(c ptrace.StatusCode) codes.Code {
+	switch c {
+	case ptrace.StatusCodeOk:
+		return codes.Ok
+	case ptrace.StatusCodeError:
+		return codes.Error
+	}
+	return codes.Unset
 }

@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/otel/attribute"
-
-	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // TestSpanAttributesLookup: every attribute.Value survives the trip to its OTLP form and back
@@ -50,27 +48,4 @@ func TestSpanAttributesLookup(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, attribute.EMPTY, got.Type())
 	})
-}
-
-func TestWithoutPayloads(t *testing.T) {
-	m := pcommon.NewMap()
-	for _, k := range semconv.PayloadKeys {
-		m.PutStr(string(k), "{}")
-		sk, _ := semconv.PayloadSizeKey(k)
-		m.PutInt(string(sk), 2)
-	}
-	m.PutStr(string(semconv.GymtraceDialectKey), "chat")
-	look := withoutPayloads{spanAttributes(m)}
-	for _, k := range semconv.PayloadKeys {
-		_, ok := look.Lookup(string(k))
-		assert.False(t, ok, k)
-		sk, _ := semconv.PayloadSizeKey(k)
-		_, ok = look.Lookup(string(sk))
-		assert.False(t, ok, sk)
-		_, ok = spanAttributes(m).Lookup(string(k))
-		assert.True(t, ok, "the plain view still sees %s", k)
-	}
-	v, ok := look.Lookup(string(semconv.GymtraceDialectKey))
-	require.True(t, ok)
-	assert.Equal(t, "chat", v.AsString())
 }

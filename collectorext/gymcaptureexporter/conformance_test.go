@@ -70,25 +70,28 @@ func newSDKTarget(t *testing.T, dir string) capturetest.Target {
 
 // TestIdenticalToSDKExporter feeds the SDK exporter and gymcapture the same spans and compares
 // their capture directories byte for byte: every canonical span, in per-case rollouts and all in
-// one rollout, plus one that lost attributes to a count limit.
+// one rollout (twice: the second time appends nothing), plus one that lost attributes to a count
+// limit.
 func TestIdenticalToSDKExporter(t *testing.T) {
 	cases := capturetest.Cases(t)
 	var batches [][]capturetest.Span
 	var all []capturetest.Span
-	for i, c := range cases {
-		one := c.Span
-		one.Attributes = append(one.Attributes[:0:0], one.Attributes...)
-		for j, kv := range one.Attributes {
+	inRollout := func(s capturetest.Span, rid string) capturetest.Span {
+		s.Attributes = append(s.Attributes[:0:0], s.Attributes...)
+		for j, kv := range s.Attributes {
 			if kv.Key == "gymtrace.rollout.id" {
-				one.Attributes[j] = kv.Key.String(fmt.Sprintf("case-%d", i))
+				s.Attributes[j] = kv.Key.String(rid)
 			}
 		}
-		batches = append(batches, []capturetest.Span{one})
+		return s
+	}
+	for i, c := range cases {
+		batches = append(batches, []capturetest.Span{inRollout(c.Span, fmt.Sprintf("case-%d", i))})
 		all = append(all, c.Span)
 	}
-	dropped := cases[0].Span
+	dropped := inRollout(cases[0].Span, "dropped")
 	dropped.DroppedAttributes = 3
-	batches = append(batches, all, []capturetest.Span{dropped})
+	batches = append(batches, all, []capturetest.Span{dropped}, all)
 
 	sdkDir, colDir := t.TempDir(), t.TempDir()
 	sdk, col := newSDKTarget(t, sdkDir), newFactoryTarget(t, colDir)
@@ -97,6 +100,6 @@ func TestIdenticalToSDKExporter(t *testing.T) {
 		require.NoError(t, col.ConsumeSpans(t.Context(), b))
 	}
 	want := capturetest.DirContents(t, sdkDir)
-	require.Len(t, want, len(cases)+2, "one file per case rollout, the shared rollout's file and its marker")
+	require.Len(t, want, len(cases)+3, "one file per case rollout, the shared rollout's file (each call once), the dropped span's file and its marker")
 	assert.Equal(t, want, capturetest.DirContents(t, colDir))
 }

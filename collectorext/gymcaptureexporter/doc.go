@@ -7,11 +7,14 @@
 //
 // # Records
 //
-// A model-call span is one carrying a string gymtrace.rollout.id and a gymtrace.model_call.id;
-// other spans are ignored (counted). The record is rebuilt from the span's attributes and times by
-// capture.NewSpanLine (the mapping of capture.ExchangeFromAttributes, the one record <-> attribute
-// mapping), through a small capture.AttributeLookup over the span's pcommon.Map; the span's
-// trace_id and span_id are appended (SPEC §0 "Record keys"). Each capture file holds one JSON
+// The exporter is a thin adapter: each pdata span becomes the neutral capture.Span view (spanView)
+// and goes to the one span writer, capture.Writer, which the SDK's processors use too. A model-call
+// span is one carrying a string gymtrace.rollout.id and a gymtrace.model_call.id; other spans are
+// ignored (counted). The record is rebuilt from the span's attributes and times by
+// capture.ModelCallLines (the one record <-> attribute mapping), through a small
+// capture.AttributeLookup over the span's pcommon.Map; the span's trace_id and span_id are
+// appended (SPEC §0 "Record keys"). A record whose model_call_id is already in the rollout file (a
+// retry, a second Collector) is not appended again. Each capture file holds one JSON
 // object per line, UTF-8, newline-terminated, keys in SPEC §3.1 order. capture/capturetest's
 // conformance suite runs against this exporter and the SDK exporter and proves their files
 // identical.
@@ -32,8 +35,8 @@
 // ContextCompactionObservation); its model-call references are its gymtrace.model_call.ids,
 // gymtrace.model_call events and links (SPEC §6.2). With `observations: true` (the default) each
 // such span carrying a string gymtrace.rollout.id is reduced to its line
-// (agentobs.NewObservationLine, over a small agentobs.ObservationSpan adapter of the pdata span)
-// and appended durably with capture.Store.AppendObservation, so spans from an agent in any
+// (agentobs.ObservationLines plugged into capture.Writer; a span whose line is already in the file
+// is not appended again) and appended durably, so spans from an agent in any
 // language, sent over OTLP, build the same ng_agent_observations bundle (agentobs.ReadBundle,
 // gymtrace attach) as the Go recorder's. An observation span without a rollout id is ignored
 // (counted, logged); one whose rollout id is not a safe file name is a permanent error for that
@@ -42,7 +45,7 @@
 //
 // # Durability
 //
-// Every record is appended with capture.Store.Append: flock, one write, fsync, group-committed
+// Every record is appended through capture.Store's group commit: flock, one write, fsync, group-committed
 // with concurrent records of the same file; different rollouts never wait for each other. A record
 // whose payloads reach capture.StreamedLineBytes (128 KiB) is the same line written in 64 KiB pieces
 // under the same lock (capture.Store.AppendStream), so it is never held whole a second time. The
@@ -74,7 +77,10 @@
 // # Telemetry and lifecycle
 //
 // The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
-// ignored, rejected, failed, dropped); model-call and observation spans share the outcomes. Start creates capture_dir with dir_mode; Shutdown is safe
+// ignored, rejected, failed, dropped); model-call and observation spans share the outcomes. The
+// span writers count on the Collector's MeterProvider too: gymtrace.capture.writer.spans (by
+// gymtrace.capture.line_kind and gymtrace.capture.outcome), gymtrace.capture.writer.duplicates and
+// gymtrace.capture.writer.bytes (README, OpenTelemetry). Start creates capture_dir with dir_mode; Shutdown is safe
 // without Start and when called twice; spans received after Shutdown are not written, the
 // model-call spans' rollouts are marked incomplete and an error is returned. The exporter is safe
 // for concurrent use.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/gymtrace/gymtrace/agentobs"
@@ -36,11 +36,17 @@ type captureExporter struct {
 	observations    bool
 	queueEnabled    bool
 	logger          *zap.Logger
+	meterProvider   metric.MeterProvider
 	tel             *telemetry
 
-	store  atomic.Pointer[capture.Store]
-	closed atomic.Bool
-	bufs   sync.Pool
+	writers atomic.Pointer[writers] // set by start
+	closed  atomic.Bool
+}
+
+// writers are the exporter's span writers over its store: records, and observation lines (nil
+// when observations are off).
+type writers struct {
+	records, observations *capture.Writer
 }
 
 func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, error) {
@@ -59,9 +65,9 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 		observations:    cfg.Observations,
 		queueEnabled:    cfg.QueueConfig.HasValue(),
 		logger:          set.Logger,
+		meterProvider:   set.TelemetrySettings.MeterProvider,
 		tel:             tel,
 	}
-	e.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	return e, nil
 }
 
@@ -72,7 +78,17 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 	if err != nil {
 		return fmt.Errorf("gymcapture: %w", err)
 	}
-	e.store.Store(store)
+	mp := capture.WithMeterProvider(e.meterProvider)
+	w := &writers{}
+	if w.records, err = capture.NewWriter(store, capture.ModelCallLines{WithoutPayloads: !e.includePayloads}, mp); err != nil {
+		return fmt.Errorf("gymcapture: %w", err)
+	}
+	if e.observations {
+		if w.observations, err = capture.NewWriter(store, agentobs.ObservationLines{}, mp); err != nil {
+			return fmt.Errorf("gymcapture: %w", err)
+		}
+	}
+	e.writers.Store(w)
 	if e.queueEnabled {
 		e.logger.Warn("gymcapture: sending_queue is enabled: OTLP requests are acknowledged before their records are on stable storage, so a Collector crash can lose acknowledged records (disable the queue to keep the capture durability contract)",
 			zap.String("capture_dir", e.dir))
@@ -90,7 +106,7 @@ func (e *captureExporter) shutdown(context.Context) error {
 }
 
 // pushTraces writes the record of every model-call span of td, in order, each durably (flock,
-// write, fsync; capture.Store.Append or AppendStream) before it returns: with the sending queue disabled,
+// write, fsync; capture.Writer over the store's group commit) before it returns: with the sending queue disabled,
 // ConsumeTraces, and so the OTLP response, returns only after the fsync.
 //
 // A span is a model-call span when it carries a string gymtrace.rollout.id and a
@@ -107,15 +123,19 @@ func (e *captureExporter) shutdown(context.Context) error {
 //
 // With observations enabled, an agent-observation span (agentobs.ObservationKind: invoke_agent,
 // execute_tool, compaction and sandbox spans) gets its line appended to
-// <rollout_id>.observations.jsonl the same way, in the same pass (pushObservation, which gives its
+// <rollout_id>.observations.jsonl the same way, in the same pass (observationOutcome gives its
 // outcomes). A span that is both a model-call span and an observation span (the conventions never
 // make one) gets both, the observation line first: when that line fails, the record is not started
-// (the span fails, its rollout is marked incomplete and a retry of the span writes both), so a
-// retry never writes a record twice; a repeated observation line is harmless (the mapping keeps
-// the first line of a span id). Such a span is counted once, by its record's outcome.
+// (the span fails, its rollout is marked incomplete and a retry of the span writes both). Such a
+// span is counted once, by its record's outcome.
+//
+// Every span goes to the one span writer (capture.Writer) as its capture.Span view (spanView):
+// records with capture.ModelCallLines, observation lines with agentobs.ObservationLines. The writer
+// never appends a line twice (a record by its model_call_id, an observation line by its span), so
+// a retry, or a second Collector receiving the same span, writes nothing new.
 func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	store := e.store.Load()
-	if store == nil {
+	w := e.writers.Load()
+	if w == nil {
 		return errNotStarted
 	}
 	var b batch
@@ -128,7 +148,7 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 			spans := ss.Spans()
 			for k := range spans.Len() {
 				sp := spans.At(k)
-				o, err := e.pushSpan(ctx, store, sp)
+				o, err := e.pushSpan(ctx, w, sp)
 				e.tel.add(ctx, o)
 				switch o {
 				case outcomeRejected:
@@ -142,116 +162,84 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 	return b.err()
 }
 
-// pushSpan handles one span and returns its outcome, with the error of a rejected, failed or
-// dropped one.
-func (e *captureExporter) pushSpan(ctx context.Context, store *capture.Store, sp ptrace.Span) (outcome, error) {
-	attrs := spanAttributes(sp.Attributes())
-	rid, isCall := capture.ModelCallRollout(attrs)
-	if e.observations {
-		obs := observationAttributes{attrs}
-		if _, ok := agentobs.ObservationKind(obs); ok {
-			o, err := e.pushObservation(ctx, store, obs, sp)
-			if !isCall {
-				return o, err
-			}
-			if o == outcomeFailed {
-				return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: record not started: %w", err))
-			}
-		}
-	}
-	if !isCall {
-		return outcomeIgnored, nil
-	}
-	if err := checkRolloutID(rid); err != nil {
-		return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
-	}
+// pushSpan hands one span's view to the writers and returns its outcome, with the error of a
+// rejected, failed or dropped one.
+func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Span) (outcome, error) {
+	v := spanView(sp)
 	if e.closed.Load() {
+		return e.drop(ctx, w, &v)
+	}
+	if w.observations != nil {
+		r := w.observations.Write(ctx, &v)
+		_, isCall := w.records.Route(&v)
+		switch {
+		case r.Outcome == capture.OutcomeIgnored:
+			if _, ok := agentobs.ObservationKind(v.Attributes); ok && !isCall {
+				e.logger.Warn("gymcapture: observation span without a gymtrace.rollout.id; observation not written",
+					zap.String("span_id", v.SpanID.String()), zap.String("span_name", v.Name))
+			}
+		case !isCall:
+			return e.observationOutcome(r, &v)
+		case r.Outcome == capture.OutcomeFailed:
+			// Not started, so that a retry of the span never writes the record twice.
+			e.observationOutcome(r, &v)
+			return e.recordOutcome(w.records.Discard(ctx, &v, fmt.Errorf("record not started: %w", r.Err)), &v)
+		}
+	}
+	return e.recordOutcome(w.records.Write(ctx, &v), &v)
+}
+
+// drop accounts for a span received after shutdown.
+func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span) (outcome, error) {
+	o := outcomeIgnored
+	if w.observations != nil {
+		if r := w.observations.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
+			e.logger.Error("gymcapture: observation span received after shutdown; observation not written",
+				zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
+			o = outcomeDropped
+		}
+	}
+	if r := w.records.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
 		e.logger.Error("gymcapture: model-call span received after shutdown; record not written, marking the rollout incomplete",
-			zap.String("rollout_id", rid), zap.String("span_id", sp.SpanID().String()))
-		e.markIncomplete(store, rid)
-		return outcomeDropped, errShutdown
+			zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
+		e.logMarkErr(r)
+		o = outcomeDropped
 	}
-	if err := ctx.Err(); err != nil {
-		return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: record not started: %w", err))
+	if o == outcomeDropped {
+		return o, errShutdown
 	}
+	return o, nil
+}
 
-	line, err := e.spanLine(attrs, sp)
-	if err != nil {
-		return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: build record: %w", err))
-	}
-	bp := e.bufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 1<<20 {
-			*bp = (*bp)[:0]
-			e.bufs.Put(bp)
-		}
-	}()
-	if *bp, err = store.AppendSpanLine(context.WithoutCancel(ctx), rid, line, *bp); err != nil {
-		if errors.Is(err, capture.ErrInvalidRolloutID) {
-			return outcomeRejected, e.reject(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
-		}
-		return outcomeFailed, e.fail(store, rid, sp, fmt.Errorf("gymcapture: %w", err))
-	}
-	problems := line.Problems()
-	if n := sp.DroppedAttributesCount(); n > 0 {
-		// A count limit dropped attributes: a payload and its size may be among them, so the
-		// record cannot be trusted whole (DESIGN.md "Payloads travel on the span").
-		problems = append(problems, capture.Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)})
-	}
-	if len(problems) > 0 {
+// recordOutcome logs the writer's result for a model-call span and returns its outcome and error.
+func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (outcome, error) {
+	e.logMarkErr(r)
+	sid := zap.String("span_id", v.SpanID.String())
+	switch r.Outcome {
+	case capture.OutcomeWritten:
+		return outcomeWritten, nil
+	case capture.OutcomePartial:
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
-			zap.String("rollout_id", rid), zap.String("span_id", sp.SpanID().String()), zap.String("problems", problems.Error()))
-		e.markIncomplete(store, rid)
+			zap.String("rollout_id", r.RolloutID), sid, zap.String("problems", r.Err.Error()))
 		return outcomePartial, nil
+	case capture.OutcomeRejected:
+		err := fmt.Errorf("gymcapture: %w", r.Err)
+		e.logger.Error("gymcapture: model-call span rejected; record not written, marking the rollout incomplete",
+			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
+		return outcomeRejected, err
+	case capture.OutcomeFailed:
+		err := fmt.Errorf("gymcapture: %w", r.Err)
+		e.logger.Error("gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete",
+			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
+		return outcomeFailed, err
 	}
-	return outcomeWritten, nil
+	return outcomeIgnored, nil
 }
 
-// droppedAttributesKey names the span's dropped attributes in a capture.Problem, as the SDK
-// exporter does.
-const droppedAttributesKey = "(dropped attributes)"
-
-// spanLine reads the capture line of model-call span sp (capture.NewSpanLine: the one record <->
-// attribute mapping, with the span's ids); without payloads when the config leaves them out.
-func (e *captureExporter) spanLine(attrs spanAttributes, sp ptrace.Span) (*capture.SpanLine, error) {
-	var look capture.AttributeLookup = attrs
-	if !e.includePayloads {
-		look = withoutPayloads{attrs}
-	}
-	var traceID, spanID string
-	if tid := sp.TraceID(); !tid.IsEmpty() {
-		traceID = tid.String()
-	}
-	if sid := sp.SpanID(); !sid.IsEmpty() {
-		spanID = sid.String()
-	}
-	return capture.NewSpanLine(look, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime(), traceID, spanID)
-}
-
-// reject logs a span whose record cannot be rebuilt and marks its rollout incomplete; it returns
-// err.
-func (e *captureExporter) reject(store *capture.Store, rid string, sp ptrace.Span, err error) error {
-	e.logger.Error("gymcapture: model-call span rejected; record not written, marking the rollout incomplete",
-		zap.String("rollout_id", rid), zap.String("span_id", sp.SpanID().String()), zap.Error(err))
-	e.markIncomplete(store, rid)
-	return err
-}
-
-// fail logs a record that was not written and marks its rollout incomplete (SPEC §2.6: at least
-// one write for the rollout failed, even if a retry later succeeds); it returns err.
-func (e *captureExporter) fail(store *capture.Store, rid string, sp ptrace.Span, err error) error {
-	e.logger.Error("gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete",
-		zap.String("rollout_id", rid), zap.String("span_id", sp.SpanID().String()), zap.Error(err))
-	e.markIncomplete(store, rid)
-	return err
-}
-
-func (e *captureExporter) markIncomplete(store *capture.Store, rid string) {
-	if checkRolloutID(rid) != nil {
-		return // no file may be named after it; the rejection was logged
-	}
-	if err := store.MarkIncomplete(rid); err != nil {
-		e.logger.Error("gymcapture: mark incomplete failed", zap.String("rollout_id", rid), zap.Error(err))
+// logMarkErr logs a failed incomplete marker: the loss is then invisible to readers.
+func (e *captureExporter) logMarkErr(r capture.Result) {
+	if r.MarkErr != nil {
+		e.logger.Error("gymcapture: mark incomplete failed", zap.String("rollout_id", r.RolloutID), zap.Error(r.MarkErr))
 	}
 }
 

@@ -100,8 +100,8 @@ func TestObservationSpanAdapter(t *testing.T) {
 	ev.SetName("gymtrace.model_call")
 	ev.Attributes().PutStr("gymtrace.model_call.id", "c-1")
 
-	attrs := observationAttributes{spanAttributes(sp.Attributes())}
-	v := observationSpan(sp, attrs)
+	v := spanView(sp)
+	attrs := v.Attributes
 	assert.Equal(t, trace.SpanKindUnspecified, v.Kind)
 	assert.Equal(t, codes.Error, v.StatusCode)
 	assert.Equal(t, t0, v.StartTime)
@@ -186,8 +186,7 @@ func BenchmarkObservationLine(b *testing.B) {
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		attrs := observationAttributes{spanAttributes(sp.Attributes())}
-		buf = agentobs.NewObservationLine("bench", observationSpan(sp, attrs)).AppendJSON(buf[:0])
+		buf = agentobs.NewObservationLine("bench", spanView(sp)).AppendJSON(buf[:0])
 	}
 	require.NotEmpty(b, buf)
 }

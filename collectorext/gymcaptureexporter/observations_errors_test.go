@@ -93,8 +93,7 @@ func sid(b byte) trace.SpanID { return trace.SpanID{0, 0, 0, 0, 0, 0, 0x0b, b} }
 func lineOf(t *testing.T, rid string, s byte) string {
 	t.Helper()
 	sp := obsTraces(obsTool(rid, s)).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	attrs := observationAttributes{spanAttributes(sp.Attributes())}
-	return string(agentobs.NewObservationLine(rid, observationSpan(sp, attrs)).AppendJSON(nil))
+	return string(agentobs.NewObservationLine(rid, spanView(sp)).AppendJSON(nil))
 }
 
 // TestObservationOutcomes: what gymcapture does with observation spans it cannot write, next to
@@ -246,9 +245,9 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 	both.Attributes = append(both.Attributes[:len(both.Attributes):len(both.Attributes)], attribute.String("gymtrace.sandbox.role", "agent"))
 	td := toTraces([]capturetest.Span{both})
 	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	_, isObs := agentobs.ObservationKind(observationAttributes{spanAttributes(sp.Attributes())})
+	_, isObs := agentobs.ObservationKind(spanAttributes(sp.Attributes()))
 	require.True(t, isObs)
-	line := string(agentobs.NewObservationLine("both", observationSpan(sp, observationAttributes{spanAttributes(sp.Attributes())})).AppendJSON(nil))
+	line := string(agentobs.NewObservationLine("both", spanView(sp)).AppendJSON(nil))
 
 	t.Run("both written", func(t *testing.T) {
 		e, dir := newStarted(t, nil)

@@ -205,7 +205,7 @@ func TestE2ECaptureViaCollector(t *testing.T) {
 }
 
 // metricSink is an OTLP/HTTP metrics endpoint that remembers the last cumulative value of
-// gymtrace.capture.write_failures.
+// gymtrace.capture.writer.spans (outcome failed).
 type metricSink struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -250,7 +250,7 @@ func (s *metricSink) serve(w http.ResponseWriter, r *http.Request) {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
 				m := ms.At(k)
-				if m.Name() != "gymtrace.capture.write_failures" {
+				if m.Name() != "gymtrace.capture.writer.spans" {
 					continue
 				}
 				if m.Type() != pmetric.MetricTypeSum || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
@@ -260,7 +260,9 @@ func (s *metricSink) serve(w http.ResponseWriter, r *http.Request) {
 				var total int64
 				dps := m.Sum().DataPoints()
 				for d := range dps.Len() {
-					total += dps.At(d).IntValue()
+					if o, ok := dps.At(d).Attributes().Get("gymtrace.capture.outcome"); ok && o.Str() == "failed" {
+						total += dps.At(d).IntValue()
+					}
 				}
 				s.seen, s.failures = true, total
 			}
@@ -284,7 +286,7 @@ type loadCall struct {
 // capture directory (every line intact); the held calls, released after the kill, still reach
 // their clients whole, and their failed exports are logged by the proxy with the rollout id and the
 // error, marked <rollout>.capture.incomplete in the proxy's --capture-dir, and counted in the
-// gymtrace.capture.write_failures metric the proxy exports over OTLP.
+// gymtrace.capture.writer.spans metric (outcome failed) the proxy exports over OTLP.
 func TestE2ECollectorKilled(t *testing.T) {
 	started := time.Now()
 	defer func() { t.Logf("wall time %s", time.Since(started).Round(time.Millisecond)) }()
@@ -434,8 +436,8 @@ func TestE2ECollectorKilled(t *testing.T) {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	assert.Empty(t, sink.errs)
-	require.True(t, sink.seen, "gymtrace.capture.write_failures exported (%d exports)", sink.exports)
-	assert.Equal(t, int64(failuresLogged), sink.failures, "write_failures counts every logged failure")
+	require.True(t, sink.seen, "gymtrace.capture.writer.spans exported (%d exports)", sink.exports)
+	assert.Equal(t, int64(failuresLogged), sink.failures, "outcome failed counts every logged failure")
 	assert.GreaterOrEqual(t, sink.failures, int64(notWritten), "every call without a record is counted")
 	assert.GreaterOrEqual(t, sink.failures, int64(len(held)))
 	assert.LessOrEqual(t, sink.failures, int64(afterKill+len(held)), "only calls that ended after the kill can fail")

@@ -14,11 +14,10 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// TestStoreAppendSpanLine checks that a line goes to the file with the bytes of
-// AppendLineFromAttributes on either side of StreamedLineBytes (whole below it, in pieces from it
-// on, as the write hook's size shows: the exact length vs the size hint) and that the buffer comes
-// back empty for reuse.
-func TestStoreAppendSpanLine(t *testing.T) {
+// TestWriterStreamsLargeRecords checks that the writer appends the bytes of
+// AppendLineFromAttributes on either side of StreamedLineBytes: whole below it, in pieces from it
+// on, as the write hook's size shows (the exact length vs the size hint).
+func TestWriterStreamsLargeRecords(t *testing.T) {
 	start, end := time.Unix(1760000000, 0), time.Unix(1760000001, 500_000_000)
 	for _, tt := range []struct {
 		name     string
@@ -31,7 +30,7 @@ func TestStoreAppendSpanLine(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := strings.Repeat("data: \"x\"\n", tt.rawBytes/10+1)[:tt.rawBytes]
-			kvs := kvLookup(spanKVs(payloadKV(semconv.GymtraceResponseRawKey, raw, -1)))
+			kvs := capture.Attributes(append(spanKVs(payloadKV(semconv.GymtraceResponseRawKey, raw, -1)), semconv.GymtraceRolloutID("r1")))
 			want, problems, err := capture.AppendLineFromAttributes(nil, kvs, start, end, "", "")
 			require.NoError(t, err)
 			require.Empty(t, problems)
@@ -45,9 +44,10 @@ func TestStoreAppendSpanLine(t *testing.T) {
 				return 0, nil
 			}))
 			require.NoError(t, err)
-			buf, err := s.AppendSpanLine(t.Context(), "r1", line, make([]byte, 0, 64))
+			w, err := capture.NewWriter(s, capture.ModelCallLines{})
 			require.NoError(t, err)
-			assert.Empty(t, buf, "the buffer comes back emptied")
+			r := w.Write(t.Context(), &capture.Span{StartTime: start, EndTime: end, Attributes: kvs})
+			require.Equal(t, capture.Result{Outcome: capture.OutcomeWritten, RolloutID: "r1"}, r)
 			got, err := os.ReadFile(filepath.Join(dir, "r1"+capture.CaptureFileSuffix))
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(got))

@@ -1,0 +1,168 @@
+package capture
+
+import (
+	"errors"
+	"io"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxIndexedFiles bounds how many files' line indexes a Store keeps; an evicted index is rebuilt
+// from its file on the next keyed append to it.
+const maxIndexedFiles = 1024
+
+// lineIndex is what a Store knows of the idempotency keys (a record's model_call_id) already in
+// one file: the keys of every complete line up to size, for the file identified by dev and ino.
+// It is checked against the file under the file's flock(LOCK_EX), on every commit that appends a
+// keyed line: when the file is the same one and has not grown, the index is current; when it grew
+// (another process or another Store appended), only the new tail is read; when it is another file
+// (removed and recreated, e.g. by Clear) or shorter, it is rebuilt from the whole file. Files of
+// the store are only ever appended to or removed (SPEC §2), which is what makes size and identity
+// enough. An index is used by one committer at a time (the file's group-commit queue, or the
+// flock between Stores).
+type lineIndex struct {
+	keyOf    func(line []byte) string
+	dev, ino uint64
+	size     int64 // bytes of the file the keys cover, up to and including a line's "\n"
+	keys     map[string]struct{}
+}
+
+// index returns path's line index, creating an empty one (rebuilt at its first use).
+func (s *Store) index(path string, keyOf func([]byte) string) *lineIndex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := s.indexes[path]
+	if x == nil {
+		if len(s.indexes) >= maxIndexedFiles {
+			for p := range s.indexes { // evict any one
+				delete(s.indexes, p)
+				break
+			}
+		}
+		x = &lineIndex{keyOf: keyOf}
+		s.indexes[path] = x
+	}
+	return x
+}
+
+// sync brings the index up to date with the locked file fd whose fstat is st.
+func (x *lineIndex) sync(fd int, st *unix.Stat_t) error {
+	if x.keys == nil || x.dev != uint64(st.Dev) || x.ino != uint64(st.Ino) || st.Size < x.size {
+		x.keys = make(map[string]struct{})
+		x.dev, x.ino, x.size = uint64(st.Dev), uint64(st.Ino), 0
+	}
+	if st.Size == x.size {
+		return nil
+	}
+	tail := make([]byte, st.Size-x.size)
+	if err := preadFull(fd, tail, x.size); err != nil {
+		x.keys = nil
+		return err
+	}
+	end := 0
+	for i := len(tail) - 1; i >= 0; i-- {
+		if tail[i] == '\n' {
+			end = i + 1
+			break
+		}
+	}
+	// An unterminated last line is a torn write (SPEC §0 D7): never a key, and read again next time.
+	eachLine(tail[:end], func(_, _ int, line []byte) bool {
+		if k := x.keyOf(line); k != "" {
+			x.keys[k] = struct{}{}
+		}
+		return true
+	})
+	x.size += int64(end)
+	return nil
+}
+
+// dedupe marks the keyed requests of batch whose key is in the file, or earlier in the batch, as
+// duplicates, adds the other keys to the index and returns the requests to write (batch itself when
+// none is a duplicate). A duplicate of an earlier request of the batch shares that request's fate
+// (failed takes its mark back).
+func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
+	dups := 0
+	for _, r := range batch {
+		if r.key == "" {
+			continue
+		}
+		if _, ok := x.keys[r.key]; ok {
+			r.dup = true
+			dups++
+			continue
+		}
+		x.keys[r.key] = struct{}{}
+		r.keyNew = true
+	}
+	if dups == 0 {
+		return batch
+	}
+	write := make([]*appendReq, 0, len(batch)-dups)
+	for _, r := range batch {
+		if !r.dup {
+			write = append(write, r)
+		}
+	}
+	return write
+}
+
+// committed updates the index after the requests written were committed to fd: their keys stay
+// (unkeyed whole lines are keyed by keyOf; an unkeyed streamed line makes the index stale) and
+// size moves to the file's new end.
+func (x *lineIndex) committed(fd int, written []*appendReq) {
+	var st unix.Stat_t
+	if err := fstatRetry(fd, &st); err != nil {
+		x.keys = nil
+		return
+	}
+	for _, r := range written {
+		if r.key != "" {
+			continue
+		}
+		if r.write != nil {
+			x.keys = nil // its key is unknown: rebuild next time
+			return
+		}
+		if k := x.keyOf(trimASCIISpace(r.line)); k != "" {
+			x.keys[k] = struct{}{}
+		}
+	}
+	x.size = st.Size
+}
+
+// failed takes back the keys a failed commit added (its lines were cut back, or may not be
+// durable: a retry must write them again), and the duplicate marks of requests whose line was one
+// of them, so those fail with the commit too.
+func (x *lineIndex) failed(batch []*appendReq) {
+	added := map[string]bool{}
+	for _, r := range batch {
+		if r.keyNew {
+			delete(x.keys, r.key)
+			added[r.key] = true
+		}
+	}
+	for _, r := range batch {
+		if r.dup && added[r.key] {
+			r.dup = false
+		}
+	}
+}
+
+// preadFull reads len(b) bytes at offset off.
+func preadFull(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pread(fd, b, off)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}

@@ -1,0 +1,374 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// Outcome is what a [Writer] did with one span.
+type Outcome uint8
+
+const (
+	// OutcomeIgnored: the span is not of the writer's kind of line (e.g. not a model-call span);
+	// nothing is written or marked.
+	OutcomeIgnored Outcome = iota
+	// OutcomeWritten: the span's line is on stable storage: appended whole, or found already in the
+	// rollout file (a retry or a second sender; counted as a duplicate, not appended again).
+	OutcomeWritten
+	// OutcomePartial: the line was appended with a payload it could not use whole written as null
+	// (cut by an attribute limit, stripped, not a JSON object, or attributes dropped by a count
+	// limit); the rollout is marked incomplete where the kind of line marks (SPEC §2.6).
+	OutcomePartial
+	// OutcomeRejected: no line can be made from the span (a required attribute missing or
+	// mistyped, a rollout id that is not a safe file name, SPEC §2.2); retrying cannot help.
+	OutcomeRejected
+	// OutcomeFailed: the line was not written (an I/O error, a context done before the write was
+	// started, or a span the adapter discarded, e.g. after shutdown); a retry may succeed.
+	OutcomeFailed
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"ignored", "written", "partial", "rejected", "failed"}
+
+// String returns the outcome's name as the gymtrace.capture.outcome metric attribute spells it:
+// "ignored", "written", "partial", "rejected" or "failed".
+func (o Outcome) String() string {
+	if o < numOutcomes {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// LineMapping turns spans into one kind of line of a rollout file: capture records
+// ([ModelCallLines]) or agent-observation lines (package agentobs). The [Writer] owns everything
+// else: the file, the group commit, idempotency, the incomplete marker and the outcome.
+// Implementations must be safe for concurrent use.
+type LineMapping interface {
+	// Kind names the kind of line, the gymtrace.capture.line_kind metric attribute (e.g.
+	// semconv.GymtraceCaptureLineKindModelCall).
+	Kind() string
+	// FileSuffix is the suffix of the rollout file the lines go to: <store dir>/<rollout_id><suffix>
+	// (e.g. [CaptureFileSuffix]).
+	FileSuffix() string
+	// MarksIncomplete reports whether a span of this kind that was not written whole marks its
+	// rollout incomplete (<rollout_id>.capture.incomplete, SPEC §2.6).
+	MarksIncomplete() bool
+	// Route returns the rollout id of a span of this kind, and false for any other span (ignored).
+	// The writer checks the id (a safe file name, SPEC §2.2, that also holds SPEC §0 D12's rule).
+	Route(s *Span) (rolloutID string, ok bool)
+	// NewLine reads the line of span s of rollout rolloutID; an error rejects the span.
+	NewLine(rolloutID string, s *Span) (Line, error)
+	// KeyOf returns the idempotency key of a line already in the file (one non-blank line, without
+	// its newline), "" when it has none. A key must be given only for a line that readers count
+	// (a strict JSON object), never for a torn one.
+	KeyOf(line []byte) string
+}
+
+// Line is one line made by a [LineMapping], not yet written.
+type Line interface {
+	// Key is the line's identity in its file: a line whose key is already in the file is not
+	// appended again. "" means the line is appended as it is.
+	Key() string
+	// AppendTo appends the whole line, one JSON object ending in "}\n", to dst.
+	AppendTo(dst []byte) []byte
+	// Problems lists what the line wrote as null although the span had it; complete once the line
+	// was appended or written. A line with problems is partial.
+	Problems() Problems
+}
+
+// StreamedLine is a [Line] that may be written in pieces, so that a large one is never held whole
+// a second time ([Store.AppendStream]).
+type StreamedLine interface {
+	Line
+	// Streamed reports whether the line should be written in pieces.
+	Streamed() bool
+	// SizeHint estimates the line's length in bytes.
+	SizeHint() int
+	// WriteTo hands the line to emit in consecutive pieces built in buf, which it returns for reuse;
+	// emit's first error stops it and is returned.
+	WriteTo(buf []byte, emit func(piece []byte) error) ([]byte, error)
+}
+
+// Result is what [Writer.Write] and [Writer.Discard] did with one span.
+type Result struct {
+	// Outcome is what happened.
+	Outcome Outcome
+	// RolloutID is the span's rollout ("" when ignored).
+	RolloutID string
+	// Err is the cause of a rejected or failed span, and the [Problems] of a partial one; nil
+	// otherwise.
+	Err error
+	// MarkErr is the error of writing the rollout's incomplete marker, when that failed too (the
+	// loss is then invisible to readers: adapters log it on its own).
+	MarkErr error
+}
+
+// WriterOption configures a [Writer].
+type WriterOption interface {
+	applyWriter(*writerConfig)
+}
+
+type writerConfig struct {
+	meterProvider metric.MeterProvider
+}
+
+type writerOptionFunc func(*writerConfig)
+
+func (f writerOptionFunc) applyWriter(c *writerConfig) { f(c) }
+
+// WithMeterProvider makes the writer count what it does with mp's meter
+// "github.com/gymtrace/gymtrace/capture" (libraries never read the global provider). The
+// instruments, not semantic conventions:
+//
+//   - gymtrace.capture.writer.spans (counter, {span}): every span handed to the writer, by
+//     gymtrace.capture.line_kind ("model_call", "observation") and gymtrace.capture.outcome
+//     ("written", "partial", "ignored", "rejected", "failed");
+//   - gymtrace.capture.writer.duplicates (counter, {line}): lines not appended because the file
+//     already held their key, by gymtrace.capture.line_kind (their spans count as written);
+//   - gymtrace.capture.writer.bytes (counter, By): bytes of lines appended durably, by
+//     gymtrace.capture.line_kind.
+//
+// Default (and a nil mp): a no-op provider, nothing is recorded.
+func WithMeterProvider(mp metric.MeterProvider) WriterOption {
+	return writerOptionFunc(func(c *writerConfig) { c.meterProvider = mp })
+}
+
+// meterName is the instrumentation scope of the writer's metrics.
+const meterName = "github.com/gymtrace/gymtrace/capture"
+
+// Writer is the one span writer: it turns each span into the line its [LineMapping] makes and
+// appends it to the span's rollout file, <store dir>/<rollout_id><suffix> (the run namespace, when
+// there is one, is the store's directory), durably: flock(LOCK_EX), write, fsync, group-committed
+// with the concurrent appends to the same file ([Store.Append]); different files never wait for
+// each other. It returns one [Outcome] per span and marks the rollout incomplete when a line of a
+// marking kind is not written whole.
+//
+// Idempotency: a line whose [Line.Key] (a record's model_call_id) is already in the rollout file is
+// not appended again. The check runs under the file's lock against what is on disk, so it holds
+// across processes, across Stores and across a sender's retries; it reads a file whole only the first
+// time (or after the file was replaced), then only what other writers appended since (lineindex.go).
+//
+// Writes run on a context detached from the caller's (context.WithoutCancel) once started, so a
+// cancelled request never loses a line half-way. A Writer is safe for concurrent use.
+type Writer struct {
+	store *Store
+	m     LineMapping
+	bufs  sync.Pool
+	tel   writerTelemetry
+}
+
+// NewWriter returns a writer of m's lines into store. It returns an error when store or m is nil
+// or an instrument cannot be created.
+func NewWriter(store *Store, m LineMapping, opts ...WriterOption) (*Writer, error) {
+	if store == nil {
+		return nil, errors.New("capture writer: store is nil")
+	}
+	if m == nil {
+		return nil, errors.New("capture writer: line mapping is nil")
+	}
+	var cfg writerConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyWriter(&cfg)
+		}
+	}
+	if cfg.meterProvider == nil {
+		cfg.meterProvider = noop.NewMeterProvider()
+	}
+	w := &Writer{store: store, m: m}
+	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if err := w.tel.init(cfg.meterProvider, m.Kind()); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Route returns the rollout id of s when it is a span of the writer's kind (see [LineMapping]).
+func (w *Writer) Route(s *Span) (string, bool) { return w.m.Route(s) }
+
+// maxPooledLine is the largest line buffer kept for reuse.
+const maxPooledLine = 1 << 20
+
+// Write writes the line of s (see [Writer]) and returns what it did:
+//
+//   - not the writer's kind: OutcomeIgnored;
+//   - a rollout id that is not a safe file name (SPEC §2.2) or fails the one id rule of SPEC §0
+//     D12 (rollout.ValidateID): OutcomeRejected (nothing can be marked);
+//   - ctx done before the write was started: OutcomeFailed, rollout marked;
+//   - no line can be made from s: OutcomeRejected, rollout marked;
+//   - the append failed: OutcomeFailed, rollout marked (the line may or may not be in the file; a
+//     retry never appends it twice);
+//   - the line's key already in the file: OutcomeWritten, counted as a duplicate;
+//   - appended with problems: OutcomePartial, rollout marked, Err holds the [Problems];
+//   - else OutcomeWritten.
+//
+// Marking applies to kinds whose mapping marks; a failed marker write is Result.MarkErr (the
+// outcome stays). Safe for concurrent use.
+func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
+
+// Forward is [Writer.Write] for a span whose line another writer makes durable: send delivers the
+// span (e.g. a synchronous OTLP export to a capture Collector, whose own Writer appends it) in place
+// of the local append. The line is still made here, so a span that cannot give a line is rejected
+// and a partial one is reported before send runs; a send error is OutcomeFailed. Markers go to
+// the local store. Safe for concurrent use.
+func (w *Writer) Forward(ctx context.Context, s *Span, send func(context.Context) error) Result {
+	return w.write(ctx, s, send)
+}
+
+func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) error) Result {
+	rid, ok := w.m.Route(s)
+	if !ok {
+		return w.done(ctx, Result{Outcome: OutcomeIgnored})
+	}
+	if err := checkRolloutID(rid); err != nil {
+		return w.done(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: err})
+	}
+	if err := ctx.Err(); err != nil {
+		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: fmt.Errorf("line not started: %w", err)})
+	}
+	line, err := w.m.NewLine(rid, s)
+	if err != nil {
+		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("build line: %w", err)})
+	}
+	var n int64
+	var dup bool
+	if send == nil {
+		n, dup, err = w.append(rid, line) // started: never abandoned (the store has no context)
+	} else {
+		err = w.send(context.WithoutCancel(ctx), line, send) // appended, and counted, by the receiver
+	}
+	if err != nil {
+		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})
+	}
+	if dup {
+		w.tel.dups.Add(ctx, 1, w.tel.kindAttr)
+		return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
+	}
+	w.tel.bytes.Add(ctx, n, w.tel.kindAttr)
+	if p := line.Problems(); len(p) > 0 {
+		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: p})
+	}
+	return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
+}
+
+// send makes line (so that its problems are known) and hands the span to send.
+func (w *Writer) send(ctx context.Context, line Line, send func(context.Context) error) error {
+	bp := w.bufs.Get().(*[]byte)
+	defer w.putBuf(bp)
+	*bp = line.AppendTo((*bp)[:0])
+	return send(ctx)
+}
+
+func (w *Writer) putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledLine {
+		*bp = (*bp)[:0]
+		w.bufs.Put(bp)
+	}
+}
+
+// Discard accounts for a span of the writer's kind that its adapter will not write (received after
+// the adapter's shutdown, or after the caller's context ended): OutcomeFailed with cause, its
+// rollout marked like a failed write. Other spans give OutcomeIgnored. Safe for concurrent use.
+func (w *Writer) Discard(ctx context.Context, s *Span, cause error) Result {
+	rid, ok := w.m.Route(s)
+	if !ok {
+		return w.done(ctx, Result{Outcome: OutcomeIgnored})
+	}
+	return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: cause})
+}
+
+// append appends line to rid's file and returns the bytes written and whether the line was a
+// duplicate.
+func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
+	path := filepath.Join(w.store.dir, rid+w.m.FileSuffix())
+	req := &appendReq{key: line.Key(), keyOf: w.m.KeyOf}
+	bp := w.bufs.Get().(*[]byte)
+	defer w.putBuf(bp)
+	if sl, ok := line.(StreamedLine); ok && sl.Streamed() {
+		req.hint = max(sl.SizeHint(), 0)
+		req.write = func(emit func([]byte) error) error {
+			var werr error
+			*bp, werr = sl.WriteTo(*bp, func(p []byte) error {
+				n += int64(len(p))
+				return emit(p)
+			})
+			return werr
+		}
+	} else {
+		*bp = line.AppendTo((*bp)[:0])
+		if err := checkLine(*bp); err != nil {
+			return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
+		}
+		req.line, n = *bp, int64(len(*bp))
+	}
+	if err := w.store.enqueue(path, req); err != nil {
+		return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
+	}
+	return n, req.dup, nil
+}
+
+// mark marks r's rollout incomplete when the mapping marks, then counts r.
+func (w *Writer) mark(ctx context.Context, r Result) Result {
+	if w.m.MarksIncomplete() && checkRolloutID(r.RolloutID) == nil {
+		r.MarkErr = w.store.MarkIncomplete(r.RolloutID)
+	}
+	return w.done(ctx, r)
+}
+
+// done counts r.
+func (w *Writer) done(ctx context.Context, r Result) Result {
+	w.tel.spans.Add(ctx, 1, w.tel.outcomeAttrs[r.Outcome])
+	return r
+}
+
+// writerTelemetry holds a writer's instruments (see [WithMeterProvider]), with the attribute sets
+// of its kind of line built once.
+type writerTelemetry struct {
+	spans, dups, bytes metric.Int64Counter
+	kindAttr           metric.AddOption
+	outcomeAttrs       [numOutcomes]metric.AddOption
+}
+
+func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
+	meter := mp.Meter(meterName)
+	var err, e error
+	t.spans, e = meter.Int64Counter(semconv.GymtraceCaptureWriterSpansName,
+		metric.WithUnit(semconv.GymtraceCaptureWriterSpansUnit), metric.WithDescription(semconv.GymtraceCaptureWriterSpansDescription))
+	err = errors.Join(err, e)
+	t.dups, e = meter.Int64Counter(semconv.GymtraceCaptureWriterDuplicatesName,
+		metric.WithUnit(semconv.GymtraceCaptureWriterDuplicatesUnit), metric.WithDescription(semconv.GymtraceCaptureWriterDuplicatesDescription))
+	err = errors.Join(err, e)
+	t.bytes, e = meter.Int64Counter(semconv.GymtraceCaptureWriterBytesName,
+		metric.WithUnit(semconv.GymtraceCaptureWriterBytesUnit), metric.WithDescription(semconv.GymtraceCaptureWriterBytesDescription))
+	err = errors.Join(err, e)
+	if err != nil {
+		return fmt.Errorf("capture writer: metrics: %w", err)
+	}
+	kindKV := semconv.GymtraceCaptureLineKindKey.String(kind)
+	t.kindAttr = metric.WithAttributeSet(attribute.NewSet(kindKV))
+	for o := range numOutcomes {
+		t.outcomeAttrs[o] = metric.WithAttributeSet(attribute.NewSet(kindKV, semconv.GymtraceCaptureOutcomeKey.String(o.String())))
+	}
+	return nil
+}
+
+// checkRolloutID is the writer's id check: an id that is not a safe file name keeps the store's
+// error (SPEC §2.2, Gym's "Invalid rollout id: ..." text); one that is, but fails the one id rule
+// every entry point holds (SPEC §0 D12, [rollout.ValidateID]: the proxy answers such a call 400),
+// names no file either. Either way nothing is written and nothing is marked.
+func checkRolloutID(rid string) error {
+	if err := ValidateRolloutID(rid); err != nil {
+		return err
+	}
+	return rollout.ValidateID(rid)
+}
