@@ -62,6 +62,7 @@ func TestParseStrict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			requireSameCompaction(t, []byte(tc.in), MaxDepth)
 			v, err := Parse([]byte(tc.in))
 			c, cerr := Compact(nil, []byte(tc.in))
 			cs, cserr := CompactString(nil, tc.in, MaxDepth)
@@ -372,6 +373,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		requireSameCompaction(t, data, MaxDepth)
 		v, err := Parse(data)
 		c, cerr := Compact(nil, data)
 		if (err == nil) != (cerr == nil) {

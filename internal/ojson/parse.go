@@ -222,9 +222,14 @@ func (p *parser) literal(lit string, v Value) (Value, error) {
 func (p *parser) enter() error {
 	p.depth++
 	if p.depth > p.maxDepth {
-		return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("%v (limit %d)", errDepth, p.maxDepth)}
+		return depthError(p.pos, p.maxDepth)
 	}
 	return nil
+}
+
+// depthError is the error for a container opened at offset at beyond the nesting limit.
+func depthError(at, limit int) error {
+	return &SyntaxError{Offset: at, Msg: fmt.Sprintf("%v (limit %d)", errDepth, limit)}
 }
 
 func (p *parser) array() (Value, error) {
@@ -626,15 +631,10 @@ func (p *parser) number() (Value, error) {
 		return Value{}, p.fail("invalid number")
 	}
 	text := p.data[p.pos:end]
-	isInt := isIntegerText(string(text))
 	switch p.mode {
 	case modeStrict, modeCompact:
-		if isInt {
-			if !fits64(text) {
-				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", text))
-			}
-		} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
-			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", text))
+		if msg := numberRangeError(text); msg != "" {
+			return Value{}, p.fail(msg)
 		}
 		p.pos = end
 		if p.mode == modeCompact {
@@ -647,7 +647,7 @@ func (p *parser) number() (Value, error) {
 	}
 	// modePython
 	p.pos = end
-	if isInt {
+	if isIntegerText(string(text)) {
 		s := p.src[end-len(text) : end]
 		if s == "-0" {
 			s = "0"
@@ -656,6 +656,20 @@ func (p *parser) number() (Value, error) {
 	}
 	f, _ := strconv.ParseFloat(string(text), 64) // grammar checked; overflow gives ±Inf
 	return Float(f), nil
+}
+
+// numberRangeError checks a number text (valid per RFC 8259) against SPEC §0 D6's ranges: an
+// integer within [math.MinInt64, math.MaxUint64], a float that does not overflow float64. It
+// returns the rule broken, or "".
+func numberRangeError(text []byte) string {
+	if isIntegerText(string(text)) {
+		if !fits64(text) {
+			return fmt.Sprintf("integer %s outside the 64-bit range", text)
+		}
+	} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
+		return fmt.Sprintf("number %s overflows float64", text)
+	}
+	return ""
 }
 
 // fits64 reports whether an integer text is within [MinInt64, MaxUint64].

@@ -212,6 +212,7 @@ func FuzzCutUTF8(f *testing.F) {
 // offset, message), and compact exactly when CompactString gives back src unchanged.
 func checkCompactAgrees(t *testing.T, src string, maxDepth int) (compact bool, err error) {
 	t.Helper()
+	requireSameCompaction(t, []byte(src), maxDepth)
 	out, cerr := CompactString(nil, src, maxDepth)
 	compact, err = CheckCompactString(src, maxDepth)
 	if cerr != nil {
@@ -377,6 +378,7 @@ func FuzzCheckCompactString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string, depth uint8) {
 		maxDepth := 1 + int(depth)%12
+		requireSameCompaction(t, []byte(src), maxDepth)
 		out, cerr := CompactString(nil, src, maxDepth)
 		compact, err := CheckCompactString(src, maxDepth)
 		if (cerr == nil) != (err == nil) {

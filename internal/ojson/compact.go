@@ -1,0 +1,114 @@
+package ojson
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// tokenReader is a jsontext.Decoder with the buffer it reads, kept together so that both are
+// reused from one document to the next (see readers).
+type tokenReader struct {
+	buf bytes.Buffer // aliases the document: jsontext reads a bytes.Buffer in place, never copying it
+	dec jsontext.Decoder
+}
+
+// readers recycles tokenReaders: a jsontext.Decoder is a few hundred bytes of state.
+var readers = sync.Pool{New: func() any { return new(tokenReader) }}
+
+// decodeOptions are jsontext's rules minus the one D6 does not have: duplicate object keys are
+// kept as sent (SPEC §0 D6: "key order ... as sent"). Invalid UTF-8, lone surrogate escapes and
+// everything else outside RFC 8259 stay errors (jsontext's default).
+var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
+
+// compactText is [CompactDepth], [Valid] and [CheckCompactString] in one: it reads src as one
+// strict JSON value (SPEC §0 D6) token by token with jsontext, which checks RFC 8259 and UTF-8,
+// and adds the rules jsontext does not have in the same pass: nesting at most maxDepth, integers
+// within [math.MinInt64, math.MaxUint64], floats that do not overflow float64. Unless discard is
+// set it appends src to dst with the whitespace between tokens removed (every token's text is
+// copied as sent). spaced reports whether any whitespace was removed. On error dst is returned
+// unchanged together with a *SyntaxError.
+func compactText(dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
+	r := readers.Get().(*tokenReader)
+	r.buf = *bytes.NewBuffer(src)
+	r.dec.Reset(&r.buf, decodeOptions...)
+	defer func() {
+		r.buf = bytes.Buffer{}
+		r.dec.Reset(&r.buf) // keeps no reference to src in the pool
+		readers.Put(r)
+	}()
+
+	n := len(dst)
+	end, depth := 0, 0
+	for {
+		tok, err := r.dec.ReadToken()
+		if err != nil {
+			return dst[:n], false, tokenError(err, len(src))
+		}
+		// The bytes since the previous token are whitespace and at most one ',' or ':', then
+		// this token's text.
+		start, tokEnd := end, int(r.dec.InputOffset())
+		for ; isSpaceOrDelim(src[start]); start++ {
+			if src[start] == ',' || src[start] == ':' {
+				if !discard {
+					dst = append(dst, src[start])
+				}
+			} else {
+				spaced = true
+			}
+		}
+		end = tokEnd
+		switch tok.Kind() {
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return dst[:n], false, depthError(start, maxDepth)
+			}
+		case '}', ']':
+			depth--
+		case '0':
+			if msg := numberRangeError(src[start:end]); msg != "" {
+				return dst[:n], false, &SyntaxError{Offset: start, Msg: msg}
+			}
+		}
+		if !discard {
+			dst = append(dst, src[start:end]...)
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if _, err := r.dec.ReadToken(); err != io.EOF {
+		at := end
+		for at < len(src) && isJSONSpace(src[at]) {
+			at++
+		}
+		return dst[:n], false, &SyntaxError{Offset: at, Msg: "data after the top-level value"}
+	}
+	return dst, spaced || end < len(src), nil
+}
+
+// tokenError turns an error of jsontext's ReadToken into a *SyntaxError. io.EOF means that the
+// input ended before a value started (jsontext reports it unwrapped).
+func tokenError(err error, size int) error {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		msg := se.Err.Error()
+		if se.Err == io.ErrUnexpectedEOF {
+			msg = "unexpected end of input"
+		}
+		return &SyntaxError{Offset: int(se.ByteOffset), Msg: msg}
+	case err == io.EOF:
+		return &SyntaxError{Offset: size, Msg: "unexpected end of input"}
+	}
+	return &SyntaxError{Offset: size, Msg: err.Error()}
+}
+
+// isJSONSpace reports whether c is JSON whitespace.
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isSpaceOrDelim reports whether c is JSON whitespace, ',' or ':'.
+func isSpaceOrDelim(c byte) bool { return isJSONSpace(c) || c == ',' || c == ':' }
