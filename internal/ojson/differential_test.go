@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// The compaction moves from ojson's own parser onto jsontext (compact.go). Until the old parser
-// is gone, every fuzzer that reaches compaction also runs both and requires the same bytes and
-// the same verdict.
+// The compaction moved from ojson's own parser onto jsontext (compact.go). Every fuzzer that
+// reaches compaction also runs the oracle and requires the same bytes and the same verdict.
 
 // errorCategory names the rule a *SyntaxError reports: the checks ojson adds to jsontext's keep
 // their own messages; everything else is a syntax error (jsontext words it differently, and no
@@ -28,21 +27,27 @@ func errorCategory(err error) string {
 	return "syntax"
 }
 
-// requireSameCompaction compacts src with the old parser and with jsontext, once writing and
-// once only checking, and fails unless output, compactness and error category agree.
+// oracleCompact is the compaction that jsontext's replaced: ojson's own parser.
+var oracleCompact = parserCompact
+
+// requireSameCompaction compacts src with the oracle and with every exported entry point, and
+// fails unless output, compactness, validity and error category agree.
 func requireSameCompaction(t *testing.T, src []byte, maxDepth int) {
 	t.Helper()
-	want, werr := CompactDepth([]byte("x"), src, maxDepth)
-	got, spaced, gerr := compactText([]byte("x"), src, maxDepth, false)
-	if errorCategory(werr) != errorCategory(gerr) || string(want) != string(got) {
-		t.Fatalf("%q depth %d: old %q %v, jsontext %q %v", src, maxDepth, want, werr, got, gerr)
+	want, wantSpaced, wantErr := oracleCompact([]byte("x"), src, maxDepth, false)
+	got, err := CompactDepth([]byte("x"), src, maxDepth)
+	if errorCategory(err) != errorCategory(wantErr) || string(got) != string(want) {
+		t.Fatalf("%q depth %d: CompactDepth %q %v, oracle %q %v", src, maxDepth, got, err, want, wantErr)
 	}
-	wantCompact, _ := CheckCompactString(string(src), maxDepth)
-	_, cspaced, cerr := compactText(nil, src, maxDepth, true)
-	if errorCategory(cerr) != errorCategory(werr) || (gerr == nil && (wantCompact == spaced || spaced != cspaced)) {
-		t.Fatalf("%q depth %d: old compact=%v, jsontext spaced=%v (check only: %v, %v)", src, maxDepth, wantCompact, spaced, cspaced, cerr)
+	got, err = CompactString([]byte("x"), string(src), maxDepth)
+	if errorCategory(err) != errorCategory(wantErr) || string(got) != string(want) {
+		t.Fatalf("%q depth %d: CompactString %q %v, oracle %q %v", src, maxDepth, got, err, want, wantErr)
 	}
-	if maxDepth == MaxDepth && Valid(src) != (gerr == nil) {
-		t.Fatalf("%q: old Valid %v, jsontext error %v", src, Valid(src), gerr)
+	compact, err := CheckCompactString(string(src), maxDepth)
+	if errorCategory(err) != errorCategory(wantErr) || compact != (wantErr == nil && !wantSpaced) {
+		t.Fatalf("%q depth %d: CheckCompactString %v %v, oracle spaced=%v %v", src, maxDepth, compact, err, wantSpaced, wantErr)
+	}
+	if maxDepth == MaxDepth && Valid(src) != (wantErr == nil) {
+		t.Fatalf("%q: Valid %v, oracle error %v", src, Valid(src), wantErr)
 	}
 }

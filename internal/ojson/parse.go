@@ -71,35 +71,29 @@ func ParseDepth(data []byte, maxDepth int) (Value, error) {
 
 // Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
 // key order, duplicate keys, number text and string escapes stay exactly as sent (SPEC §0 D6). On
-// error dst is returned unchanged (its length) together with a *SyntaxError.
+// error dst is returned unchanged (its length) together with a *SyntaxError. The reading is
+// jsontext's (RFC 8259, UTF-8) plus ojson's nesting limit and 64-bit number ranges.
 func Compact(dst, src []byte) ([]byte, error) {
 	return CompactDepth(dst, src, MaxDepth)
 }
 
 // CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
 func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
-	n := len(dst)
-	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact, out: dst}
-	if _, err := p.document(); err != nil {
-		return dst[:n], err
-	}
-	return p.out, nil
+	out, _, err := compactText(dst, src, maxDepth, false)
+	return out, err
 }
 
 // Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
 // most [MaxDepth]), without building or copying anything.
 func Valid(data []byte) bool {
-	p := parser{data: data, maxDepth: MaxDepth, mode: modeCompact, discard: true}
-	_, err := p.document()
+	_, _, err := compactText(nil, data, MaxDepth, true)
 	return err == nil
 }
 
 // CompactString is [CompactDepth] for text held in a string (a span attribute, say): src is read in
 // place, never copied. The appended output is dst's own memory, never src's.
 func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
-	// The parser only reads its input and keeps no reference to it once it returns (errors carry
-	// an offset, messages a copy), so a read-only view of the string's bytes is safe.
-	return CompactDepth(dst, unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth)
+	return CompactDepth(dst, stringBytes(src), maxDepth)
 }
 
 // CheckCompactString validates src like [CompactString] without writing anything, and reports
@@ -107,11 +101,26 @@ func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
 // would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
 // compact payload in pieces instead of compacting it into one buffer first.
 func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
-	p := parser{data: unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth: maxDepth, mode: modeCompact, discard: true}
+	_, spaced, err := compactText(nil, stringBytes(src), maxDepth, true)
+	return err == nil && !spaced, err
+}
+
+// stringBytes returns a read-only view of s's bytes. The readers only read their input and keep
+// no reference to it once they return (errors carry an offset, messages a copy), so the view is
+// safe to hand them.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// parserCompact is the compaction of ojson's own parser, which compactText replaced; it stays
+// until the differential tests have proven them equal.
+func parserCompact(dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
+	n := len(dst)
+	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact, out: dst, discard: discard}
 	if _, err := p.document(); err != nil {
-		return false, err
+		return dst[:n], false, err
 	}
-	return !p.spaced, nil
+	return p.out, p.spaced, nil
 }
 
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
