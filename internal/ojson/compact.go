@@ -5,9 +5,53 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
+// key order, duplicate keys, number text and string escapes stay exactly as sent (SPEC §0 D6). On
+// error dst is returned unchanged (its length) together with a *SyntaxError. The reading is
+// jsontext's (RFC 8259, UTF-8) plus ojson's nesting limit and 64-bit number ranges.
+func Compact(dst, src []byte) ([]byte, error) {
+	return CompactDepth(dst, src, MaxDepth)
+}
+
+// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
+func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
+	out, _, err := compactText(dst, src, maxDepth, false)
+	return out, err
+}
+
+// Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
+// most [MaxDepth]), without building or copying anything.
+func Valid(data []byte) bool {
+	_, _, err := compactText(nil, data, MaxDepth, true)
+	return err == nil
+}
+
+// CompactString is [CompactDepth] for text held in a string (a span attribute, say): src is read in
+// place, never copied. The appended output is dst's own memory, never src's.
+func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
+	return CompactDepth(dst, stringBytes(src), maxDepth)
+}
+
+// CheckCompactString validates src like [CompactString] without writing anything, and reports
+// whether src is already compact (no whitespace between tokens), that is whether CompactString
+// would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
+// compact payload in pieces instead of compacting it into one buffer first.
+func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
+	_, spaced, err := compactText(nil, stringBytes(src), maxDepth, true)
+	return err == nil && !spaced, err
+}
+
+// stringBytes returns a read-only view of s's bytes. The readers only read their input and keep
+// no reference to it once they return (errors carry an offset, messages a copy), so the view is
+// safe to hand them.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
 
 // tokenReader is a jsontext.Decoder with the buffer it reads, kept together so that both are
 // reused from one document to the next (see readers).

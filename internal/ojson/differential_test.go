@@ -27,9 +27,6 @@ func errorCategory(err error) string {
 	return "syntax"
 }
 
-// oracleCompact is the compaction that jsontext's replaced: ojson's own parser.
-var oracleCompact = parserCompact
-
 // requireSameCompaction compacts src with the oracle and with every exported entry point, and
 // fails unless output, compactness, validity and error category agree.
 func requireSameCompaction(t *testing.T, src []byte, maxDepth int) {

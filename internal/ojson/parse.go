@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // MaxDepth is the deepest nesting [Parse] and [Compact] accept: the number of arrays and objects
@@ -33,9 +32,8 @@ var errDepth = errors.New("nesting too deep")
 type mode uint8
 
 const (
-	modeStrict  mode = iota // RFC 8259 + SPEC D6, build a Value
-	modeCompact             // RFC 8259 + SPEC D6, write compact text
-	modePython              // Python json.loads, build a Value
+	modeStrict mode = iota // RFC 8259 + SPEC D6
+	modePython             // Python json.loads
 )
 
 type parser struct {
@@ -45,9 +43,6 @@ type parser struct {
 	depth    int
 	maxDepth int
 	mode     mode
-	out      []byte        // modeCompact output
-	discard  bool          // modeCompact: validate only, write nothing to out ([Valid])
-	spaced   bool          // whitespace was skipped between tokens ([CheckCompactString])
 	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
 	mstack   []Member      // members of the objects being read
 	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
@@ -67,60 +62,6 @@ func Parse(data []byte) (Value, error) {
 // ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
 func ParseDepth(data []byte, maxDepth int) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: maxDepth, mode: modeStrict})
-}
-
-// Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
-// key order, duplicate keys, number text and string escapes stay exactly as sent (SPEC §0 D6). On
-// error dst is returned unchanged (its length) together with a *SyntaxError. The reading is
-// jsontext's (RFC 8259, UTF-8) plus ojson's nesting limit and 64-bit number ranges.
-func Compact(dst, src []byte) ([]byte, error) {
-	return CompactDepth(dst, src, MaxDepth)
-}
-
-// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
-func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
-	out, _, err := compactText(dst, src, maxDepth, false)
-	return out, err
-}
-
-// Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
-// most [MaxDepth]), without building or copying anything.
-func Valid(data []byte) bool {
-	_, _, err := compactText(nil, data, MaxDepth, true)
-	return err == nil
-}
-
-// CompactString is [CompactDepth] for text held in a string (a span attribute, say): src is read in
-// place, never copied. The appended output is dst's own memory, never src's.
-func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
-	return CompactDepth(dst, stringBytes(src), maxDepth)
-}
-
-// CheckCompactString validates src like [CompactString] without writing anything, and reports
-// whether src is already compact (no whitespace between tokens), that is whether CompactString
-// would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
-// compact payload in pieces instead of compacting it into one buffer first.
-func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
-	_, spaced, err := compactText(nil, stringBytes(src), maxDepth, true)
-	return err == nil && !spaced, err
-}
-
-// stringBytes returns a read-only view of s's bytes. The readers only read their input and keep
-// no reference to it once they return (errors carry an offset, messages a copy), so the view is
-// safe to hand them.
-func stringBytes(s string) []byte {
-	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
-// parserCompact is the compaction of ojson's own parser, which compactText replaced; it stays
-// until the differential tests have proven them equal.
-func parserCompact(dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
-	n := len(dst)
-	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact, out: dst, discard: discard}
-	if _, err := p.document(); err != nil {
-		return dst[:n], false, err
-	}
-	return p.out, p.spaced, nil
 }
 
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
@@ -146,9 +87,7 @@ func (p *parser) fail(msg string) error {
 }
 
 func (p *parser) document() (Value, error) {
-	if p.mode != modeCompact {
-		p.src = string(p.data)
-	}
+	p.src = string(p.data)
 	p.skipWS()
 	v, err := p.value()
 	if err != nil {
@@ -166,7 +105,6 @@ func (p *parser) skipWS() {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
 			p.pos++
-			p.spaced = true
 		default:
 			return
 		}
@@ -222,9 +160,6 @@ func (p *parser) literal(lit string, v Value) (Value, error) {
 		return Value{}, p.fail("invalid literal, expected " + lit)
 	}
 	p.pos += len(lit)
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, lit...)
-	}
 	return v, nil
 }
 
@@ -246,9 +181,6 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '[')
-	}
 	base := len(p.vstack)
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
@@ -260,9 +192,7 @@ func (p *parser) array() (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			if p.mode != modeCompact {
-				p.vstack = append(p.vstack, v)
-			}
+			p.vstack = append(p.vstack, v)
 			if done, err := p.next(']', "array"); err != nil {
 				return Value{}, err
 			} else if done {
@@ -270,9 +200,7 @@ func (p *parser) array() (Value, error) {
 			}
 		}
 	}
-	if p.leave(']') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Array(popFrom(&p.vstack, base, p.vals)...), nil
 }
 
@@ -281,9 +209,6 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '{')
-	}
 	base := len(p.mstack)
 	var index map[string]int // modePython: key → position in p.mstack
 	p.skipWS()
@@ -304,9 +229,6 @@ func (p *parser) object() (Value, error) {
 				return Value{}, p.fail("expected ':' after object key")
 			}
 			p.pos++
-			if p.mode == modeCompact && !p.discard {
-				p.out = append(p.out, ':')
-			}
 			p.skipWS()
 			v, err := p.value()
 			if err != nil {
@@ -333,14 +255,12 @@ func (p *parser) object() (Value, error) {
 			}
 		}
 	}
-	if p.leave('}') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Object(popFrom(&p.mstack, base, p.mems)...), nil
 }
 
 // next reads what follows an element of an array or object (after optional whitespace): the
-// closing byte (done) or a ',' (copied to out in modeCompact). Anything else, or the end of the
+// closing byte (done) or a ','. Anything else, or the end of the
 // input, is a syntax error naming the container (in: "array" or "object").
 func (p *parser) next(closing byte, in string) (done bool, err error) {
 	p.skipWS()
@@ -356,23 +276,7 @@ func (p *parser) next(closing byte, in string) (done bool, err error) {
 		p.pos--
 		return false, p.fail("expected ',' or '" + string(closing) + "' in " + in)
 	}
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, ',')
-	}
 	return false, nil
-}
-
-// leave ends an array or object: it undoes enter and, in modeCompact, copies the closing byte to
-// out and reports true (there is no value to build).
-func (p *parser) leave(closing byte) (compact bool) {
-	p.depth--
-	if p.mode == modeCompact {
-		if !p.discard {
-			p.out = append(p.out, closing)
-		}
-		return true
-	}
-	return false
 }
 
 // popFrom returns a copy of (*stack)[base:] and truncates the stack to base, zeroing the popped
@@ -392,36 +296,25 @@ func popFrom[T any](stack *[]T, base int, sl *slab[T]) []T {
 	return out
 }
 
-// str reads a string starting at the opening quote. In modeCompact it only validates, copies the
-// raw text to out and returns "".
+// str reads a string starting at the opening quote.
 //
-// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src (or a
-// raw copy in modeCompact): nothing is decoded or allocated. Otherwise the decoded string is built
-// in one buffer sized for the raw text, copying runs of plain bytes whole; modeCompact builds
-// nothing. strSlow in the tests is the byte-by-byte reference this must equal.
+// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src:
+// nothing is decoded or allocated. Otherwise the decoded string is built in one buffer sized for
+// the raw text, copying runs of plain bytes whole. strSlow in the tests is the byte-by-byte
+// reference this must equal.
 func (p *parser) str() (string, error) {
-	start := p.pos
 	p.pos++ // '"'
 	i := p.plainEnd(p.pos)
 	if i < len(p.data) && p.data[i] == '"' {
 		from := p.pos
 		p.pos = i + 1
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, p.data[start:p.pos]...)
-			}
-			return "", nil
-		}
 		return p.src[from:i], nil
 	}
 	var b strings.Builder
-	decode := p.mode != modeCompact
-	if decode {
-		// The decoded text is at most as long as the raw text, except where modePython replaces
-		// a one-byte invalid sequence by U+FFFD (the builder then grows).
-		b.Grow(p.rawStringEnd(i) - p.pos)
-		b.Write(p.data[p.pos:i])
-	}
+	// The decoded text is at most as long as the raw text, except where modePython replaces a
+	// one-byte invalid sequence by U+FFFD (the builder then grows).
+	b.Grow(p.rawStringEnd(i) - p.pos)
+	b.Write(p.data[p.pos:i])
 	p.pos = i
 	for {
 		if p.pos >= len(p.data) {
@@ -430,12 +323,6 @@ func (p *parser) str() (string, error) {
 		switch c := p.data[p.pos]; {
 		case c == '"':
 			p.pos++
-			if !decode {
-				if !p.discard {
-					p.out = append(p.out, p.data[start:p.pos]...)
-				}
-				return "", nil
-			}
 			return b.String(), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
@@ -444,9 +331,7 @@ func (p *parser) str() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if decode {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 		default:
 			// plainEnd stops at a byte >= 0x80 only where the UTF-8 is invalid.
 			if p.mode != modePython {
@@ -456,9 +341,7 @@ func (p *parser) str() (string, error) {
 			b.WriteRune(utf8.RuneError)
 		}
 		j := p.plainEnd(p.pos)
-		if decode {
-			b.Write(p.data[p.pos:j])
-		}
+		b.Write(p.data[p.pos:j])
 		p.pos = j
 	}
 }
@@ -641,17 +524,11 @@ func (p *parser) number() (Value, error) {
 	}
 	text := p.data[p.pos:end]
 	switch p.mode {
-	case modeStrict, modeCompact:
+	case modeStrict:
 		if msg := numberRangeError(text); msg != "" {
 			return Value{}, p.fail(msg)
 		}
 		p.pos = end
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, text...)
-			}
-			return Value{}, nil
-		}
 		return Number(p.src[p.pos-len(text) : p.pos]), nil
 	}
 	// modePython
