@@ -18,7 +18,8 @@ func Compact(dst, src []byte) ([]byte, error) {
 	return CompactDepth(dst, src, MaxDepth)
 }
 
-// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
+// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth] (jsontext's own
+// limit, 10000, caps it).
 func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
 	out, _, err := compactText(dst, src, maxDepth, false)
 	return out, err

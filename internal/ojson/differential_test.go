@@ -19,9 +19,8 @@ func errorCategory(err error) string {
 		return "ok"
 	case !errors.As(err, &se):
 		return "not a *SyntaxError: " + err.Error()
-	case strings.Contains(se.Msg, "nesting too deep"):
-		return se.Msg
-	case strings.Contains(se.Msg, "outside the 64-bit range"), strings.Contains(se.Msg, "overflows float64"):
+	case strings.Contains(se.Msg, "nesting too deep"), strings.Contains(se.Msg, "outside the 64-bit range"),
+		strings.Contains(se.Msg, "overflows float64"):
 		return se.Msg
 	}
 	return "syntax"

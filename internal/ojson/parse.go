@@ -548,6 +548,14 @@ func (p *parser) number() (Value, error) {
 // integer within [math.MinInt64, math.MaxUint64], a float that does not overflow float64. It
 // returns the rule broken, or "".
 func numberRangeError(text []byte) string {
+	if len(text) < 19 && isIntegerText(string(text)) {
+		return "" // at most 18 characters: within the int64 range, no need to parse (the usual case)
+	}
+	return numberRangeErrorParsed(text)
+}
+
+// numberRangeErrorParsed is [numberRangeError] by parsing the text.
+func numberRangeErrorParsed(text []byte) string {
 	if isIntegerText(string(text)) {
 		if !fits64(text) {
 			return fmt.Sprintf("integer %s outside the 64-bit range", text)
