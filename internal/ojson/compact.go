@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"sync"
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -55,14 +54,38 @@ func stringBytes(s string) []byte {
 }
 
 // tokenReader is a jsontext.Decoder with the buffer it reads, kept together so that both are
-// reused from one document to the next (see readers).
+// reused from one document to the next (see readers). Safe for one goroutine at a time.
 type tokenReader struct {
 	buf bytes.Buffer // aliases the document: jsontext reads a bytes.Buffer in place, never copying it
 	dec jsontext.Decoder
 }
 
-// readers recycles tokenReaders: a jsontext.Decoder is a few hundred bytes of state.
-var readers = sync.Pool{New: func() any { return new(tokenReader) }}
+// readers holds idle tokenReaders (a jsontext.Decoder is a few hundred bytes of state, and
+// allocates its stacks on first use). It is a bounded free list rather than a sync.Pool, which
+// the garbage collector empties (each collection while large bodies stream through would rebuild
+// the decoders) and the race detector empties at random; 16 covers the compactions a process runs
+// at once.
+var readers = make(chan *tokenReader, 16)
+
+// getReader returns an idle tokenReader, or a new one.
+func getReader() *tokenReader {
+	select {
+	case r := <-readers:
+		return r
+	default:
+		return new(tokenReader)
+	}
+}
+
+// putReader keeps r for reuse unless enough are kept already.
+func putReader(r *tokenReader) {
+	r.buf = bytes.Buffer{}
+	r.dec.Reset(&r.buf) // keeps no reference to the document
+	select {
+	case readers <- r:
+	default:
+	}
+}
 
 // decodeOptions are jsontext's rules minus the one D6 does not have: duplicate object keys are
 // kept as sent (SPEC §0 D6: "key order ... as sent"). Invalid UTF-8, lone surrogate escapes and
@@ -77,14 +100,10 @@ var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
 // copied as sent). spaced reports whether any whitespace was removed. On error dst is returned
 // unchanged together with a *SyntaxError.
 func compactText(dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
-	r := readers.Get().(*tokenReader)
+	r := getReader()
+	defer putReader(r)
 	r.buf = *bytes.NewBuffer(src)
 	r.dec.Reset(&r.buf, decodeOptions...)
-	defer func() {
-		r.buf = bytes.Buffer{}
-		r.dec.Reset(&r.buf) // keeps no reference to src in the pool
-		readers.Put(r)
-	}()
 
 	n := len(dst)
 	end, depth := 0, 0
