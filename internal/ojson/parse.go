@@ -260,8 +260,8 @@ func (p *parser) object() (Value, error) {
 }
 
 // next reads what follows an element of an array or object (after optional whitespace): the
-// closing byte (done) or a ','. Anything else, or the end of the
-// input, is a syntax error naming the container (in: "array" or "object").
+// closing byte (done) or a ','. Anything else, or the end of the input, is a syntax error naming
+// the container (in: "array" or "object").
 func (p *parser) next(closing byte, in string) (done bool, err error) {
 	p.skipWS()
 	if p.pos >= len(p.data) {
