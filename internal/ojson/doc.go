@@ -12,7 +12,9 @@
 //     integers within the signed or unsigned 64-bit range, finite floats, nesting at most
 //     [MaxDepth], no lone surrogate escapes, nothing after the value but whitespace.
 //   - [Compact]: the same validation, producing the input with only insignificant whitespace
-//     removed (key order, duplicates, number text and escapes as sent).
+//     removed (key order, duplicates, number text and escapes as sent). It reads with jsontext
+//     (github.com/go-json-experiment/json/jsontext), adding the nesting limit and the number
+//     ranges jsontext does not check.
 //   - [ParsePython]: Python json.loads semantics, for the few places the reference parses text
 //     and re-serializes it (SPEC §3.6 tool-call arguments): NaN/Infinity accepted (they become
 //     null, as orjson writes them), floats re-written as orjson writes them ([AppendFloat]),

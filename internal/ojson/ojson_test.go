@@ -61,6 +61,7 @@ func TestParseStrict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			requireSameCompaction(t, []byte(tc.in), MaxDepth)
 			v, err := Parse([]byte(tc.in))
 			c, cerr := Compact(nil, []byte(tc.in))
 			cs, cserr := CompactString(nil, tc.in, MaxDepth)
@@ -287,6 +288,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		requireSameCompaction(t, data, MaxDepth)
 		v, err := Parse(data)
 		c, cerr := Compact(nil, data)
 		if (err == nil) != (cerr == nil) {
@@ -435,4 +437,50 @@ func manyKeys(n int, dup bool) string {
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// conversationDoc returns a request body of about 1 MiB the way SDK clients send one: compact,
+// 200 messages of mostly ASCII prose with escaped newlines and some non-ASCII text.
+func conversationDoc() []byte {
+	line := `The quick brown fox jumps over the lazy dog; Grüß dich, 東京 — \"ok\".\n`
+	var b strings.Builder
+	b.WriteString(`{"model":"policy","stream":true,"temperature":0.7,"messages":[`)
+	for i := range 200 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"role":"user","content":"`)
+		b.WriteString(strings.Repeat(line, 70))
+		b.WriteString(`"}`)
+	}
+	b.WriteString(`],"max_tokens":1024}`)
+	return []byte(b.String())
+}
+
+// BenchmarkCompactLarge compacts a large body that needs it (a space after every colon and comma)
+// and checks one that does not (SharedRequestPayload's fast path, capture/payload.go).
+func BenchmarkCompactLarge(b *testing.B) {
+	compact := conversationDoc()
+	spaced := []byte(strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(string(compact)))
+	b.Run("Compact", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(spaced)))
+		buf := make([]byte, 0, len(spaced))
+		for b.Loop() {
+			var err error
+			if buf, err = Compact(buf[:0], spaced); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CheckCompactString", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(compact)))
+		s := string(compact)
+		for b.Loop() {
+			if ok, err := CheckCompactString(s, MaxDepth); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // MaxDepth is the deepest nesting [Parse] and [Compact] accept: the number of arrays and objects
@@ -33,9 +32,8 @@ var errDepth = errors.New("nesting too deep")
 type mode uint8
 
 const (
-	modeStrict  mode = iota // RFC 8259 + SPEC D6, build a Value
-	modeCompact             // RFC 8259 + SPEC D6, write compact text
-	modePython              // Python json.loads, build a Value
+	modeStrict mode = iota // RFC 8259 + SPEC D6
+	modePython             // Python json.loads
 )
 
 type parser struct {
@@ -45,9 +43,6 @@ type parser struct {
 	depth    int
 	maxDepth int
 	mode     mode
-	out      []byte        // modeCompact output
-	discard  bool          // modeCompact: validate only, write nothing to out ([Valid])
-	spaced   bool          // whitespace was skipped between tokens ([CheckCompactString])
 	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
 	mstack   []Member      // members of the objects being read
 	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
@@ -67,51 +62,6 @@ func Parse(data []byte) (Value, error) {
 // ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
 func ParseDepth(data []byte, maxDepth int) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: maxDepth, mode: modeStrict})
-}
-
-// Compact validates src like [Parse] and appends it to dst with insignificant whitespace removed:
-// key order, duplicate keys, number text and string escapes stay exactly as sent (SPEC §0 D6). On
-// error dst is returned unchanged (its length) together with a *SyntaxError.
-func Compact(dst, src []byte) ([]byte, error) {
-	return CompactDepth(dst, src, MaxDepth)
-}
-
-// CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth].
-func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
-	n := len(dst)
-	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact, out: dst}
-	if _, err := p.document(); err != nil {
-		return dst[:n], err
-	}
-	return p.out, nil
-}
-
-// Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
-// most [MaxDepth]), without building or copying anything.
-func Valid(data []byte) bool {
-	p := parser{data: data, maxDepth: MaxDepth, mode: modeCompact, discard: true}
-	_, err := p.document()
-	return err == nil
-}
-
-// CompactString is [CompactDepth] for text held in a string (a span attribute, say): src is read in
-// place, never copied. The appended output is dst's own memory, never src's.
-func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
-	// The parser only reads its input and keeps no reference to it once it returns (errors carry
-	// an offset, messages a copy), so a read-only view of the string's bytes is safe.
-	return CompactDepth(dst, unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth)
-}
-
-// CheckCompactString validates src like [CompactString] without writing anything, and reports
-// whether src is already compact (no whitespace between tokens), that is whether CompactString
-// would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
-// compact payload in pieces instead of compacting it into one buffer first.
-func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
-	p := parser{data: unsafe.Slice(unsafe.StringData(src), len(src)), maxDepth: maxDepth, mode: modeCompact, discard: true}
-	if _, err := p.document(); err != nil {
-		return false, err
-	}
-	return !p.spaced, nil
 }
 
 // ParsePython reads text the way Python's json.loads reads a str, for the places the reference
@@ -139,9 +89,7 @@ func (p *parser) fail(msg string) error {
 }
 
 func (p *parser) document() (Value, error) {
-	if p.mode != modeCompact {
-		p.src = string(p.data)
-	}
+	p.src = string(p.data)
 	p.skipWS()
 	v, err := p.value()
 	if err != nil {
@@ -159,7 +107,6 @@ func (p *parser) skipWS() {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
 			p.pos++
-			p.spaced = true
 		default:
 			return
 		}
@@ -215,18 +162,20 @@ func (p *parser) literal(lit string, v Value) (Value, error) {
 		return Value{}, p.fail("invalid literal, expected " + lit)
 	}
 	p.pos += len(lit)
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, lit...)
-	}
 	return v, nil
 }
 
 func (p *parser) enter() error {
 	p.depth++
 	if p.depth > p.maxDepth {
-		return &SyntaxError{Offset: p.pos, Msg: fmt.Sprintf("%v (limit %d)", errDepth, p.maxDepth)}
+		return depthError(p.pos, p.maxDepth)
 	}
 	return nil
+}
+
+// depthError is the error for a container opened at offset at beyond the nesting limit.
+func depthError(at, limit int) error {
+	return &SyntaxError{Offset: at, Msg: fmt.Sprintf("%v (limit %d)", errDepth, limit)}
 }
 
 func (p *parser) array() (Value, error) {
@@ -234,9 +183,6 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '[')
-	}
 	base := len(p.vstack)
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
@@ -248,9 +194,7 @@ func (p *parser) array() (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			if p.mode != modeCompact {
-				p.vstack = append(p.vstack, v)
-			}
+			p.vstack = append(p.vstack, v)
 			if done, err := p.next(']', "array"); err != nil {
 				return Value{}, err
 			} else if done {
@@ -258,9 +202,7 @@ func (p *parser) array() (Value, error) {
 			}
 		}
 	}
-	if p.leave(']') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Array(popFrom(&p.vstack, base, p.vals)...), nil
 }
 
@@ -269,9 +211,6 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '{')
-	}
 	base := len(p.mstack)
 	var index map[string]int // modePython: key → position in p.mstack
 	p.skipWS()
@@ -292,9 +231,6 @@ func (p *parser) object() (Value, error) {
 				return Value{}, p.fail("expected ':' after object key")
 			}
 			p.pos++
-			if p.mode == modeCompact && !p.discard {
-				p.out = append(p.out, ':')
-			}
 			p.skipWS()
 			v, err := p.value()
 			if err != nil {
@@ -321,15 +257,13 @@ func (p *parser) object() (Value, error) {
 			}
 		}
 	}
-	if p.leave('}') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Object(popFrom(&p.mstack, base, p.mems)...), nil
 }
 
 // next reads what follows an element of an array or object (after optional whitespace): the
-// closing byte (done) or a ',' (copied to out in modeCompact). Anything else, or the end of the
-// input, is a syntax error naming the container (in: "array" or "object").
+// closing byte (done) or a ','. Anything else, or the end of the input, is a syntax error naming
+// the container (in: "array" or "object").
 func (p *parser) next(closing byte, in string) (done bool, err error) {
 	p.skipWS()
 	if p.pos >= len(p.data) {
@@ -344,23 +278,7 @@ func (p *parser) next(closing byte, in string) (done bool, err error) {
 		p.pos--
 		return false, p.fail("expected ',' or '" + string(closing) + "' in " + in)
 	}
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, ',')
-	}
 	return false, nil
-}
-
-// leave ends an array or object: it undoes enter and, in modeCompact, copies the closing byte to
-// out and reports true (there is no value to build).
-func (p *parser) leave(closing byte) (compact bool) {
-	p.depth--
-	if p.mode == modeCompact {
-		if !p.discard {
-			p.out = append(p.out, closing)
-		}
-		return true
-	}
-	return false
 }
 
 // popFrom returns a copy of (*stack)[base:] and truncates the stack to base, zeroing the popped
@@ -380,36 +298,25 @@ func popFrom[T any](stack *[]T, base int, sl *slab[T]) []T {
 	return out
 }
 
-// str reads a string starting at the opening quote. In modeCompact it only validates, copies the
-// raw text to out and returns "".
+// str reads a string starting at the opening quote.
 //
-// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src (or a
-// raw copy in modeCompact): nothing is decoded or allocated. Otherwise the decoded string is built
-// in one buffer sized for the raw text, copying runs of plain bytes whole; modeCompact builds
-// nothing. strSlow in the tests is the byte-by-byte reference this must equal.
+// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src:
+// nothing is decoded or allocated. Otherwise the decoded string is built in one buffer sized for
+// the raw text, copying runs of plain bytes whole. strSlow in the tests is the byte-by-byte
+// reference this must equal.
 func (p *parser) str() (string, error) {
-	start := p.pos
 	p.pos++ // '"'
 	i := p.plainEnd(p.pos)
 	if i < len(p.data) && p.data[i] == '"' {
 		from := p.pos
 		p.pos = i + 1
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, p.data[start:p.pos]...)
-			}
-			return "", nil
-		}
 		return p.src[from:i], nil
 	}
 	var b strings.Builder
-	decode := p.mode != modeCompact
-	if decode {
-		// The decoded text is at most as long as the raw text, except where modePython replaces
-		// a one-byte invalid sequence by U+FFFD (the builder then grows).
-		b.Grow(p.rawStringEnd(i) - p.pos)
-		b.Write(p.data[p.pos:i])
-	}
+	// The decoded text is at most as long as the raw text, except where modePython replaces a
+	// one-byte invalid sequence by U+FFFD (the builder then grows).
+	b.Grow(p.rawStringEnd(i) - p.pos)
+	b.Write(p.data[p.pos:i])
 	p.pos = i
 	for {
 		if p.pos >= len(p.data) {
@@ -418,12 +325,6 @@ func (p *parser) str() (string, error) {
 		switch c := p.data[p.pos]; {
 		case c == '"':
 			p.pos++
-			if !decode {
-				if !p.discard {
-					p.out = append(p.out, p.data[start:p.pos]...)
-				}
-				return "", nil
-			}
 			return b.String(), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
@@ -432,9 +333,7 @@ func (p *parser) str() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if decode {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 		default:
 			// plainEnd stops at a byte >= 0x80 only where the UTF-8 is invalid.
 			if p.mode != modePython {
@@ -444,9 +343,7 @@ func (p *parser) str() (string, error) {
 			b.WriteRune(utf8.RuneError)
 		}
 		j := p.plainEnd(p.pos)
-		if decode {
-			b.Write(p.data[p.pos:j])
-		}
+		b.Write(p.data[p.pos:j])
 		p.pos = j
 	}
 }
@@ -628,28 +525,17 @@ func (p *parser) number() (Value, error) {
 		return Value{}, p.fail("invalid number")
 	}
 	text := p.data[p.pos:end]
-	isInt := isIntegerText(string(text))
 	switch p.mode {
-	case modeStrict, modeCompact:
-		if isInt {
-			if !fits64(text) {
-				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", text))
-			}
-		} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
-			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", text))
+	case modeStrict:
+		if msg := numberRangeError(text); msg != "" {
+			return Value{}, p.fail(msg)
 		}
 		p.pos = end
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, text...)
-			}
-			return Value{}, nil
-		}
 		return Number(p.src[p.pos-len(text) : p.pos]), nil
 	}
 	// modePython
 	p.pos = end
-	if isInt {
+	if isIntegerText(string(text)) {
 		s := p.src[end-len(text) : end]
 		if s == "-0" {
 			s = "0"
@@ -658,6 +544,28 @@ func (p *parser) number() (Value, error) {
 	}
 	f, _ := strconv.ParseFloat(string(text), 64) // grammar checked; overflow gives ±Inf
 	return Float(f), nil
+}
+
+// numberRangeError checks a number text (valid per RFC 8259) against SPEC §0 D6's ranges: an
+// integer within [math.MinInt64, math.MaxUint64], a float that does not overflow float64. It
+// returns the rule broken, or "".
+func numberRangeError(text []byte) string {
+	if len(text) < 19 && isIntegerText(string(text)) {
+		return "" // at most 18 characters: within the int64 range, no need to parse (the usual case)
+	}
+	return numberRangeErrorParsed(text)
+}
+
+// numberRangeErrorParsed is [numberRangeError] by parsing the text.
+func numberRangeErrorParsed(text []byte) string {
+	if isIntegerText(string(text)) {
+		if !fits64(text) {
+			return fmt.Sprintf("integer %s outside the 64-bit range", text)
+		}
+	} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
+		return fmt.Sprintf("number %s overflows float64", text)
+	}
+	return ""
 }
 
 // fits64 reports whether an integer text is within [MinInt64, MaxUint64].

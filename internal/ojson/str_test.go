@@ -13,16 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// This file checks parser.str, whose fast paths (substrings for strings without escapes,
-// validation without decoding in modeCompact, one presized buffer and whole plain runs otherwise)
-// must give exactly what the byte-by-byte reference below gives: the same string, the same end
-// offset, the same compact output and the same error at the same offset, in every mode.
+// This file checks parser.str, whose fast paths (substrings for strings without escapes, one
+// presized buffer and whole plain runs otherwise) must give exactly what the byte-by-byte
+// reference below gives: the same string, the same end offset and the same error at the same
+// offset, in every mode.
 
 // strSlow is the reference for str: the implementation before the fast paths, which decodes byte
-// by byte (into a nil buffer in modeCompact). In modeCompact it copies the raw text to out
-// and returns "".
+// by byte.
 func (p *parser) strSlow() (string, error) {
-	start := p.pos
 	p.pos++ // '"'
 	// Fast path: no escapes and valid UTF-8 up to the closing quote.
 	i := p.pos
@@ -44,17 +42,10 @@ func (p *parser) strSlow() (string, error) {
 	if i < len(p.data) && p.data[i] == '"' {
 		from := p.pos
 		p.pos = i + 1
-		if p.mode == modeCompact {
-			p.out = append(p.out, p.data[start:p.pos]...)
-			return "", nil
-		}
 		return p.src[from:i], nil
 	}
 	// Slow path.
-	var buf []byte
-	if p.mode != modeCompact {
-		buf = append(make([]byte, 0, i-p.pos+16), p.data[p.pos:i]...)
-	}
+	buf := append(make([]byte, 0, i-p.pos+16), p.data[p.pos:i]...)
 	p.pos = i
 	for {
 		if p.pos >= len(p.data) {
@@ -64,10 +55,6 @@ func (p *parser) strSlow() (string, error) {
 		switch {
 		case c == '"':
 			p.pos++
-			if p.mode == modeCompact {
-				p.out = append(p.out, p.data[start:p.pos]...)
-				return "", nil
-			}
 			return string(buf), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
@@ -160,20 +147,20 @@ func (p *parser) unicodeEscapeSlow(buf []byte) ([]byte, error) {
 var strModes = []struct {
 	name string
 	mode mode
-}{{"strict", modeStrict}, {"compact", modeCompact}, {"python", modePython}}
+}{{"strict", modeStrict}, {"python", modePython}}
 
 // checkStrMatchesSlow reads the string at the start of data (which must start with '"') with str
 // and with strSlow in every mode and fails on any difference.
 func checkStrMatchesSlow(t *testing.T, data []byte) {
 	t.Helper()
 	for _, m := range strModes {
-		fast := parser{data: data, src: string(data), mode: m.mode, out: []byte("prefix")}
-		slow := parser{data: data, src: string(data), mode: m.mode, out: []byte("prefix")}
+		fast := parser{data: data, src: string(data), mode: m.mode}
+		slow := parser{data: data, src: string(data), mode: m.mode}
 		gotS, gotErr := fast.str()
 		wantS, wantErr := slow.strSlow()
-		if gotS != wantS || fast.pos != slow.pos || string(fast.out) != string(slow.out) || !sameSyntaxError(gotErr, wantErr) {
-			t.Fatalf("%s mode, input %q:\nstr     = %q, pos %d, out %q, err %v\nstrSlow = %q, pos %d, out %q, err %v",
-				m.name, data, gotS, fast.pos, fast.out, gotErr, wantS, slow.pos, slow.out, wantErr)
+		if gotS != wantS || fast.pos != slow.pos || !sameSyntaxError(gotErr, wantErr) {
+			t.Fatalf("%s mode, input %q:\nstr     = %q, pos %d, err %v\nstrSlow = %q, pos %d, err %v",
+				m.name, data, gotS, fast.pos, gotErr, wantS, slow.pos, wantErr)
 		}
 	}
 }
