@@ -31,13 +31,16 @@ type harness struct {
 	exp   *tracetest.InMemoryExporter
 	store *capture.Store
 	proc  *agentobs.ObservationProcessor
+	// counts reads the processor's counters (processorMetrics).
+	counts func() map[string]int64
 }
 
 func newHarness(t *testing.T, opts ...sdktrace.TracerProviderOption) *harness {
 	t.Helper()
 	store, err := capture.NewStore(t.TempDir())
 	require.NoError(t, err)
-	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	metered, counts := processorMetrics(t)
+	proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	exp := tracetest.NewInMemoryExporter()
 	opts = append([]sdktrace.TracerProviderOption{
@@ -46,7 +49,7 @@ func newHarness(t *testing.T, opts ...sdktrace.TracerProviderOption) *harness {
 	}, opts...)
 	tp := sdktrace.NewTracerProvider(opts...)
 	t.Cleanup(func() { require.NoError(t, tp.Shutdown(context.Background())) })
-	return &harness{tp: tp, exp: exp, store: store, proc: proc}
+	return &harness{tp: tp, exp: exp, store: store, proc: proc, counts: counts}
 }
 
 // spans returns the exported spans as mapping inputs.

@@ -44,9 +44,10 @@ type captureExporter struct {
 }
 
 // writers are the exporter's span writers over its store: records, and observation lines (nil
-// when observations are off).
+// when observations are off) with the counter of observation spans that name no rollout.
 type writers struct {
 	records, observations *capture.Writer
+	unattributed          *agentobs.UnattributedCounter
 }
 
 func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, error) {
@@ -85,6 +86,9 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 	}
 	if e.observations {
 		if w.observations, err = capture.NewWriter(store, agentobs.ObservationLines{}, mp); err != nil {
+			return fmt.Errorf("gymcapture: %w", err)
+		}
+		if w.unattributed, err = agentobs.NewUnattributedCounter(e.meterProvider); err != nil {
 			return fmt.Errorf("gymcapture: %w", err)
 		}
 	}
@@ -174,7 +178,7 @@ func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Sp
 		_, isCall := w.records.Route(&v)
 		switch {
 		case r.Outcome == capture.OutcomeIgnored:
-			if _, ok := agentobs.ObservationKind(v.Attributes); ok && !isCall {
+			if _, ok := w.unattributed.Add(ctx, &v); ok {
 				e.logger.Warn("gymcapture: observation span without a gymtrace.rollout.id; observation not written",
 					zap.String("span_id", v.SpanID.String()), zap.String("span_name", v.Name))
 			}
@@ -197,6 +201,8 @@ func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span)
 			e.logger.Error("gymcapture: observation span received after shutdown; observation not written",
 				zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
 			o = outcomeDropped
+		} else {
+			w.unattributed.Add(ctx, v)
 		}
 	}
 	if r := w.records.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
