@@ -306,7 +306,7 @@ func TestObservationsMixedBatch(t *testing.T) {
 
 	colDir := t.TempDir()
 	e, err := newCaptureExporter(&Config{CaptureDir: colDir, DirMode: defaultDirMode, FileMode: defaultFileMode,
-		IncludePayloads: true, Observations: true}, exportertest.NewNopSettings(metadata.Type))
+		IncludePayloads: true, Observations: true}, meteredSettings(t))
 	require.NoError(t, err)
 	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
@@ -316,7 +316,8 @@ func TestObservationsMixedBatch(t *testing.T) {
 	want["mixed.capture.jsonl"] = cases[0].Want(call1.TraceID, call1.SpanID) + cases[1].Want(call2.TraceID, call2.SpanID)
 	assert.Equal(t, want, capturetest.DirContents(t, colDir))
 	assert.Len(t, want, 3, "mixed.capture.jsonl, mixed.observations.jsonl, other.observations.jsonl")
-	assert.Equal(t, st(5, 0, 0, 0, 0, 0), e.tel.stats())
+	assert.Equal(t, map[string]int64{"observation/written": 3, "observation/ignored": 2, "model_call/written": 2},
+		counts(t, e.meterProvider.(*meteredProvider).reader))
 	assert.Equal(t, dump(t, rec.Bundle()), dump(t, readBundle(t, colDir, "mixed")))
 	assert.Equal(t, dump(t, other.Bundle()), dump(t, readBundle(t, colDir, "other")))
 }
