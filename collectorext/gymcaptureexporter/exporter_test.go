@@ -89,14 +89,14 @@ func TestPushTraces(t *testing.T) {
 		wantErr       string
 	}{
 		{
-			name:      "model-call span written",
-			spans:     []capturetest.Span{good},
+			name:       "model-call span written",
+			spans:      []capturetest.Span{good},
 			wantFiles:  map[string]string{"good.capture.jsonl": c.Want(good.TraceID, good.SpanID)},
 			wantCounts: map[string]int64{"model_call/written": 1, "observation/ignored": 1},
 		},
 		{
-			name:      "span that is not a model call ignored and counted",
-			spans:     []capturetest.Span{other, other},
+			name:       "span that is not a model call ignored and counted",
+			spans:      []capturetest.Span{other, other},
 			wantFiles:  map[string]string{},
 			wantCounts: map[string]int64{"model_call/ignored": 2, "observation/ignored": 2},
 		},

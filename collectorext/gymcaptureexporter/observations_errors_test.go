@@ -108,15 +108,15 @@ func TestObservationOutcomes(t *testing.T) {
 		wantErr       []string
 	}{
 		{
-			name:      "written",
-			spans:     []func(ptrace.Span){obsTool("r-1", 1), obsTool("r-2", 2), obsTool("r-1", 3)},
-			wantFiles: map[string]string{"r-1.observations.jsonl": "r-1/1 r-1/3", "r-2.observations.jsonl": "r-2/2"},
+			name:       "written",
+			spans:      []func(ptrace.Span){obsTool("r-1", 1), obsTool("r-2", 2), obsTool("r-1", 3)},
+			wantFiles:  map[string]string{"r-1.observations.jsonl": "r-1/1 r-1/3", "r-2.observations.jsonl": "r-2/2"},
 			wantCounts: map[string]int64{"observation/written": 3},
 		},
 		{
-			name:      "no rollout id, or not a string: ignored, and counted as unattributed",
-			spans:     []func(ptrace.Span){obsTool(nil, 1), obsTool(7, 2), obsTool("", 3), obsTool("r-1", 4)},
-			wantFiles: map[string]string{"r-1.observations.jsonl": "r-1/4"},
+			name:       "no rollout id, or not a string: ignored, and counted as unattributed",
+			spans:      []func(ptrace.Span){obsTool(nil, 1), obsTool(7, 2), obsTool("", 3), obsTool("r-1", 4)},
+			wantFiles:  map[string]string{"r-1.observations.jsonl": "r-1/4"},
 			wantCounts: map[string]int64{"observation/written": 1, "observation/ignored": 3, "model_call/ignored": 3, "unattributed/tool_call": 3},
 		},
 		{
