@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/internal/drain"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -123,7 +124,7 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // ([ObservationKind]) to its rollout's observations file, <rollout_id>.observations.jsonl beside the
 // capture file, synchronously in OnEnd: when span.End returns, the line ([ObservationLine]) is on
 // stable storage or its failure was counted and logged. It is a thin adapter: the span's view
-// ([SpanFromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The rollout is
+// ([sdkspan.FromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The rollout is
 // the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); a span with an
 // unsafe one is rejected, a span without one is counted as unattributed ([UnattributedCounter]).
 // Other spans are ignored, and so is the sampled flag (observations never depend on sampling).
@@ -173,7 +174,7 @@ func (p *ObservationProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) 
 
 // OnEnd appends s's line when s is an observation span (see [ObservationProcessor]).
 func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	view := SpanFromReadOnly(s)
+	view := sdkspan.FromReadOnly(s)
 	ctx := context.Background()
 	if !p.gate.Enter() {
 		if r := p.w.Discard(ctx, &view, errShutdown); r.Outcome != capture.OutcomeIgnored {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 )
 
 // TestMain checks that no test leaks a goroutine (test servers, HTTP connections). It is the
@@ -56,7 +57,7 @@ func newHarness(t *testing.T, opts ...sdktrace.TracerProviderOption) *harness {
 func (h *harness) spans() []agentobs.ObservationSpan {
 	var out []agentobs.ObservationSpan
 	for _, s := range h.exp.GetSpans().Snapshots() {
-		out = append(out, agentobs.SpanFromReadOnly(s))
+		out = append(out, sdkspan.FromReadOnly(s))
 	}
 	return out
 }
