@@ -13,56 +13,22 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 )
 
 // processorMetrics returns a meter provider option for an ObservationProcessor and a function
-// reading what it counted: "spans/<outcome>" (gymtrace.capture.writer.spans of observation lines),
-// "duplicates", "bytes" and "unattributed/<kind>" (gymtrace.observations.unattributed).
+// reading what it counted (capturetest.Counts: "observation/<outcome>", "observation/duplicates",
+// "unattributed/<kind>").
 func processorMetrics(t *testing.T) (agentobs.ProcessorOption, func() map[string]int64) {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	opt := agentobs.WithProcessorMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
-	return opt, func() map[string]int64 {
-		t.Helper()
-		var rm metricdata.ResourceMetrics
-		require.NoError(t, reader.Collect(t.Context(), &rm))
-		out := map[string]int64{}
-		for _, sm := range rm.ScopeMetrics {
-			for _, m := range sm.Metrics {
-				sum, ok := m.Data.(metricdata.Sum[int64])
-				require.True(t, ok, m.Name)
-				require.True(t, sum.IsMonotonic, m.Name)
-				for _, dp := range sum.DataPoints {
-					var name string
-					switch m.Name {
-					case semconv.GymtraceObservationsUnattributedName:
-						require.Equal(t, "github.com/gymtrace/gymtrace/agentobs", sm.Scope.Name)
-						k, _ := dp.Attributes.Value(semconv.GymtraceObservationKindKey)
-						name = "unattributed/" + k.AsString()
-					default:
-						kind, _ := dp.Attributes.Value(semconv.GymtraceCaptureLineKindKey)
-						require.Equal(t, semconv.GymtraceCaptureLineKindObservation, kind.AsString(), m.Name)
-						name = strings.TrimPrefix(m.Name, "gymtrace.capture.writer.")
-						if o, ok := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); ok {
-							name += "/" + o.AsString()
-						}
-					}
-					if dp.Value != 0 {
-						out[name] += dp.Value
-					}
-				}
-			}
-		}
-		delete(out, "bytes") // sizes vary with the clock; tests that need them read the file
-		return out
-	}
+	return opt, func() map[string]int64 { return capturetest.Counts(t, reader) }
 }
 
 func TestObservationProcessor(t *testing.T) {
@@ -87,7 +53,7 @@ func TestObservationProcessor(t *testing.T) {
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "../bad"))...)
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("execute_tool y", append(tool, attribute.String("gymtrace.rollout.id", "r-2"))...)
-	assert.Equal(t, map[string]int64{"spans/ignored": 3, "spans/rejected": 1, "spans/written": 2, "unattributed/tool_call": 1}, counts(),
+	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 1, "observation/written": 2, "unattributed/tool_call": 1}, counts(),
 		"two spans of other kinds and one tool span without a rollout id are ignored; the unattributed one is counted too")
 	for _, rid := range []string{"r-1", "r-2"} {
 		lines, damaged, exists, err := agentobs.ReadObservations(store, rid)
@@ -104,7 +70,7 @@ func TestObservationProcessor(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(path, 0o700))
 	end("execute_tool z", append(tool, attribute.String("gymtrace.rollout.id", "r-3"))...)
-	assert.Equal(t, int64(1), counts()["spans/failed"])
+	assert.Equal(t, int64(1), counts()["observation/failed"])
 	assert.Contains(t, logs.String(), "line not written")
 
 	require.NoError(t, proc.ForceFlush(t.Context()))
@@ -113,7 +79,7 @@ func TestObservationProcessor(t *testing.T) {
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("plain after shutdown")
 	end("execute_tool after shutdown", tool...)
-	assert.Equal(t, map[string]int64{"spans/ignored": 5, "spans/rejected": 1, "spans/written": 2, "spans/failed": 2, "unattributed/tool_call": 2}, counts(),
+	assert.Equal(t, map[string]int64{"observation/ignored": 5, "observation/rejected": 1, "observation/written": 2, "observation/failed": 2, "unattributed/tool_call": 2}, counts(),
 		"after Shutdown an observation span fails, one without a rollout id is still unattributed")
 	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
 	require.NoError(t, err)
@@ -152,7 +118,7 @@ func TestObservationProcessorShutdownWaits(t *testing.T) {
 	assert.ErrorIs(t, proc.Shutdown(ctx), context.Canceled, "a write in progress: Shutdown gives up with ctx")
 	close(release)
 	<-done
-	assert.Equal(t, map[string]int64{"spans/written": 1}, counts(), "the write in progress still completes")
+	assert.Equal(t, map[string]int64{"observation/written": 1}, counts(), "the write in progress still completes")
 	assert.ErrorIs(t, tp.Shutdown(context.Background()), context.Canceled, "later Shutdowns return the first result")
 }
 
@@ -183,7 +149,7 @@ func TestObservationProcessorIdempotent(t *testing.T) {
 		require.NoError(t, err)
 		proc.OnEnd(spans[0])
 		proc.OnEnd(spans[0])
-		want := map[string]int64{"spans/written": 2, "duplicates": int64(1 + i)}
+		want := map[string]int64{"observation/written": 2, "observation/duplicates": int64(1 + i)}
 		assert.Equal(t, want, counts(), "a line already in the file (from this processor or the first) counts as written, and as a duplicate")
 		require.NoError(t, proc.Shutdown(t.Context()))
 	}

@@ -74,7 +74,7 @@ func TestPlainTracerSpans(t *testing.T) {
 	require.Equal(t, dump(t, fromSpans), dump(t, fromFile))
 	c := h.counts()
 	assert.Equal(t, int64(1), c["unattributed/tool_call"])
-	assert.Equal(t, int64(7), c["spans/written"])
+	assert.Equal(t, int64(7), c["observation/written"])
 
 	r := split(fromFile)
 	rootID := root.SpanContext().SpanID().String()

@@ -1,13 +1,10 @@
 package capturetest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -237,15 +234,7 @@ func (s obsSuite) idempotent(t *testing.T) {
 	spans, want := s.all()
 	require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{spans[0], spans[0]}), "the same span twice in one batch")
 	require.NoError(t, tg.ConsumeSpans(t.Context(), spans), "a retry of the whole batch")
-	var wg sync.WaitGroup
-	errs := make([]error, concurrentBatches)
-	for i := range concurrentBatches {
-		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), spans[1:]) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		require.NoError(t, err, "batch %d", i)
-	}
+	consumeConcurrently(t, tg, func(int) []Span { return spans[1:] })
 	assert.Equal(t, map[string]string{obsName(obsRollout): want}, DirContents(t, dir), "one line per span")
 }
 
@@ -296,25 +285,16 @@ func (s obsSuite) unsafe(t *testing.T) {
 func (s obsSuite) concurrent(t *testing.T) {
 	tg, dir := s.start(t)
 	c := s.cases[1]
-	var wg sync.WaitGroup
-	errs := make([]error, concurrentBatches)
 	want := make([]string, concurrentBatches)
-	for i := range concurrentBatches {
+	consumeConcurrently(t, tg, func(i int) []Span {
 		sp := c.Span
 		sp.SpanID = sid(0x23, i)
-		want[i] = strings.Replace(strings.TrimSuffix(c.Line, "\n"), `"span_id":"`+c.Span.SpanID.String()+`"`, `"span_id":"`+sp.SpanID.String()+`"`, 1)
-		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), []Span{sp}) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		require.NoError(t, err, "batch %d", i)
-	}
-	content := DirContents(t, dir)[obsName(obsRollout)]
-	require.True(t, strings.HasSuffix(content, "\n"))
-	got := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
-	sort.Strings(got)
-	sort.Strings(want)
-	assert.Equal(t, want, got, "every batch wrote one whole line")
+		want[i] = strings.Replace(c.Line, `"span_id":"`+c.Span.SpanID.String()+`"`, `"span_id":"`+sp.SpanID.String()+`"`, 1)
+		return []Span{sp}
+	})
+	files := DirContents(t, dir)
+	require.Len(t, files, 1)
+	assertLinesInAnyOrder(t, want, files[obsName(obsRollout)])
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -29,7 +29,7 @@ import (
 )
 
 // newStarted builds and starts a captureExporter over a fresh directory, counting on a meter
-// provider that the returned reader reads (counts); edit may change the configuration and add
+// provider that the returned reader reads (capturetest.Counts); edit may change the configuration and add
 // store options (for example a sync hook) before Start.
 func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExporter, string, *sdkmetric.ManualReader) {
 	t.Helper()
@@ -124,7 +124,7 @@ func TestPushTraces(t *testing.T) {
 				assert.Equal(t, tt.wantPermanent, consumererror.IsPermanent(err))
 			}
 			assert.Equal(t, tt.wantFiles, capturetest.DirContents(t, dir))
-			assert.Equal(t, tt.wantCounts, counts(t, m))
+			assert.Equal(t, tt.wantCounts, capturetest.Counts(t, m))
 		})
 	}
 }
@@ -148,7 +148,7 @@ func TestPushTracesIOErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.Want(ok1.TraceID, ok1.SpanID)+c2.Want(ok2.TraceID, ok2.SpanID), string(got))
 		assert.FileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "observation/ignored": 3}, counts(t, m))
+		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("capture directory replaced by a file", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
@@ -159,7 +159,7 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.False(t, consumererror.IsPermanent(err))
 		assert.ErrorContains(t, err, dir)
 		assertRetryOnly(t, err, fails.SpanID)
-		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, counts(t, m))
+		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
 		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
@@ -187,7 +187,7 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.ErrorContains(t, err, "1 model-call spans rejected (not retried)")
 		assert.ErrorContains(t, err, "gymtrace.latency_ms is required")
 		assertRetryOnly(t, err, fails.SpanID)
-		assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "model_call/failed": 1, "observation/ignored": 3}, counts(t, m))
+		assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("context done before the record", func(t *testing.T) {
 		e, dir, _ := newStarted(t, nil)
@@ -254,7 +254,7 @@ func TestRetryWritesFailedSpansOnce(t *testing.T) {
 	assert.Equal(t, c.Want(a.TraceID, a.SpanID), files["a.capture.jsonl"], "a written once, not rewritten by the retry")
 	assert.Contains(t, files, "b.capture.incomplete", "a failed write marks the rollout (SPEC §2.6), even when a retry succeeds")
 	assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "model_call/duplicates": 1, "observation/ignored": 3},
-		counts(t, e.meterProvider.(*meteredProvider).reader), "the retry of b found its record in the file: written, as a duplicate")
+		capturetest.Counts(t, e.meterProvider.(*meteredProvider).reader), "the retry of b found its record in the file: written, as a duplicate")
 	// The failed commit reached the file before its fsync failed; the retry finds b's
 	// model_call_id there and appends nothing: b is in the file once.
 	assert.Equal(t, c.Want(b.TraceID, b.SpanID), files["b.capture.jsonl"], "b written once, by the first attempt")
@@ -278,7 +278,7 @@ func TestPushTracesLifecycle(t *testing.T) {
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{span}))
 		require.ErrorIs(t, err, errShutdown)
 		assert.Equal(t, map[string]string{"late.capture.incomplete": ""}, capturetest.DirContents(t, dir))
-		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, counts(t, m), "a span received after shutdown fails")
+		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, capturetest.Counts(t, m), "a span received after shutdown fails")
 	})
 }
 
@@ -384,7 +384,7 @@ func BenchmarkPushTraces(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	require.Equal(b, int64(b.N), counts(b, m)["model_call/written"])
+	require.Equal(b, int64(b.N), capturetest.Counts(b, m)["model_call/written"])
 }
 
 // BenchmarkEncode measures building one capture line from a pdata span, without the write.

@@ -168,7 +168,7 @@ func BenchmarkPushObservation(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	require.Equal(b, int64(b.N), counts(b, m)["observation/written"])
+	require.Equal(b, int64(b.N), capturetest.Counts(b, m)["observation/written"])
 }
 
 // BenchmarkObservationLine measures building one observation line from a pdata span, without the

@@ -149,7 +149,7 @@ func TestObservationOutcomes(t *testing.T) {
 				}
 			}
 			assert.Equal(t, want, capturetest.DirContents(t, dir))
-			assert.Equal(t, tt.wantCounts, counts(t, m))
+			assert.Equal(t, tt.wantCounts, capturetest.Counts(t, m))
 		})
 	}
 }
@@ -169,7 +169,7 @@ func TestObservationIOErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, lineOf(t, "ok", 1)+lineOf(t, "ok", 3), string(got))
 		assert.NoFileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/failed": 1}, counts(t, m))
+		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/failed": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
 		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
@@ -200,7 +200,7 @@ func TestObservationIOErrors(t *testing.T) {
 		assert.ErrorContains(t, err, "Invalid rollout id: 'bad/id'")
 		assert.ErrorContains(t, err, "gymtrace.dialect is required")
 		assert.Equal(t, []trace.SpanID{sid(2)}, retried(t, err))
-		assert.Equal(t, map[string]int64{"observation/rejected": 1, "observation/failed": 1, "observation/ignored": 1, "model_call/rejected": 1}, counts(t, m))
+		assert.Equal(t, map[string]int64{"observation/rejected": 1, "observation/failed": 1, "observation/ignored": 1, "model_call/rejected": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("context done before the line", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
@@ -211,7 +211,7 @@ func TestObservationIOErrors(t *testing.T) {
 		assert.False(t, consumererror.IsPermanent(err))
 		assert.Equal(t, []trace.SpanID{sid(1)}, retried(t, err))
 		assert.Empty(t, capturetest.DirContents(t, dir))
-		assert.Equal(t, map[string]int64{"observation/failed": 1}, counts(t, m))
+		assert.Equal(t, map[string]int64{"observation/failed": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("after shutdown: not written, nothing marked, error", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
@@ -220,7 +220,7 @@ func TestObservationIOErrors(t *testing.T) {
 		require.ErrorIs(t, err, errShutdown)
 		assert.Empty(t, capturetest.DirContents(t, dir))
 		assert.Equal(t, []trace.SpanID{sid(1)}, retried(t, err))
-		assert.Equal(t, map[string]int64{"observation/failed": 1, "observation/ignored": 1, "model_call/ignored": 2, "unattributed/tool_call": 1}, counts(t, m),
+		assert.Equal(t, map[string]int64{"observation/failed": 1, "observation/ignored": 1, "model_call/ignored": 2, "unattributed/tool_call": 1}, capturetest.Counts(t, m),
 			"a span received after shutdown fails; one without a rollout id is unattributed all the same")
 	})
 }
@@ -235,7 +235,7 @@ func TestObservationsDisabled(t *testing.T) {
 	toTraces([]capturetest.Span{call}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	require.NoError(t, e.pushTraces(t.Context(), td))
 	assert.Equal(t, map[string]string{"r-1.capture.jsonl": c.Want(call.TraceID, call.SpanID)}, capturetest.DirContents(t, dir))
-	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 2}, counts(t, m), "no observation writer, no observation counts")
+	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 2}, capturetest.Counts(t, m), "no observation writer, no observation counts")
 }
 
 // TestObservationAndModelCallSpan: a span that is both (a model-call span carrying
@@ -258,7 +258,7 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 			"both.capture.jsonl":      c.Want(both.TraceID, both.SpanID),
 			"both.observations.jsonl": line,
 		}, capturetest.DirContents(t, dir))
-		assert.Equal(t, map[string]int64{"observation/written": 1, "model_call/written": 1}, counts(t, m), "counted once by each writer")
+		assert.Equal(t, map[string]int64{"observation/written": 1, "model_call/written": 1}, capturetest.Counts(t, m), "counted once by each writer")
 	})
 	t.Run("observation line fails: record not started, rollout marked, span retried", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
@@ -270,7 +270,7 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 		assert.Equal(t, []trace.SpanID{both.SpanID}, retried(t, err))
 		assert.NoFileExists(t, filepath.Join(dir, "both.capture.jsonl"))
 		assert.FileExists(t, filepath.Join(dir, "both.capture.incomplete"))
-		assert.Equal(t, map[string]int64{"observation/failed": 1, "model_call/failed": 1}, counts(t, m), "the record not started is failed too")
+		assert.Equal(t, map[string]int64{"observation/failed": 1, "model_call/failed": 1}, capturetest.Counts(t, m), "the record not started is failed too")
 	})
 }
 

@@ -153,7 +153,7 @@ func TestObservationsFromRecorder(t *testing.T) {
 
 	spans := side.spans()
 	require.Len(t, spans, 6, "two invocations, two tool calls, a compaction, a sandbox run")
-	require.Equal(t, map[string]int64{"observation/written": 6}, counts(t, side.metrics))
+	require.Equal(t, map[string]int64{"observation/written": 6}, capturetest.Counts(t, side.metrics))
 
 	colDir := t.TempDir()
 	require.NoError(t, newCollector(t, colDir, nil).ConsumeTraces(t.Context(), otlpTraces(t, spans)))
@@ -252,7 +252,7 @@ func TestObservationsFromPlainTracer(t *testing.T) {
 	require.Equal(t, []string{"py-1.observations.jsonl"}, keys(want))
 	assert.Equal(t, want, capturetest.DirContents(t, colDir), "byte-identical to the SDK processor's file")
 	assert.Contains(t, want["py-1.observations.jsonl"], `"gymtrace.model_call.ids":[]`)
-	assert.Equal(t, map[string]int64{"observation/written": 5, "observation/ignored": 3, "unattributed/tool_call": 1}, counts(t, side.metrics))
+	assert.Equal(t, map[string]int64{"observation/written": 5, "observation/ignored": 3, "unattributed/tool_call": 1}, capturetest.Counts(t, side.metrics))
 
 	rootID, subID := root.SpanContext().SpanID().String(), sub.SpanContext().SpanID().String()
 	secs := func(ms int) *float64 { return agentobs.Ptr(float64(at(ms).UnixNano()) / 1e9) }
@@ -317,7 +317,7 @@ func TestObservationsMixedBatch(t *testing.T) {
 	assert.Equal(t, want, capturetest.DirContents(t, colDir))
 	assert.Len(t, want, 3, "mixed.capture.jsonl, mixed.observations.jsonl, other.observations.jsonl")
 	assert.Equal(t, map[string]int64{"observation/written": 3, "observation/ignored": 2, "model_call/written": 2},
-		counts(t, e.meterProvider.(*meteredProvider).reader))
+		capturetest.Counts(t, e.meterProvider.(*meteredProvider).reader))
 	assert.Equal(t, dump(t, rec.Bundle()), dump(t, readBundle(t, colDir, "mixed")))
 	assert.Equal(t, dump(t, other.Bundle()), dump(t, readBundle(t, colDir, "other")))
 }

@@ -65,7 +65,7 @@ func TestLargeRecordStreamed(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "golden.capture.jsonl"))
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(got))
-			assert.Equal(t, int64(1), counts(t, m)["model_call/written"])
+			assert.Equal(t, int64(1), capturetest.Counts(t, m)["model_call/written"])
 		})
 	}
 }
