@@ -124,9 +124,10 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // ([ObservationKind]) to its rollout's observations file, <rollout_id>.observations.jsonl beside the
 // capture file, synchronously in OnEnd: when span.End returns, the line ([ObservationLine]) is on
 // stable storage or its failure was counted and logged. It is a thin adapter: the span's view
-// ([sdkspan.FromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The rollout is
-// the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); a span with an
-// unsafe one is rejected, a span without one is counted as unattributed ([UnattributedCounter]).
+// ([sdkspan.FromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The
+// rollout is the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); a span
+// with an unsafe one is rejected, a span without one is counted as unattributed
+// ([UnattributedCounter]).
 // Other spans are ignored, and so is the sampled flag (observations never depend on sampling).
 // Counters go to the meter provider of [WithProcessorMeterProvider].
 //
