@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/internal/drain"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -105,25 +105,16 @@ func WithProcessorLogger(l *slog.Logger) ProcessorOption {
 	})
 }
 
-// WithProcessorMeterProvider sets the meter provider of the span writer's counters
-// (gymtrace.capture.writer.spans, .duplicates and .bytes with gymtrace.capture.line_kind
-// "observation"; see [capture.WithMeterProvider]). Default: a no-op provider (libraries never read
-// the global one); nil keeps the default.
+// WithProcessorMeterProvider sets the meter provider of the processor's counters: the span
+// writer's gymtrace.capture.writer.spans, .duplicates and .bytes with gymtrace.capture.line_kind
+// "observation" (see [capture.WithMeterProvider]), and gymtrace.observations.unattributed
+// ([UnattributedCounter]). An observation span that did not reach its file shows as
+// gymtrace.capture.writer.spans with gymtrace.capture.outcome "failed" (not written, or ended after
+// Shutdown) or "rejected" (a rollout id that is not a safe file name), or as
+// gymtrace.observations.unattributed (no rollout id). Default: a no-op provider (libraries never
+// read the global one); nil keeps the default.
 func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
 	return processorOptionFunc(func(c *processorConfig) { c.meterProvider = mp })
-}
-
-// ProcessorStats counts what an [ObservationProcessor] did with observation spans.
-type ProcessorStats struct {
-	// Lines is the number of observation lines appended durably (or found in the file already).
-	Lines int64
-	// Failures is the number of observation spans whose line could not be written.
-	Failures int64
-	// Unrouted is the number of observation spans without a usable gymtrace.rollout.id (not
-	// written: there is no file to write them to).
-	Unrouted int64
-	// Dropped is the number of observation spans that ended after Shutdown (not written).
-	Dropped int64
 }
 
 // errShutdown is the cause of an observation span that ended after Shutdown.
@@ -133,19 +124,20 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // ([ObservationKind]) to its rollout's observations file, <rollout_id>.observations.jsonl beside the
 // capture file, synchronously in OnEnd: when span.End returns, the line ([ObservationLine]) is on
 // stable storage or its failure was counted and logged. It is a thin adapter: the span's view
-// ([SpanFromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The rollout is
-// the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); spans without
-// one are counted as unrouted. Other spans are ignored, and so is the sampled flag (observations
-// never depend on sampling).
+// ([sdkspan.FromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The
+// rollout is the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); a span
+// with an unsafe one is rejected, a span without one is counted as unattributed
+// ([UnattributedCounter]).
+// Other spans are ignored, and so is the sampled flag (observations never depend on sampling).
+// Counters go to the meter provider of [WithProcessorMeterProvider].
 //
 // It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
 // (group commit), different rollouts never wait for each other. After Shutdown, OnEnd writes
-// nothing and counts observation spans as dropped.
+// nothing and counts observation spans as failed.
 type ObservationProcessor struct {
-	w      *capture.Writer
-	logger *slog.Logger
-
-	lines, failures, unrouted, dropped atomic.Int64
+	w            *capture.Writer
+	unattributed *UnattributedCounter
+	logger       *slog.Logger
 
 	gate drain.Gate // OnEnd calls in flight; closed by Shutdown
 
@@ -171,7 +163,11 @@ func NewObservationProcessor(store *capture.Store, opts ...ProcessorOption) (*Ob
 	if err != nil {
 		return nil, fmt.Errorf("agentobs: observation processor: %w", err)
 	}
-	return &ObservationProcessor{w: w, logger: cfg.logger}, nil
+	u, err := NewUnattributedCounter(cfg.meterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("agentobs: observation processor: %w", err)
+	}
+	return &ObservationProcessor{w: w, unattributed: u, logger: cfg.logger}, nil
 }
 
 // OnStart does nothing.
@@ -179,34 +175,36 @@ func (p *ObservationProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) 
 
 // OnEnd appends s's line when s is an observation span (see [ObservationProcessor]).
 func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	view := SpanFromReadOnly(s)
+	view := sdkspan.FromReadOnly(s)
+	ctx := context.Background()
 	if !p.gate.Enter() {
-		if p.w.Discard(context.Background(), &view, errShutdown).Outcome != capture.OutcomeIgnored {
-			p.dropped.Add(1)
+		if r := p.w.Discard(ctx, &view, errShutdown); r.Outcome != capture.OutcomeIgnored {
 			p.logger.Error("gymtrace observations: span ended after shutdown; not written",
-				"span_id", view.SpanID.String())
+				"rollout_id", r.RolloutID, "span_id", view.SpanID.String())
+		} else {
+			p.countUnattributed(ctx, &view)
 		}
 		return
 	}
 	defer p.gate.Leave()
-	r := p.w.Write(context.Background(), &view)
-	switch r.Outcome {
+	switch r := p.w.Write(ctx, &view); r.Outcome {
 	case capture.OutcomeWritten:
-		p.lines.Add(1)
 	case capture.OutcomeIgnored:
-		if _, ok := ObservationKind(view.Attributes); ok {
-			p.unrouted.Add(1)
-			p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
-				"span_id", view.SpanID.String())
-		}
+		p.countUnattributed(ctx, &view)
 	case capture.OutcomeRejected:
-		p.unrouted.Add(1)
 		p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
 			"span_id", view.SpanID.String(), "error", r.Err)
 	default:
-		p.failures.Add(1)
 		p.logger.Error("gymtrace observations: line not written", "rollout_id", r.RolloutID,
 			"span_id", view.SpanID.String(), "error", r.Err)
+	}
+}
+
+// countUnattributed counts and logs v when it is an observation span that names no rollout.
+func (p *ObservationProcessor) countUnattributed(ctx context.Context, v *capture.Span) {
+	if kind, ok := p.unattributed.Add(ctx, v); ok {
+		p.logger.Warn("gymtrace observations: observation span without a gymtrace.rollout.id; not written",
+			"span_id", v.SpanID.String(), "kind", kind)
 	}
 }
 
@@ -224,9 +222,4 @@ func (p *ObservationProcessor) Shutdown(ctx context.Context) error {
 		}
 	})
 	return p.shutdownErr
-}
-
-// Stats returns the processor's counters. Safe for concurrent use.
-func (p *ObservationProcessor) Stats() ProcessorStats {
-	return ProcessorStats{Lines: p.lines.Load(), Failures: p.failures.Load(), Unrouted: p.unrouted.Load(), Dropped: p.dropped.Load()}
 }

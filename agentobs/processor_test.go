@@ -12,18 +12,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 )
+
+// processorMetrics returns a meter provider option for an ObservationProcessor and a function
+// reading what it counted (capturetest.Counts: "observation/<outcome>", "observation/duplicates",
+// "unattributed/<kind>").
+func processorMetrics(t *testing.T) (agentobs.ProcessorOption, func() map[string]int64) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	opt := agentobs.WithProcessorMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	return opt, func() map[string]int64 { return capturetest.Counts(t, reader) }
+}
 
 func TestObservationProcessor(t *testing.T) {
 	var logs bytes.Buffer
 	store, err := capture.NewStore(t.TempDir())
 	require.NoError(t, err)
-	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	metered, counts := processorMetrics(t)
+	proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
 	// Spans recorded but not sampled (the export sampler's decision) are written all the same.
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithSampler(recordOnly{})).Tracer("test")
@@ -40,7 +53,8 @@ func TestObservationProcessor(t *testing.T) {
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "../bad"))...)
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("execute_tool y", append(tool, attribute.String("gymtrace.rollout.id", "r-2"))...)
-	assert.Equal(t, agentobs.ProcessorStats{Lines: 2, Unrouted: 2}, proc.Stats())
+	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 1, "observation/written": 2, "unattributed/tool_call": 1}, counts(),
+		"two spans of other kinds and one tool span without a rollout id are ignored; the unattributed one is counted too")
 	for _, rid := range []string{"r-1", "r-2"} {
 		lines, damaged, exists, err := agentobs.ReadObservations(store, rid)
 		require.NoError(t, err)
@@ -49,13 +63,14 @@ func TestObservationProcessor(t *testing.T) {
 		assert.Len(t, lines, 1, rid)
 	}
 	assert.Contains(t, logs.String(), "without a valid gymtrace.rollout.id")
+	assert.Contains(t, logs.String(), "without a gymtrace.rollout.id")
 
 	// A write failure is counted and logged: the observations path is a directory.
 	path, err := store.ObservationsPath("r-3")
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(path, 0o700))
 	end("execute_tool z", append(tool, attribute.String("gymtrace.rollout.id", "r-3"))...)
-	assert.Equal(t, int64(1), proc.Stats().Failures)
+	assert.Equal(t, int64(1), counts()["observation/failed"])
 	assert.Contains(t, logs.String(), "line not written")
 
 	require.NoError(t, proc.ForceFlush(t.Context()))
@@ -63,7 +78,9 @@ func TestObservationProcessor(t *testing.T) {
 	require.NoError(t, proc.Shutdown(t.Context()), "Shutdown is idempotent")
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("plain after shutdown")
-	assert.Equal(t, int64(1), proc.Stats().Dropped)
+	end("execute_tool after shutdown", tool...)
+	assert.Equal(t, map[string]int64{"observation/ignored": 5, "observation/rejected": 1, "observation/written": 2, "observation/failed": 2, "unattributed/tool_call": 2}, counts(),
+		"after Shutdown an observation span fails, one without a rollout id is still unattributed")
 	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
 	require.NoError(t, err)
 	assert.Len(t, lines, 1, "nothing written after Shutdown")
@@ -84,7 +101,8 @@ func TestObservationProcessorShutdownWaits(t *testing.T) {
 		return nil
 	}))
 	require.NoError(t, err)
-	proc, err := agentobs.NewObservationProcessor(store)
+	metered, counts := processorMetrics(t)
+	proc, err := agentobs.NewObservationProcessor(store, metered)
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc))
 	done := make(chan struct{})
@@ -100,7 +118,7 @@ func TestObservationProcessorShutdownWaits(t *testing.T) {
 	assert.ErrorIs(t, proc.Shutdown(ctx), context.Canceled, "a write in progress: Shutdown gives up with ctx")
 	close(release)
 	<-done
-	assert.Equal(t, int64(1), proc.Stats().Lines, "the write in progress still completes")
+	assert.Equal(t, map[string]int64{"observation/written": 1}, counts(), "the write in progress still completes")
 	assert.ErrorIs(t, tp.Shutdown(context.Background()), context.Canceled, "later Shutdowns return the first result")
 }
 
@@ -123,14 +141,16 @@ func TestObservationProcessorIdempotent(t *testing.T) {
 		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gymtrace.rollout.id", "r-1")))
 	s.End()
 	require.Len(t, spans, 1)
-	for range 2 {
+	for i := range 2 {
 		store, err := capture.NewStore(dir)
 		require.NoError(t, err)
-		proc, err := agentobs.NewObservationProcessor(store)
+		metered, counts := processorMetrics(t)
+		proc, err := agentobs.NewObservationProcessor(store, metered)
 		require.NoError(t, err)
 		proc.OnEnd(spans[0])
 		proc.OnEnd(spans[0])
-		assert.Equal(t, int64(2), proc.Stats().Lines, "a line already in the file counts as written")
+		want := map[string]int64{"observation/written": 2, "observation/duplicates": int64(1 + i)}
+		assert.Equal(t, want, counts(), "a line already in the file (from this processor or the first) counts as written, and as a duplicate")
 		require.NoError(t, proc.Shutdown(t.Context()))
 	}
 	store, err := capture.NewStore(dir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 )
 
 // TestMain checks that no test leaks a goroutine (test servers, HTTP connections). It is the
@@ -31,13 +32,16 @@ type harness struct {
 	exp   *tracetest.InMemoryExporter
 	store *capture.Store
 	proc  *agentobs.ObservationProcessor
+	// counts reads the processor's counters (processorMetrics).
+	counts func() map[string]int64
 }
 
 func newHarness(t *testing.T, opts ...sdktrace.TracerProviderOption) *harness {
 	t.Helper()
 	store, err := capture.NewStore(t.TempDir())
 	require.NoError(t, err)
-	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	metered, counts := processorMetrics(t)
+	proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	exp := tracetest.NewInMemoryExporter()
 	opts = append([]sdktrace.TracerProviderOption{
@@ -46,14 +50,14 @@ func newHarness(t *testing.T, opts ...sdktrace.TracerProviderOption) *harness {
 	}, opts...)
 	tp := sdktrace.NewTracerProvider(opts...)
 	t.Cleanup(func() { require.NoError(t, tp.Shutdown(context.Background())) })
-	return &harness{tp: tp, exp: exp, store: store, proc: proc}
+	return &harness{tp: tp, exp: exp, store: store, proc: proc, counts: counts}
 }
 
 // spans returns the exported spans as mapping inputs.
 func (h *harness) spans() []agentobs.ObservationSpan {
 	var out []agentobs.ObservationSpan
 	for _, s := range h.exp.GetSpans().Snapshots() {
-		out = append(out, agentobs.SpanFromReadOnly(s))
+		out = append(out, sdkspan.FromReadOnly(s))
 	}
 	return out
 }

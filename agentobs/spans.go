@@ -13,7 +13,7 @@ const BundleSource = "gymtrace"
 
 // ObservationSpan is the span view the span-to-observation mapping reads: the neutral
 // [capture.Span] (identity, parent, timing, status, attributes, events and links) that every span
-// source fills through a small adapter — [SpanFromReadOnly] for the otel-go SDK,
+// source fills through a small adapter — sdkspan.FromReadOnly for the otel-go SDK,
 // [ObservationLine.Span] for the observations file, the recorder for what it recorded, and the
 // Collector exporter for pdata spans — so they all share one mapping ([BundleFromSpans]) and one
 // writer ([ObservationLines] plugged into [capture.Writer]). Name and Kind are not read by the

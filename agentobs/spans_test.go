@@ -72,8 +72,9 @@ func TestPlainTracerSpans(t *testing.T) {
 	fromSpans := agentobs.BundleFromSpans(dropUnrouted(spans))
 	fromFile := h.fileBundle(t, "py-1")
 	require.Equal(t, dump(t, fromSpans), dump(t, fromFile))
-	assert.Equal(t, int64(1), h.proc.Stats().Unrouted)
-	assert.Equal(t, int64(7), h.proc.Stats().Lines)
+	c := h.counts()
+	assert.Equal(t, int64(1), c["unattributed/tool_call"])
+	assert.Equal(t, int64(7), c["observation/written"])
 
 	r := split(fromFile)
 	rootID := root.SpanContext().SpanID().String()

@@ -8,34 +8,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/capture/capturetest"
 	"github.com/gymtrace/gymtrace/exporter"
 	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 )
-
-// sdkSpans converts the suite's spans to sdktrace.ReadOnlySpans.
-func sdkSpans(spans []capturetest.Span) []sdktrace.ReadOnlySpan {
-	stubs := make(tracetest.SpanStubs, len(spans))
-	for i, s := range spans {
-		stubs[i] = tracetest.SpanStub{
-			Name: s.Name,
-			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
-				TraceID: s.TraceID, SpanID: s.SpanID, TraceFlags: trace.FlagsSampled,
-			}),
-			SpanKind:          s.Kind,
-			StartTime:         s.Start,
-			EndTime:           s.End,
-			Attributes:        s.Attributes,
-			DroppedAttributes: s.DroppedAttributes,
-		}
-	}
-	return stubs.Snapshots()
-}
 
 // TestCaptureConformance runs the capture conformance suite against the SDK span exporter; the
 // Collector exporter gymcapture runs the same suite (collectorext).
@@ -47,7 +25,7 @@ func TestCaptureConformance(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
 		return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
-			return exp.ExportSpans(ctx, sdkSpans(spans))
+			return exp.ExportSpans(ctx, capturetest.ReadOnlySpans(spans))
 		})
 	})
 }
@@ -66,7 +44,7 @@ func TestDurableProcessorConformance(t *testing.T) {
 		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
 		return capturetest.TargetFunc(func(_ context.Context, spans []capturetest.Span) error {
 			before := len(logs.String())
-			for _, s := range sdkSpans(spans) {
+			for _, s := range capturetest.ReadOnlySpans(spans) {
 				p.OnEnd(s)
 			}
 			if logged := logs.String()[before:]; strings.Contains(logged, "record not written") {

@@ -3,7 +3,7 @@
 // middleware, the span exporter [Exporter] for pipelines that deliver spans in batches, and
 // [WithoutPayloads], which strips payload attributes before OTLP export.
 //
-// Both are thin adapters: each span's [capture.Span] view ([SpanFromReadOnly]) goes to the one span
+// Both are thin adapters: each span's [capture.Span] view (capture/sdkspan.FromReadOnly) goes to the one span
 // writer, [capture.Writer] with the record mapping [capture.ModelCallLines]. A model-call span is a
 // span carrying both gymtrace.rollout.id and gymtrace.model_call.id; every other span is ignored.
 // Its record is rebuilt from the span's attributes (the one record <-> attribute mapping), gets the

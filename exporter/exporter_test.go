@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -403,7 +404,7 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(ex.Request)))
 	for b.Loop() {
-		v := SpanFromReadOnly(span)
+		v := sdkspan.FromReadOnly(span)
 		line, err := capture.ModelCallLines{}.NewLine("r1", &v)
 		if err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 )
 
 // recordWriter is the part shared by DurableProcessor and Exporter: the SDK span's view handed to
@@ -36,7 +37,7 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 // write writes the record of s when it is a model-call span. It returns the error of a record not
 // written (its rollout marked incomplete).
 func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) error {
-	v := SpanFromReadOnly(s)
+	v := sdkspan.FromReadOnly(s)
 	var r capture.Result
 	if w.forward == nil {
 		r = w.w.Write(ctx, &v)
@@ -48,13 +49,13 @@ func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) error
 
 // fail accounts for model-call span s that is not written because of cause; it returns the error.
 func (w *recordWriter) fail(ctx context.Context, s sdktrace.ReadOnlySpan, cause error) error {
-	v := SpanFromReadOnly(s)
+	v := sdkspan.FromReadOnly(s)
 	return w.report(w.w.Discard(ctx, &v, cause), &v)
 }
 
 // drop handles a span that arrives after Shutdown; it reports whether it was a model-call span.
 func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
-	v := SpanFromReadOnly(s)
+	v := sdkspan.FromReadOnly(s)
 	r := w.w.Discard(context.Background(), &v, errShutdown)
 	if r.Outcome == capture.OutcomeIgnored {
 		return false

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -69,7 +70,7 @@ func attrLine(t *testing.T, stub tracetest.SpanStub) (string, capture.Problems, 
 	line, problems, err := capture.AppendLineFromAttributes(nil, capture.Attributes(stub.Attributes), stub.StartTime, stub.EndTime,
 		sc.TraceID().String(), sc.SpanID().String())
 	require.NoError(t, err)
-	v := SpanFromReadOnly(stub.Snapshot())
+	v := sdkspan.FromReadOnly(stub.Snapshot())
 	l, err := capture.ModelCallLines{}.NewLine("", &v)
 	require.NoError(t, err)
 	return string(line), problems, l.(*capture.SpanLine)

@@ -147,3 +147,22 @@ const (
 // GymtraceCaptureOutcomeKey is what a span writer did with a span: written, partial, ignored,
 // rejected or failed (capture.Outcome). Not a semantic convention.
 const GymtraceCaptureOutcomeKey = attribute.Key("gymtrace.capture.outcome")
+
+// Observation metrics (package agentobs): what the span writer cannot tell apart. Not semantic
+// conventions.
+const (
+	// GymtraceObservationsUnattributedName counts observation spans (invoke_agent, execute_tool,
+	// compaction and sandbox spans: agentobs.ObservationKind) that name no rollout, a missing or empty
+	// gymtrace.rollout.id, so that no observations file can hold them (unit {span}), by
+	// [GymtraceObservationKindKey]. The span writer counts the same spans as ignored.
+	GymtraceObservationsUnattributedName = "gymtrace.observations.unattributed"
+	// GymtraceObservationsUnattributedUnit is the unit of gymtrace.observations.unattributed.
+	GymtraceObservationsUnattributedUnit = "{span}"
+	// GymtraceObservationsUnattributedDescription is the description of gymtrace.observations.unattributed.
+	GymtraceObservationsUnattributedDescription = "Observation spans not written because they name no rollout (no gymtrace.rollout.id)."
+)
+
+// GymtraceObservationKindKey is the kind of observation a span records, the "kind" of its
+// observation line (the record types of SPEC §6.2): "agent_invocation", "tool_call", "context_compaction" or "sandbox".
+// Not a semantic convention.
+const GymtraceObservationKindKey = attribute.Key("gymtrace.observation.kind")

@@ -32,6 +32,14 @@
 // [Cases] exposes the canonical spans and their lines so that a test can also feed two writers the
 // same spans and compare their directories with [DirContents].
 //
+// [RunObservations] is the same kind of suite for observation lines
+// (<rollout_id>.observations.jsonl): [ObservationCases] are an invoke_agent, an execute_tool, a
+// compaction and a sandbox span with the exact lines they must give; every adapter that writes
+// observation lines runs it (agentobs's ObservationProcessor, gymcapture with observations
+// enabled). This package may not import agentobs (layering_test.go), so the cases are data and
+// each adapter's test wires its own writer. [ReadOnlySpans] hands the suite's spans to otel-go SDK
+// adapters.
+//
 // The package is for tests only. It loads the test vectors from the repository's testdata folder
 // and fails (never skips) when they are missing.
 package capturetest

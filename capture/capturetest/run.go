@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -341,25 +341,46 @@ func (s suite) invalid(t *testing.T) {
 func (s suite) concurrent(t *testing.T) {
 	tg, dir := s.start(t)
 	c := s.cases[len(s.cases)/2]
+	want := make([]string, concurrentBatches)
+	consumeConcurrently(t, tg, func(i int) []Span {
+		sp, line := withCallID(c, fmt.Sprintf("%032x", i), sid(6, i))
+		want[i] = line
+		return []Span{sp}
+	})
+	files := DirContents(t, dir)
+	require.Len(t, files, 1)
+	assertLinesInAnyOrder(t, want, files[captureName("golden")])
+}
+
+// consumeConcurrently hands tg concurrentBatches batches at once, batch(i) the i-th (built before
+// the goroutines start), and fails t on any batch's error.
+func consumeConcurrently(t *testing.T, tg Target, batch func(i int) []Span) {
+	t.Helper()
+	batches := make([][]Span, concurrentBatches)
+	for i := range batches {
+		batches[i] = batch(i)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, concurrentBatches)
-	want := make([]string, concurrentBatches)
-	for i := range concurrentBatches {
-		sp, line := withCallID(c, fmt.Sprintf("%032x", i), sid(6, i))
-		want[i] = strings.TrimSuffix(line, "\n")
-		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), []Span{sp}) })
+	for i, b := range batches {
+		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), b) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		require.NoError(t, err, "batch %d", i)
 	}
-	files := DirContents(t, dir)
-	require.Len(t, files, 1)
-	content := files[captureName("golden")]
-	require.True(t, strings.HasSuffix(content, "\n"))
-	got := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
-	sort.Strings(got)
-	sort.Strings(want)
+}
+
+// assertLinesInAnyOrder checks that content is the lines of want (each ending in "\n"), whole and
+// strict JSON, in any order: what concurrent batches leave.
+func assertLinesInAnyOrder(t *testing.T, want []string, content string) {
+	t.Helper()
+	require.True(t, strings.HasSuffix(content, "\n"), "the file ends in a whole line")
+	got := strings.SplitAfter(content, "\n")
+	got = got[:len(got)-1]
+	want = slices.Clone(want)
+	slices.Sort(got)
+	slices.Sort(want)
 	assert.Equal(t, want, got, "every batch wrote one whole line")
 	for _, l := range got {
 		assert.True(t, json.Valid([]byte(l)), l)
@@ -378,15 +399,7 @@ func (s suite) idempotent(t *testing.T) {
 	again.SpanID = sid(7, 1)
 	require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{again, c.Span}))
 	other := s.cases[1]
-	var wg sync.WaitGroup
-	errs := make([]error, concurrentBatches)
-	for i := range concurrentBatches {
-		wg.Go(func() { errs[i] = tg.ConsumeSpans(context.WithoutCancel(t.Context()), []Span{other.Span}) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		require.NoError(t, err, "batch %d", i)
-	}
+	consumeConcurrently(t, tg, func(int) []Span { return []Span{other.Span} })
 	assert.Equal(t, map[string]string{captureName("golden"): c.Line + other.Line}, DirContents(t, dir),
 		"one line per model call")
 }

@@ -109,7 +109,7 @@ func sliceValue(s pcommon.Slice) attribute.Value {
 }
 
 // spanView is the capture.Span view of pdata span sp: the Collector's adapter to the one span
-// writer (capture.Writer), as exporter.SpanFromReadOnly is the otel-go SDK's. Unset timestamps (0)
+// writer (capture.Writer), as sdkspan.FromReadOnly is the otel-go SDK's. Unset timestamps (0)
 // are zero times (an end of 0 is a span that has not ended); the status and kind enums are
 // translated (pdata numbers them differently from otel-go); a parent span id is kept as it is
 // (OTLP carries it only for a parent in the span's trace). Attribute values convert as

@@ -10,9 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/capture/capturetest"
@@ -43,6 +40,13 @@ func TestCaptureConformance(t *testing.T) {
 	capturetest.Run(t, newFactoryTarget)
 }
 
+// TestObservationConformance runs the observation-line conformance suite against gymcapture with
+// observations enabled (the default configuration); the SDK's agentobs.ObservationProcessor runs
+// the same suite (agentobs/conformance_test.go) against the same lines.
+func TestObservationConformance(t *testing.T) {
+	capturetest.RunObservations(t, newFactoryTarget)
+}
+
 // newSDKTarget is the SDK span exporter over dir, fed the same spans as sdktrace.ReadOnlySpans.
 func newSDKTarget(t *testing.T, dir string) capturetest.Target {
 	t.Helper()
@@ -52,19 +56,7 @@ func newSDKTarget(t *testing.T, dir string) capturetest.Target {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
 	return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
-		stubs := make(tracetest.SpanStubs, len(spans))
-		for i, s := range spans {
-			stubs[i] = tracetest.SpanStub{
-				Name:              s.Name,
-				SpanContext:       trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceFlags: trace.FlagsSampled}),
-				SpanKind:          s.Kind,
-				StartTime:         s.Start,
-				EndTime:           s.End,
-				Attributes:        s.Attributes,
-				DroppedAttributes: s.DroppedAttributes,
-			}
-		}
-		return exp.ExportSpans(ctx, []sdktrace.ReadOnlySpan(stubs.Snapshots()))
+		return exp.ExportSpans(ctx, capturetest.ReadOnlySpans(spans))
 	})
 }
 

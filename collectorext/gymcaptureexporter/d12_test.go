@@ -20,7 +20,7 @@ func TestPushTracesRefusesD12IDs(t *testing.T) {
 	good := inRollout(c, "good", 1)
 	for _, rid := range []string{".hidden", "-lead", strings.Repeat("r", rollout.MaxIDBytes+1)} {
 		t.Run(rid[:min(len(rid), 10)], func(t *testing.T) {
-			e, dir := newStarted(t, nil)
+			e, dir, _ := newStarted(t, nil)
 			err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{inRollout(c, rid, 2), good}))
 			require.ErrorIs(t, err, rollout.ErrInvalidID)
 			assert.True(t, consumererror.IsPermanent(err))

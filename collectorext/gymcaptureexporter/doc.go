@@ -76,11 +76,12 @@
 //
 // # Telemetry and lifecycle
 //
-// The counter otelcol_exporter_gymcapture_spans counts spans by outcome (written, partial,
-// ignored, rejected, failed, dropped); model-call and observation spans share the outcomes. The
-// span writers count on the Collector's MeterProvider too: gymtrace.capture.writer.spans (by
-// gymtrace.capture.line_kind and gymtrace.capture.outcome), gymtrace.capture.writer.duplicates and
-// gymtrace.capture.writer.bytes (README, OpenTelemetry). Start creates capture_dir with dir_mode; Shutdown is safe
+// The exporter has no counters of its own: its span writers count on the Collector's
+// MeterProvider under the names the SDK's writers use, gymtrace.capture.writer.spans (by
+// gymtrace.capture.line_kind and gymtrace.capture.outcome; a span received after Shutdown is
+// failed), gymtrace.capture.writer.duplicates, gymtrace.capture.writer.bytes and, with
+// observations, gymtrace.observations.unattributed (observation spans without a rollout id;
+// project README, OpenTelemetry). Start creates capture_dir with dir_mode; Shutdown is safe
 // without Start and when called twice; spans received after Shutdown are not written, the
 // model-call spans' rollouts are marked incomplete and an error is returned. The exporter is safe
 // for concurrent use.

@@ -36,27 +36,23 @@ type captureExporter struct {
 	observations    bool
 	queueEnabled    bool
 	logger          *zap.Logger
-	meterProvider   metric.MeterProvider
-	tel             *telemetry
+	meterProvider   metric.MeterProvider // the Collector's, for the span writers' counters
 
 	writers atomic.Pointer[writers] // set by start
 	closed  atomic.Bool
 }
 
 // writers are the exporter's span writers over its store: records, and observation lines (nil
-// when observations are off).
+// when observations are off) with the counter of observation spans that name no rollout.
 type writers struct {
 	records, observations *capture.Writer
+	unattributed          *agentobs.UnattributedCounter
 }
 
 func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, error) {
 	opts, err := cfg.storeOptions()
 	if err != nil {
 		return nil, fmt.Errorf("gymcapture: %w", err)
-	}
-	tel, err := newTelemetry(set.TelemetrySettings)
-	if err != nil {
-		return nil, err
 	}
 	e := &captureExporter{
 		dir:             cfg.CaptureDir,
@@ -66,7 +62,6 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 		queueEnabled:    cfg.QueueConfig.HasValue(),
 		logger:          set.Logger,
 		meterProvider:   set.TelemetrySettings.MeterProvider,
-		tel:             tel,
 	}
 	return e, nil
 }
@@ -85,6 +80,9 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 	}
 	if e.observations {
 		if w.observations, err = capture.NewWriter(store, agentobs.ObservationLines{}, mp); err != nil {
+			return fmt.Errorf("gymcapture: %w", err)
+		}
+		if w.unattributed, err = agentobs.NewUnattributedCounter(e.meterProvider); err != nil {
 			return fmt.Errorf("gymcapture: %w", err)
 		}
 	}
@@ -126,8 +124,11 @@ func (e *captureExporter) shutdown(context.Context) error {
 // <rollout_id>.observations.jsonl the same way, in the same pass (observationOutcome gives its
 // outcomes). A span that is both a model-call span and an observation span (the conventions never
 // make one) gets both, the observation line first: when that line fails, the record is not started
-// (the span fails, its rollout is marked incomplete and a retry of the span writes both). Such a
-// span is counted once, by its record's outcome.
+// (the span fails, its rollout is marked incomplete and a retry of the span writes both).
+//
+// Counting is the writers': each counts every span it is handed on the Collector's MeterProvider
+// (gymtrace.capture.writer.* by line kind and outcome; a span received after Shutdown is failed),
+// and an observation span that names no rollout is counted by gymtrace.observations.unattributed.
 //
 // Every span goes to the one span writer (capture.Writer) as its capture.Span view (spanView):
 // records with capture.ModelCallLines, observation lines with agentobs.ObservationLines. The writer
@@ -148,12 +149,10 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 			spans := ss.Spans()
 			for k := range spans.Len() {
 				sp := spans.At(k)
-				o, err := e.pushSpan(ctx, w, sp)
-				e.tel.add(ctx, o)
-				switch o {
-				case outcomeRejected:
+				switch o, err := e.pushSpan(ctx, w, sp); o {
+				case capture.OutcomeRejected:
 					b.reject(err)
-				case outcomeFailed, outcomeDropped:
+				case capture.OutcomeFailed:
 					b.fail(err, i, j, rs, ss, sp)
 				}
 			}
@@ -162,9 +161,9 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 	return b.err()
 }
 
-// pushSpan hands one span's view to the writers and returns its outcome, with the error of a
-// rejected, failed or dropped one.
-func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Span) (outcome, error) {
+// pushSpan hands one span's view to the writers and returns its outcome for the push (a span
+// received after shutdown fails), with the error of a rejected or failed one.
+func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Span) (capture.Outcome, error) {
 	v := spanView(sp)
 	if e.closed.Load() {
 		return e.drop(ctx, w, &v)
@@ -174,7 +173,7 @@ func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Sp
 		_, isCall := w.records.Route(&v)
 		switch {
 		case r.Outcome == capture.OutcomeIgnored:
-			if _, ok := agentobs.ObservationKind(v.Attributes); ok && !isCall {
+			if _, ok := w.unattributed.Add(ctx, &v); ok {
 				e.logger.Warn("gymcapture: observation span without a gymtrace.rollout.id; observation not written",
 					zap.String("span_id", v.SpanID.String()), zap.String("span_name", v.Name))
 			}
@@ -189,51 +188,52 @@ func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Sp
 	return e.recordOutcome(w.records.Write(ctx, &v), &v)
 }
 
-// drop accounts for a span received after shutdown.
-func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span) (outcome, error) {
-	o := outcomeIgnored
+// drop accounts for a span received after shutdown: the writers count a model-call or observation
+// span as failed (capture.Writer.Discard), and the push fails it with errShutdown.
+func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span) (capture.Outcome, error) {
+	o := capture.OutcomeIgnored
 	if w.observations != nil {
 		if r := w.observations.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
 			e.logger.Error("gymcapture: observation span received after shutdown; observation not written",
 				zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
-			o = outcomeDropped
+			o = capture.OutcomeFailed
+		} else {
+			w.unattributed.Add(ctx, v)
 		}
 	}
 	if r := w.records.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
 		e.logger.Error("gymcapture: model-call span received after shutdown; record not written, marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
 		e.logMarkErr(r)
-		o = outcomeDropped
+		o = capture.OutcomeFailed
 	}
-	if o == outcomeDropped {
+	if o == capture.OutcomeFailed {
 		return o, errShutdown
 	}
 	return o, nil
 }
 
 // recordOutcome logs the writer's result for a model-call span and returns its outcome and error.
-func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (outcome, error) {
+func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capture.Outcome, error) {
 	e.logMarkErr(r)
 	sid := zap.String("span_id", v.SpanID.String())
 	switch r.Outcome {
-	case capture.OutcomeWritten:
-		return outcomeWritten, nil
 	case capture.OutcomePartial:
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.String("problems", r.Err.Error()))
-		return outcomePartial, nil
+		return r.Outcome, nil
 	case capture.OutcomeRejected:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
 		e.logger.Error("gymcapture: model-call span rejected; record not written, marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
-		return outcomeRejected, err
+		return r.Outcome, err
 	case capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
 		e.logger.Error("gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
-		return outcomeFailed, err
+		return r.Outcome, err
 	}
-	return outcomeIgnored, nil
+	return r.Outcome, nil
 }
 
 // logMarkErr logs a failed incomplete marker: the loss is then invisible to readers.

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 
@@ -27,13 +28,14 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// newStarted builds and starts a captureExporter over a fresh directory; edit may change the
-// configuration and add store options (for example a sync hook) before Start.
-func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExporter, string) {
+// newStarted builds and starts a captureExporter over a fresh directory, counting on a meter
+// provider that the returned reader reads (capturetest.Counts); edit may change the configuration and add
+// store options (for example a sync hook) before Start.
+func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExporter, string, *sdkmetric.ManualReader) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.CaptureDir = t.TempDir()
-	e, err := newCaptureExporter(cfg, exportertest.NewNopSettings(metadata.Type))
+	e, err := newCaptureExporter(cfg, meteredSettings(t))
 	require.NoError(t, err)
 	if edit != nil {
 		edit(cfg, e)
@@ -41,7 +43,7 @@ func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExp
 	}
 	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
-	return e, cfg.CaptureDir
+	return e, cfg.CaptureDir, e.meterProvider.(*meteredProvider).reader
 }
 
 // inRollout returns c's span moved to rollout rid with span id sid.
@@ -70,10 +72,6 @@ func without(s capturetest.Span, k attribute.Key) capturetest.Span {
 	return out
 }
 
-func st(written, partial, ignored, rejected, failed, dropped int64) stats {
-	return stats{written, partial, ignored, rejected, failed, dropped}
-}
-
 func TestPushTraces(t *testing.T) {
 	cases := capturetest.Cases(t)
 	c := cases[0]
@@ -86,21 +84,21 @@ func TestPushTraces(t *testing.T) {
 		name          string
 		spans         []capturetest.Span
 		wantFiles     map[string]string
-		wantStats     stats
+		wantCounts    map[string]int64
 		wantPermanent bool
 		wantErr       string
 	}{
 		{
-			name:      "model-call span written",
-			spans:     []capturetest.Span{good},
-			wantFiles: map[string]string{"good.capture.jsonl": c.Want(good.TraceID, good.SpanID)},
-			wantStats: st(1, 0, 0, 0, 0, 0),
+			name:       "model-call span written",
+			spans:      []capturetest.Span{good},
+			wantFiles:  map[string]string{"good.capture.jsonl": c.Want(good.TraceID, good.SpanID)},
+			wantCounts: map[string]int64{"model_call/written": 1, "observation/ignored": 1},
 		},
 		{
-			name:      "span that is not a model call ignored and counted",
-			spans:     []capturetest.Span{other, other},
-			wantFiles: map[string]string{},
-			wantStats: st(0, 0, 2, 0, 0, 0),
+			name:       "span that is not a model call ignored and counted",
+			spans:      []capturetest.Span{other, other},
+			wantFiles:  map[string]string{},
+			wantCounts: map[string]int64{"model_call/ignored": 2, "observation/ignored": 2},
 		},
 		{
 			name:  "missing required attribute: permanent for that span only",
@@ -109,14 +107,14 @@ func TestPushTraces(t *testing.T) {
 				"good.capture.jsonl":     c.Want(good.TraceID, good.SpanID),
 				"bad.capture.incomplete": "",
 			},
-			wantStats:     st(1, 0, 0, 1, 0, 0),
+			wantCounts:    map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "observation/ignored": 2},
 			wantPermanent: true,
 			wantErr:       "gymtrace.dialect is required",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, dir := newStarted(t, nil)
+			e, dir, m := newStarted(t, nil)
 			err := e.pushTraces(t.Context(), toTraces(tt.spans))
 			if tt.wantErr == "" {
 				require.NoError(t, err)
@@ -126,7 +124,7 @@ func TestPushTraces(t *testing.T) {
 				assert.Equal(t, tt.wantPermanent, consumererror.IsPermanent(err))
 			}
 			assert.Equal(t, tt.wantFiles, capturetest.DirContents(t, dir))
-			assert.Equal(t, tt.wantStats, e.tel.stats())
+			assert.Equal(t, tt.wantCounts, capturetest.Counts(t, m))
 		})
 	}
 }
@@ -139,7 +137,7 @@ func TestPushTracesIOErrors(t *testing.T) {
 	ok1, fails, ok2 := inRollout(c, "ok", 1), inRollout(c, "fails", 2), inRollout(c2, "ok", 3)
 
 	t.Run("unwritable capture file", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		// A directory where the capture file must go: open fails (not a regular file).
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails, ok2}))
@@ -150,10 +148,10 @@ func TestPushTracesIOErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.Want(ok1.TraceID, ok1.SpanID)+c2.Want(ok2.TraceID, ok2.SpanID), string(got))
 		assert.FileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, st(2, 0, 0, 0, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("capture directory replaced by a file", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Remove(dir))
 		require.NoError(t, os.WriteFile(dir, nil, 0o600))
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{fails}))
@@ -161,10 +159,10 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.False(t, consumererror.IsPermanent(err))
 		assert.ErrorContains(t, err, dir)
 		assertRetryOnly(t, err, fails.SpanID)
-		assert.Equal(t, st(0, 0, 0, 0, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
-		e, dir := newStarted(t, func(_ *Config, e *captureExporter) {
+		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
 			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
 				if strings.HasSuffix(path, "fails.capture.jsonl") {
 					return errors.New("input/output error")
@@ -180,7 +178,7 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.Contains(t, capturetest.DirContents(t, dir), "fails.capture.incomplete")
 	})
 	t.Run("failed and rejected in one batch: retryable, only the failed span", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
 		bad := without(inRollout(c, "bad", 4), semconv.GymtraceLatencyMSKey)
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{bad, fails, ok1}))
@@ -189,10 +187,10 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.ErrorContains(t, err, "1 model-call spans rejected (not retried)")
 		assert.ErrorContains(t, err, "gymtrace.latency_ms is required")
 		assertRetryOnly(t, err, fails.SpanID)
-		assert.Equal(t, st(1, 0, 0, 1, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("context done before the record", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, _ := newStarted(t, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		err := e.pushTraces(ctx, toTraces([]capturetest.Span{ok1}))
@@ -236,7 +234,7 @@ func TestRetryWritesFailedSpansOnce(t *testing.T) {
 	cfg.CaptureDir = t.TempDir()
 	cfg.RetryConfig = configretry.BackOffConfig{Enabled: true, InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond,
 		MaxElapsedTime: 5 * time.Second, Multiplier: 1.5}
-	set := exportertest.NewNopSettings(metadata.Type)
+	set := meteredSettings(t)
 	e, err := newCaptureExporter(cfg, set)
 	require.NoError(t, err)
 	e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
@@ -255,7 +253,8 @@ func TestRetryWritesFailedSpansOnce(t *testing.T) {
 	files := capturetest.DirContents(t, cfg.CaptureDir)
 	assert.Equal(t, c.Want(a.TraceID, a.SpanID), files["a.capture.jsonl"], "a written once, not rewritten by the retry")
 	assert.Contains(t, files, "b.capture.incomplete", "a failed write marks the rollout (SPEC §2.6), even when a retry succeeds")
-	assert.Equal(t, st(2, 0, 0, 0, 1, 0), e.tel.stats())
+	assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "model_call/duplicates": 1, "observation/ignored": 3},
+		capturetest.Counts(t, e.meterProvider.(*meteredProvider).reader), "the retry of b found its record in the file: written, as a duplicate")
 	// The failed commit reached the file before its fsync failed; the retry finds b's
 	// model_call_id there and appends nothing: b is in the file once.
 	assert.Equal(t, c.Want(b.TraceID, b.SpanID), files["b.capture.jsonl"], "b written once, by the first attempt")
@@ -274,12 +273,12 @@ func TestPushTracesLifecycle(t *testing.T) {
 		require.NoError(t, e.shutdown(t.Context()))
 	})
 	t.Run("after shutdown: not written, rollout marked, error", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, e.shutdown(t.Context()))
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{span}))
 		require.ErrorIs(t, err, errShutdown)
 		assert.Equal(t, map[string]string{"late.capture.incomplete": ""}, capturetest.DirContents(t, dir))
-		assert.Equal(t, st(0, 0, 0, 0, 0, 1), e.tel.stats())
+		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, capturetest.Counts(t, m), "a span received after shutdown fails")
 	})
 }
 
@@ -288,7 +287,7 @@ func TestPushTracesLifecycle(t *testing.T) {
 func TestIncludePayloadsFalse(t *testing.T) {
 	for _, c := range capturetest.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			e, dir := newStarted(t, func(cfg *Config, _ *captureExporter) { cfg.IncludePayloads = false })
+			e, dir, _ := newStarted(t, func(cfg *Config, _ *captureExporter) { cfg.IncludePayloads = false })
 			sp := inRollout(c, "lean", 1)
 			require.NoError(t, e.pushTraces(t.Context(), toTraces([]capturetest.Span{sp})))
 			files := capturetest.DirContents(t, dir)
@@ -312,7 +311,9 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// TestTelemetry: the span counter is reported on the component's MeterProvider by outcome.
+// TestTelemetry: the span writers count on the Collector's own telemetry (componenttest), under
+// the names the SDK uses: gymtrace.capture.writer.spans by line kind and outcome, .bytes, and
+// gymtrace.observations.unattributed; the exporter has no counter of its own.
 func TestTelemetry(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -331,21 +332,38 @@ func TestTelemetry(t *testing.T) {
 	bad := without(inRollout(c, "m", 2), semconv.GymtraceDialectKey)
 	partial := inRollout(c, "p", 3)
 	partial.DroppedAttributes = 1
-	err = exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{good, ignored, ignored, bad, partial}))
+	stray := capturetest.Span{Name: "execute_tool x", Start: c.Span.Start, End: c.Span.End,
+		Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool")}}
+	err = exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{good, ignored, ignored, bad, partial, stray}))
 	require.True(t, consumererror.IsPermanent(err))
 
-	m, err := tel.GetMetric(metadata.SpansMetric)
-	require.NoError(t, err)
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	require.True(t, ok, "%T", m.Data)
-	assert.True(t, sum.IsMonotonic)
-	got := map[string]int64{}
-	for _, dp := range sum.DataPoints {
-		v, ok := dp.Attributes.Value(metadata.OutcomeKey)
-		require.True(t, ok)
-		got[v.AsString()] = dp.Value
+	byAttrs := func(name string, keys ...attribute.Key) map[string]int64 {
+		t.Helper()
+		m, err := tel.GetMetric(name)
+		require.NoError(t, err)
+		sum, ok := m.Data.(metricdata.Sum[int64])
+		require.True(t, ok, "%T", m.Data)
+		assert.True(t, sum.IsMonotonic)
+		got := map[string]int64{}
+		for _, dp := range sum.DataPoints {
+			var vals []string
+			for _, k := range keys {
+				v, ok := dp.Attributes.Value(k)
+				require.True(t, ok, "%s has %s", name, k)
+				vals = append(vals, v.AsString())
+			}
+			got[strings.Join(vals, "/")] = dp.Value
+		}
+		return got
 	}
-	assert.Equal(t, map[string]int64{"written": 1, "ignored": 2, "rejected": 1, "partial": 1}, got)
+	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 3, "model_call/rejected": 1, "model_call/partial": 1,
+		"observation/ignored": 6},
+		byAttrs(semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureLineKindKey, semconv.GymtraceCaptureOutcomeKey))
+	assert.Equal(t, map[string]int64{"tool_call": 1}, byAttrs(semconv.GymtraceObservationsUnattributedName, semconv.GymtraceObservationKindKey))
+	written := byAttrs(semconv.GymtraceCaptureWriterBytesName, semconv.GymtraceCaptureLineKindKey)
+	assert.Positive(t, written["model_call"])
+	_, err = tel.GetMetric("otelcol_exporter_gymcapture_spans")
+	assert.Error(t, err, "the exporter's former counter is gone")
 }
 
 // BenchmarkPushTraces measures the per-span path: pdata attributes -> record -> durable append
@@ -353,7 +371,7 @@ func TestTelemetry(t *testing.T) {
 func BenchmarkPushTraces(b *testing.B) {
 	c := capturetest.Cases(b)[1]
 	td := toTraces([]capturetest.Span{inRollout(c, "bench", 1)})
-	e, _ := newStarted(b, nil)
+	e, _, m := newStarted(b, nil)
 	attrs := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(c.Line)))
@@ -366,7 +384,7 @@ func BenchmarkPushTraces(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	require.Equal(b, int64(b.N), e.tel.stats()[outcomeWritten])
+	require.Equal(b, int64(b.N), capturetest.Counts(b, m)["model_call/written"])
 }
 
 // BenchmarkEncode measures building one capture line from a pdata span, without the write.

@@ -16,22 +16,20 @@ import (
 // error, when the rollout id is not a safe file name (SPEC §2.2); failed, retryable, when the line
 // was not written because of an I/O error or because ctx ended before it was started. Observation
 // failures mark nothing: the incomplete marker speaks for the capture file only.
-func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) (outcome, error) {
+func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) (capture.Outcome, error) {
 	sid := zap.String("span_id", v.SpanID.String())
 	switch r.Outcome {
-	case capture.OutcomeWritten:
-		return outcomeWritten, nil
 	case capture.OutcomeRejected:
 		err := observationError{fmt.Errorf("gymcapture: observation span: %w", r.Err)}
 		e.logger.Error("gymcapture: observation span rejected; observation not written", sid, zap.Error(err))
-		return outcomeRejected, err
+		return r.Outcome, err
 	case capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
 		e.logger.Error("gymcapture: observation line not written (will be retried if retries are enabled)",
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
-		return outcomeFailed, err
+		return r.Outcome, err
 	}
-	return outcomeIgnored, nil
+	return r.Outcome, nil
 }
 
 // observationError marks the error of a rejected observation span, so that a push's error can

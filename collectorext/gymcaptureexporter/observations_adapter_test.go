@@ -160,7 +160,7 @@ func BenchmarkPushObservation(b *testing.B) {
 	}
 	inv.End(nil)
 	td := otlpTraces(b, side.spans())
-	e, _ := newStarted(b, nil)
+	e, _, m := newStarted(b, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := e.pushTraces(b.Context(), td); err != nil {
@@ -168,7 +168,7 @@ func BenchmarkPushObservation(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	require.Equal(b, int64(b.N), e.tel.stats()[outcomeWritten])
+	require.Equal(b, int64(b.N), capturetest.Counts(b, m)["observation/written"])
 }
 
 // BenchmarkObservationLine measures building one observation line from a pdata span, without the

@@ -103,34 +103,34 @@ func TestObservationOutcomes(t *testing.T) {
 		name          string
 		spans         []func(ptrace.Span)
 		wantFiles     map[string]string
-		wantStats     stats
+		wantCounts    map[string]int64
 		wantPermanent bool
 		wantErr       []string
 	}{
 		{
-			name:      "written",
-			spans:     []func(ptrace.Span){obsTool("r-1", 1), obsTool("r-2", 2), obsTool("r-1", 3)},
-			wantFiles: map[string]string{"r-1.observations.jsonl": "r-1/1 r-1/3", "r-2.observations.jsonl": "r-2/2"},
-			wantStats: st(3, 0, 0, 0, 0, 0),
+			name:       "written",
+			spans:      []func(ptrace.Span){obsTool("r-1", 1), obsTool("r-2", 2), obsTool("r-1", 3)},
+			wantFiles:  map[string]string{"r-1.observations.jsonl": "r-1/1 r-1/3", "r-2.observations.jsonl": "r-2/2"},
+			wantCounts: map[string]int64{"observation/written": 3},
 		},
 		{
-			name:      "no rollout id, or not a string: ignored and counted",
-			spans:     []func(ptrace.Span){obsTool(nil, 1), obsTool(7, 2), obsTool("", 3), obsTool("r-1", 4)},
-			wantFiles: map[string]string{"r-1.observations.jsonl": "r-1/4"},
-			wantStats: st(1, 0, 3, 0, 0, 0),
+			name:       "no rollout id, or not a string: ignored, and counted as unattributed",
+			spans:      []func(ptrace.Span){obsTool(nil, 1), obsTool(7, 2), obsTool("", 3), obsTool("r-1", 4)},
+			wantFiles:  map[string]string{"r-1.observations.jsonl": "r-1/4"},
+			wantCounts: map[string]int64{"observation/written": 1, "observation/ignored": 3, "model_call/ignored": 3, "unattributed/tool_call": 3},
 		},
 		{
 			name:          "unsafe rollout id: permanent for that span only, nothing marked",
 			spans:         []func(ptrace.Span){obsTool("../escape", 1), obsTool("r-1", 2)},
 			wantFiles:     map[string]string{"r-1.observations.jsonl": "r-1/2"},
-			wantStats:     st(1, 0, 0, 1, 0, 0),
+			wantCounts:    map[string]int64{"observation/written": 1, "observation/rejected": 1},
 			wantPermanent: true,
 			wantErr:       []string{"gymcapture: observation span: Invalid rollout id: '../escape'"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, dir := newStarted(t, nil)
+			e, dir, m := newStarted(t, nil)
 			err := e.pushTraces(t.Context(), obsTraces(tt.spans...))
 			if tt.wantErr == nil {
 				require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestObservationOutcomes(t *testing.T) {
 				}
 			}
 			assert.Equal(t, want, capturetest.DirContents(t, dir))
-			assert.Equal(t, tt.wantStats, e.tel.stats())
+			assert.Equal(t, tt.wantCounts, capturetest.Counts(t, m))
 		})
 	}
 }
@@ -159,7 +159,7 @@ func TestObservationOutcomes(t *testing.T) {
 // failures mark nothing.
 func TestObservationIOErrors(t *testing.T) {
 	t.Run("unwritable observations file", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails"+capture.ObservationsFileSuffix), 0o700))
 		err := e.pushTraces(t.Context(), obsTraces(obsTool("ok", 1), obsTool("fails", 2), obsTool("ok", 3)))
 		require.Error(t, err)
@@ -169,10 +169,10 @@ func TestObservationIOErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, lineOf(t, "ok", 1)+lineOf(t, "ok", 3), string(got))
 		assert.NoFileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, st(2, 0, 0, 0, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/failed": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
-		e, dir := newStarted(t, func(_ *Config, e *captureExporter) {
+		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
 			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
 				if strings.HasSuffix(path, "fails"+capture.ObservationsFileSuffix) {
 					return errors.New("input/output error")
@@ -189,7 +189,7 @@ func TestObservationIOErrors(t *testing.T) {
 	})
 	t.Run("failed and rejected in one batch: retryable, only the failed span, both kinds counted", func(t *testing.T) {
 		c := capturetest.Cases(t)[0]
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails"+capture.ObservationsFileSuffix), 0o700))
 		td := obsTraces(obsTool("bad/id", 1), obsTool("fails", 2))
 		toTraces([]capturetest.Span{without(inRollout(c, "call", 3), "gymtrace.dialect")}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
@@ -200,10 +200,10 @@ func TestObservationIOErrors(t *testing.T) {
 		assert.ErrorContains(t, err, "Invalid rollout id: 'bad/id'")
 		assert.ErrorContains(t, err, "gymtrace.dialect is required")
 		assert.Equal(t, []trace.SpanID{sid(2)}, retried(t, err))
-		assert.Equal(t, st(0, 0, 0, 2, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"observation/rejected": 1, "observation/failed": 1, "observation/ignored": 1, "model_call/rejected": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("context done before the line", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		err := e.pushTraces(ctx, obsTraces(obsTool("ok", 1)))
@@ -211,15 +211,17 @@ func TestObservationIOErrors(t *testing.T) {
 		assert.False(t, consumererror.IsPermanent(err))
 		assert.Equal(t, []trace.SpanID{sid(1)}, retried(t, err))
 		assert.Empty(t, capturetest.DirContents(t, dir))
-		assert.Equal(t, st(0, 0, 0, 0, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"observation/failed": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("after shutdown: not written, nothing marked, error", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, e.shutdown(t.Context()))
-		err := e.pushTraces(t.Context(), obsTraces(obsTool("late", 1)))
+		err := e.pushTraces(t.Context(), obsTraces(obsTool("late", 1), obsTool(nil, 2)))
 		require.ErrorIs(t, err, errShutdown)
 		assert.Empty(t, capturetest.DirContents(t, dir))
-		assert.Equal(t, st(0, 0, 0, 0, 0, 1), e.tel.stats())
+		assert.Equal(t, []trace.SpanID{sid(1)}, retried(t, err))
+		assert.Equal(t, map[string]int64{"observation/failed": 1, "observation/ignored": 1, "model_call/ignored": 2, "unattributed/tool_call": 1}, capturetest.Counts(t, m),
+			"a span received after shutdown fails; one without a rollout id is unattributed all the same")
 	})
 }
 
@@ -228,12 +230,12 @@ func TestObservationIOErrors(t *testing.T) {
 func TestObservationsDisabled(t *testing.T) {
 	c := capturetest.Cases(t)[0]
 	call := inRollout(c, "r-1", 9)
-	e, dir := newStarted(t, func(cfg *Config, e *captureExporter) { e.observations = false })
+	e, dir, m := newStarted(t, func(cfg *Config, e *captureExporter) { e.observations = false })
 	td := obsTraces(obsTool("r-1", 1), obsTool("r-1", 2))
 	toTraces([]capturetest.Span{call}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	require.NoError(t, e.pushTraces(t.Context(), td))
 	assert.Equal(t, map[string]string{"r-1.capture.jsonl": c.Want(call.TraceID, call.SpanID)}, capturetest.DirContents(t, dir))
-	assert.Equal(t, st(1, 0, 2, 0, 0, 0), e.tel.stats())
+	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 2}, capturetest.Counts(t, m), "no observation writer, no observation counts")
 }
 
 // TestObservationAndModelCallSpan: a span that is both (a model-call span carrying
@@ -250,16 +252,16 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 	line := string(agentobs.NewObservationLine("both", spanView(sp)).AppendJSON(nil))
 
 	t.Run("both written", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, e.pushTraces(t.Context(), td))
 		assert.Equal(t, map[string]string{
 			"both.capture.jsonl":      c.Want(both.TraceID, both.SpanID),
 			"both.observations.jsonl": line,
 		}, capturetest.DirContents(t, dir))
-		assert.Equal(t, st(1, 0, 0, 0, 0, 0), e.tel.stats(), "counted once")
+		assert.Equal(t, map[string]int64{"observation/written": 1, "model_call/written": 1}, capturetest.Counts(t, m), "counted once by each writer")
 	})
 	t.Run("observation line fails: record not started, rollout marked, span retried", func(t *testing.T) {
-		e, dir := newStarted(t, nil)
+		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "both"+capture.ObservationsFileSuffix), 0o700))
 		err := e.pushTraces(t.Context(), td)
 		require.Error(t, err)
@@ -268,7 +270,7 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 		assert.Equal(t, []trace.SpanID{both.SpanID}, retried(t, err))
 		assert.NoFileExists(t, filepath.Join(dir, "both.capture.jsonl"))
 		assert.FileExists(t, filepath.Join(dir, "both.capture.incomplete"))
-		assert.Equal(t, st(0, 0, 0, 0, 1, 0), e.tel.stats())
+		assert.Equal(t, map[string]int64{"observation/failed": 1, "model_call/failed": 1}, capturetest.Counts(t, m), "the record not started is failed too")
 	})
 }
 

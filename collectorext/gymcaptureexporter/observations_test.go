@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -35,10 +36,10 @@ const agentService = "agent"
 // agentobs.ObservationProcessor over its own capture directory (the reference files) and keeps
 // every span in memory (what it would export over OTLP).
 type sdkSide struct {
-	tp   *sdktrace.TracerProvider
-	mem  *tracetest.InMemoryExporter
-	proc *agentobs.ObservationProcessor
-	dir  string
+	tp      *sdktrace.TracerProvider
+	mem     *tracetest.InMemoryExporter
+	metrics *sdkmetric.ManualReader // the processor's counters
+	dir     string
 }
 
 func newSDKSide(t testing.TB, opts ...sdktrace.TracerProviderOption) *sdkSide {
@@ -46,14 +47,16 @@ func newSDKSide(t testing.TB, opts ...sdktrace.TracerProviderOption) *sdkSide {
 	dir := t.TempDir()
 	store, err := capture.NewStore(dir)
 	require.NoError(t, err)
-	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.DiscardHandler)))
+	mp, metrics := meterReader()
+	proc, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.DiscardHandler)),
+		agentobs.WithProcessorMeterProvider(mp))
 	require.NoError(t, err)
 	mem := tracetest.NewInMemoryExporter()
 	opts = append([]sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(proc), sdktrace.WithSyncer(mem),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", agentService)))}, opts...)
 	tp := sdktrace.NewTracerProvider(opts...)
 	t.Cleanup(func() { require.NoError(t, tp.Shutdown(context.Background())) })
-	return &sdkSide{tp: tp, mem: mem, proc: proc, dir: dir}
+	return &sdkSide{tp: tp, mem: mem, metrics: metrics, dir: dir}
 }
 
 // spans returns the ended spans in the order they ended (the order the processor wrote them).
@@ -150,7 +153,7 @@ func TestObservationsFromRecorder(t *testing.T) {
 
 	spans := side.spans()
 	require.Len(t, spans, 6, "two invocations, two tool calls, a compaction, a sandbox run")
-	require.Equal(t, agentobs.ProcessorStats{Lines: 6}, side.proc.Stats())
+	require.Equal(t, map[string]int64{"observation/written": 6}, capturetest.Counts(t, side.metrics))
 
 	colDir := t.TempDir()
 	require.NoError(t, newCollector(t, colDir, nil).ConsumeTraces(t.Context(), otlpTraces(t, spans)))
@@ -249,7 +252,7 @@ func TestObservationsFromPlainTracer(t *testing.T) {
 	require.Equal(t, []string{"py-1.observations.jsonl"}, keys(want))
 	assert.Equal(t, want, capturetest.DirContents(t, colDir), "byte-identical to the SDK processor's file")
 	assert.Contains(t, want["py-1.observations.jsonl"], `"gymtrace.model_call.ids":[]`)
-	assert.Equal(t, agentobs.ProcessorStats{Lines: 5, Unrouted: 1}, side.proc.Stats())
+	assert.Equal(t, map[string]int64{"observation/written": 5, "observation/ignored": 3, "unattributed/tool_call": 1}, capturetest.Counts(t, side.metrics))
 
 	rootID, subID := root.SpanContext().SpanID().String(), sub.SpanContext().SpanID().String()
 	secs := func(ms int) *float64 { return agentobs.Ptr(float64(at(ms).UnixNano()) / 1e9) }
@@ -303,7 +306,7 @@ func TestObservationsMixedBatch(t *testing.T) {
 
 	colDir := t.TempDir()
 	e, err := newCaptureExporter(&Config{CaptureDir: colDir, DirMode: defaultDirMode, FileMode: defaultFileMode,
-		IncludePayloads: true, Observations: true}, exportertest.NewNopSettings(metadata.Type))
+		IncludePayloads: true, Observations: true}, meteredSettings(t))
 	require.NoError(t, err)
 	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
@@ -313,7 +316,8 @@ func TestObservationsMixedBatch(t *testing.T) {
 	want["mixed.capture.jsonl"] = cases[0].Want(call1.TraceID, call1.SpanID) + cases[1].Want(call2.TraceID, call2.SpanID)
 	assert.Equal(t, want, capturetest.DirContents(t, colDir))
 	assert.Len(t, want, 3, "mixed.capture.jsonl, mixed.observations.jsonl, other.observations.jsonl")
-	assert.Equal(t, st(5, 0, 0, 0, 0, 0), e.tel.stats())
+	assert.Equal(t, map[string]int64{"observation/written": 3, "observation/ignored": 2, "model_call/written": 2},
+		capturetest.Counts(t, e.meterProvider.(*meteredProvider).reader))
 	assert.Equal(t, dump(t, rec.Bundle()), dump(t, readBundle(t, colDir, "mixed")))
 	assert.Equal(t, dump(t, other.Bundle()), dump(t, readBundle(t, colDir, "other")))
 }

@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture/capturetest"
@@ -30,10 +31,34 @@ func putSpan(sp ptrace.Span, s capturetest.Span) {
 	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(s.End))
 	sp.SetTraceID(pcommon.TraceID(s.TraceID))
 	sp.SetSpanID(pcommon.SpanID(s.SpanID))
+	sp.SetParentSpanID(pcommon.SpanID(s.ParentSpanID))
 	sp.SetDroppedAttributesCount(uint32(s.DroppedAttributes))
-	m := sp.Attributes()
-	m.EnsureCapacity(len(s.Attributes))
-	for _, kv := range s.Attributes {
+	sp.SetDroppedEventsCount(uint32(s.DroppedEvents))
+	sp.SetDroppedLinksCount(uint32(s.DroppedLinks))
+	switch s.StatusCode {
+	case codes.Ok:
+		sp.Status().SetCode(ptrace.StatusCodeOk)
+	case codes.Error:
+		sp.Status().SetCode(ptrace.StatusCodeError)
+	}
+	putAttributes(sp.Attributes(), s.Attributes)
+	for _, e := range s.Events {
+		pe := sp.Events().AppendEmpty()
+		pe.SetName(e.Name)
+		pe.SetTimestamp(pcommon.NewTimestampFromTime(e.Time))
+		putAttributes(pe.Attributes(), e.Attributes)
+	}
+	for _, l := range s.Links {
+		pl := sp.Links().AppendEmpty()
+		pl.SetTraceID(pcommon.TraceID(l.TraceID))
+		pl.SetSpanID(pcommon.SpanID(l.SpanID))
+		putAttributes(pl.Attributes(), l.Attributes)
+	}
+}
+
+func putAttributes(m pcommon.Map, attrs []attribute.KeyValue) {
+	m.EnsureCapacity(len(attrs))
+	for _, kv := range attrs {
 		putValue(m.PutEmpty(string(kv.Key)), kv.Value)
 	}
 }

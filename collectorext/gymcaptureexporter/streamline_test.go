@@ -55,7 +55,7 @@ func TestLargeRecordStreamed(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, dir := newStarted(t, nil)
+			e, dir, m := newStarted(t, nil)
 			sp := withResponseRaw(c.Span, tt.raw)
 			sp.SpanID[7] = byte(0x40 + i)
 			require.NoError(t, e.pushTraces(t.Context(), toTraces([]capturetest.Span{sp})))
@@ -65,7 +65,7 @@ func TestLargeRecordStreamed(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "golden.capture.jsonl"))
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(got))
-			assert.Equal(t, int64(1), e.tel.stats()[outcomeWritten])
+			assert.Equal(t, int64(1), capturetest.Counts(t, m)["model_call/written"])
 		})
 	}
 }

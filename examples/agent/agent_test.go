@@ -15,8 +15,10 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/agentobs"
@@ -208,4 +210,17 @@ func TestAgentRun(t *testing.T) {
 	parent("execute_tool "+workloadToolName, "invoke_agent "+agentName)
 	parent("sandbox agent", "execute_tool "+workloadToolName)
 	parent("context_compaction", "invoke_agent "+agentName)
+}
+
+// Observation spans that reach no observations file (one without a rollout id, one with an unsafe
+// id) fail the shutdown: the processor's counters say so.
+func TestTelemetryShutdownReportsLostObservations(t *testing.T) {
+	tel, err := newTelemetry(t.Context(), t.TempDir(), "")
+	require.NoError(t, err)
+	tool := attribute.String("gen_ai.operation.name", "execute_tool")
+	for _, attrs := range [][]attribute.KeyValue{{tool}, {tool, attribute.String("gymtrace.rollout.id", "../x")}, {tool, attribute.String("gymtrace.rollout.id", "ok")}} {
+		_, s := tel.tp.Tracer("t").Start(t.Context(), "execute_tool x", trace.WithAttributes(attrs...))
+		s.End()
+	}
+	require.EqualError(t, tel.shutdown(t.Context()), "telemetry: observations file: 2 observation span(s) not written")
 }

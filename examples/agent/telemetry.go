@@ -8,21 +8,24 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // serviceName is the service.name of the agent's spans.
 const serviceName = "gymtrace-example-agent"
 
-// telemetry is the agent's tracer provider and its observations processor.
+// telemetry is the agent's tracer provider and the reader of its observations processor's counters.
 type telemetry struct {
-	tp   *sdktrace.TracerProvider
-	proc *agentobs.ObservationProcessor // nil without a capture directory
+	tp      *sdktrace.TracerProvider
+	metrics *sdkmetric.ManualReader // nil without a capture directory
 }
 
 // newTelemetry builds the tracer provider of one agent run:
@@ -31,7 +34,8 @@ type telemetry struct {
 //     deterministic trace and span ids (the proxy's model-call spans land in the same trace);
 //   - with captureDir, an agentobs.ObservationProcessor appending every observation span durably to
 //     <captureDir>/<rollout_id>.observations.jsonl, beside the proxy's capture file, where
-//     `gymtrace attach` finds it;
+//     `gymtrace attach` finds it, counting on a meter provider with a manual reader (shutdown reads
+//     it);
 //   - with otlpEndpoint (an OTLP/HTTP base URL such as http://127.0.0.1:4318), a batch exporter
 //     sending every span to <otlpEndpoint>/v1/traces;
 //   - the extra span processors (tests add an in-memory exporter).
@@ -50,10 +54,13 @@ func newTelemetry(ctx context.Context, captureDir, otlpEndpoint string, extra ..
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
-		if t.proc, err = agentobs.NewObservationProcessor(store); err != nil {
+		t.metrics = sdkmetric.NewManualReader()
+		proc, err := agentobs.NewObservationProcessor(store,
+			agentobs.WithProcessorMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(t.metrics))))
+		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
-		opts = append(opts, sdktrace.WithSpanProcessor(t.proc))
+		opts = append(opts, sdktrace.WithSpanProcessor(proc))
 	}
 	if otlpEndpoint != "" {
 		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimRight(otlpEndpoint, "/")+"/v1/traces"))
@@ -76,11 +83,35 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 	if err != nil {
 		err = fmt.Errorf("telemetry: shutdown: %w", err)
 	}
-	if t.proc != nil {
-		if st := t.proc.Stats(); st.Failures > 0 || st.Unrouted > 0 || st.Dropped > 0 {
-			err = errors.Join(err, fmt.Errorf("telemetry: observations file: %d line(s) failed, %d unrouted, %d dropped",
-				st.Failures, st.Unrouted, st.Dropped))
+	if t.metrics != nil {
+		var rm metricdata.ResourceMetrics
+		if cerr := t.metrics.Collect(ctx, &rm); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("telemetry: observation counters: %w", cerr))
+		} else if n := lostObservations(&rm); n > 0 {
+			err = errors.Join(err, fmt.Errorf("telemetry: observations file: %d observation span(s) not written", n))
 		}
 	}
 	return err
+}
+
+// lostObservations sums, from the observations processor's counters, the observation spans whose
+// line is not in a file: gymtrace.capture.writer.spans with outcome failed or rejected, and
+// gymtrace.observations.unattributed (no rollout id).
+func lostObservations(rm *metricdata.ResourceMetrics) int64 {
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, _ := m.Data.(metricdata.Sum[int64])
+			for _, dp := range sum.DataPoints {
+				o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey)
+				switch {
+				case m.Name == semconv.GymtraceObservationsUnattributedName,
+					m.Name == semconv.GymtraceCaptureWriterSpansName &&
+						(o.AsString() == capture.OutcomeFailed.String() || o.AsString() == capture.OutcomeRejected.String()):
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
 }

@@ -240,7 +240,7 @@ func TestEpisodeCompactionFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "status 503")
 	stats, err := tel.shutdown(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(4), stats.Lines, "invocation, tool call, sandbox and compaction spans written")
+	assert.Equal(t, ObservationCounts{Written: 4}, stats, "invocation, tool call, sandbox and compaction spans written")
 	require.Len(t, ep.calls, 2)
 	assert.True(t, ep.calls[1].Compaction)
 

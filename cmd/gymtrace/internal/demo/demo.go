@@ -54,9 +54,9 @@ type Result struct {
 	Rollouts     []Rollout
 	// Attach is what rollouts.Attach reported for the attached file.
 	Attach rollouts.Summary
-	// Observations is what the agent's observation processor wrote (observation spans appended to
-	// the <rollout_id>.observations.jsonl files, failures).
-	Observations agentobs.ProcessorStats
+	// Observations is what the agent's observation processor counted (observation spans appended
+	// to the <rollout_id>.observations.jsonl files, spans lost).
+	Observations ObservationCounts
 	// Elapsed is the time from the servers' start to the end of the last rollout.
 	Elapsed time.Duration
 }

@@ -159,7 +159,7 @@ func TestRun(t *testing.T) {
 		"0-0.capture.jsonl", "0-0.observations.jsonl", "0-1.capture.jsonl", "0-1.observations.jsonl",
 		"1-0.capture.jsonl", "1-0.observations.jsonl",
 	}, names, "a capture file and an observations file per rollout")
-	assert.Equal(t, 3*4, int(res.Observations.Lines), "four observation spans per rollout written")
+	assert.Equal(t, ObservationCounts{Written: 3 * 4}, res.Observations, "four observation spans per rollout written, none lost")
 
 	store, err := capture.NewStore(res.CaptureDir)
 	require.NoError(t, err)

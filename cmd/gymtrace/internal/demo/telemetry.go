@@ -4,26 +4,43 @@ import (
 	"context"
 	"fmt"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // telemetry is the agent's tracer provider: sdk.RolloutIDGenerator (each rollout root span gets
 // the rollout's deterministic ids, so the agent's spans share the trace of the proxy's model-call
 // spans) and an agentobs.ObservationProcessor appending every observation span to
-// <rollout_id>.observations.jsonl beside the capture file, where the attach step reads it. The demo
-// exports no spans.
+// <rollout_id>.observations.jsonl beside the capture file, where the attach step reads it. The
+// processor counts on a meter provider whose manual reader the demo reads at shutdown. The demo
+// exports no spans and no metrics.
 type telemetry struct {
-	tp   *sdktrace.TracerProvider
-	proc *agentobs.ObservationProcessor
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+}
+
+// ObservationCounts is what the agent's observation processor counted (its OTel counters,
+// [agentobs.WithProcessorMeterProvider]).
+type ObservationCounts struct {
+	// Written is the number of observation spans whose line is in its observations file
+	// (gymtrace.capture.writer.spans, outcome "written").
+	Written int64
+	// Lost is the number of observation spans whose line is not: outcome "failed" or "rejected",
+	// and gymtrace.observations.unattributed (no rollout id).
+	Lost int64
 }
 
 // newTelemetry builds the agent's provider over store (the proxy's capture directory).
 func newTelemetry(store *capture.Store) (*telemetry, error) {
-	proc, err := agentobs.NewObservationProcessor(store)
+	reader := sdkmetric.NewManualReader()
+	proc, err := agentobs.NewObservationProcessor(store,
+		agentobs.WithProcessorMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	if err != nil {
 		return nil, fmt.Errorf("observations: %w", err)
 	}
@@ -31,23 +48,52 @@ func newTelemetry(store *capture.Store) (*telemetry, error) {
 		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
 		sdktrace.WithSpanProcessor(proc),
 	)
-	return &telemetry{tp: tp, proc: proc}, nil
+	return &telemetry{tp: tp, reader: reader}, nil
 }
 
 // shutdown stops the provider (bounded by shutdownTimeout, ctx's cancellation ignored) and returns
-// the processor's counters; an observation span whose line could not be written, or that had no
+// the processor's counts; an observation span whose line could not be written, or that had no
 // rollout, is an error: the observations file would miss it.
-func (t *telemetry) shutdown(ctx context.Context) (agentobs.ProcessorStats, error) {
+func (t *telemetry) shutdown(ctx context.Context) (ObservationCounts, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	err := t.tp.Shutdown(ctx)
-	st := t.proc.Stats()
-	if err != nil {
-		return st, fmt.Errorf("stop the agent's tracer provider: %w", err)
+	if err := t.tp.Shutdown(ctx); err != nil {
+		return ObservationCounts{}, fmt.Errorf("stop the agent's tracer provider: %w", err)
 	}
-	if st.Failures > 0 || st.Unrouted > 0 || st.Dropped > 0 {
-		return st, fmt.Errorf("observations files: %d span(s) not written, %d without a rollout, %d dropped",
-			st.Failures, st.Unrouted, st.Dropped)
+	var rm metricdata.ResourceMetrics
+	if err := t.reader.Collect(ctx, &rm); err != nil {
+		return ObservationCounts{}, fmt.Errorf("read the observation counters: %w", err)
 	}
-	return st, nil
+	c := observationCounts(&rm)
+	if c.Lost > 0 {
+		return c, fmt.Errorf("observations files: %d observation span(s) not written", c.Lost)
+	}
+	return c, nil
+}
+
+// observationCounts sums the processor's counters in rm.
+func observationCounts(rm *metricdata.ResourceMetrics) ObservationCounts {
+	var c ObservationCounts
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				switch m.Name {
+				case semconv.GymtraceObservationsUnattributedName:
+					c.Lost += dp.Value
+				case semconv.GymtraceCaptureWriterSpansName:
+					switch o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); o.AsString() {
+					case capture.OutcomeWritten.String():
+						c.Written += dp.Value
+					case capture.OutcomeFailed.String(), capture.OutcomeRejected.String(), capture.OutcomePartial.String():
+						c.Lost += dp.Value
+					}
+				}
+			}
+		}
+	}
+	return c
 }

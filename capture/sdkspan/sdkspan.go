@@ -1,4 +1,9 @@
-package exporter
+// Package sdkspan reads finished spans of the otel-go SDK (sdktrace.ReadOnlySpan) as the neutral
+// span view of the capture span writer, [capture.Span]. It is the one such adapter: the SDK
+// exporter and durable processor (package exporter) and the agent-observations processor
+// (package agentobs) both use it, while package capture itself stays free of the SDK (it imports
+// the OTel API only). The Collector exporter reads pdata spans with its own adapter.
+package sdkspan
 
 import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -6,11 +11,13 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 )
 
-// SpanFromReadOnly returns the [capture.Span] view of an otel-go SDK span: ids, the parent (when it
-// is in the span's own trace), name, kind, times, status code, attributes, events, links and the
-// dropped counts. It copies nothing but slice headers (the SDK never changes a finished span's
-// slices). Safe for concurrent use.
-func SpanFromReadOnly(s sdktrace.ReadOnlySpan) capture.Span {
+// FromReadOnly returns the [capture.Span] view of an otel-go SDK span (from a SpanProcessor's
+// OnEnd, a SpanExporter's batch or a tracetest stub): ids, the parent (only when it is in the
+// span's own trace; a remote parent of another trace is none), name, kind, times, status code,
+// attributes, events, links and the dropped counts. It copies nothing but slice headers: the view
+// reads the span's own attribute, event and link slices, which the SDK never changes after the
+// span ended. Safe for concurrent use.
+func FromReadOnly(s sdktrace.ReadOnlySpan) capture.Span {
 	sc := s.SpanContext()
 	v := capture.Span{
 		TraceID:           sc.TraceID(),
