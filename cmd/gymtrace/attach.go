@@ -118,7 +118,6 @@ type claudeCodeFlags struct{ dirKey, modelServer string }
 // runAttach attaches into a temporary file next to output and renames it over output once every
 // row is written (also when some rows were malformed: they are copied unchanged). A new output gets
 // mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
-
 func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
 	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
 	mode, err := outputMode(outputFlag, output)

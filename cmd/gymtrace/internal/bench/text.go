@@ -36,29 +36,29 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 
-	t := texttable.New(false)
-	t.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a"})
+	tbl := texttable.New(false)
+	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a"})
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		for _, t0 := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
 			wl, conc := "", ""
-			if t0 == &c.Direct {
+			if t == &c.Direct {
 				wl, conc = c.Workload, fmt.Sprint(c.Concurrency)
 			}
 			added50, added99, cb, ca := "-", "-", "", ""
-			if t0 != &c.Direct {
-				added50 = fmt.Sprintf("%+.3f", t0.P50MS-c.Direct.P50MS)
-				added99 = fmt.Sprintf("%+.3f", t0.P99MS-c.Direct.P99MS)
+			if t != &c.Direct {
+				added50 = fmt.Sprintf("%+.3f", t.P50MS-c.Direct.P50MS)
+				added99 = fmt.Sprintf("%+.3f", t.P99MS-c.Direct.P99MS)
 			}
-			if t0 == &c.Capture {
+			if t == &c.Capture {
 				cb, ca = fmt.Sprintf("%.2f", c.CapturePlainRatio), fmt.Sprintf("%.2f", c.CaptureDirectRatio)
 			}
-			t.AppendRow(table.Row{wl, conc, t0.Target, strconv.Itoa(t0.Calls), strconv.Itoa(t0.Errors), fmt.Sprintf("%.1f", t0.Throughput),
-				fmt.Sprintf("%.3f", t0.P50MS), fmt.Sprintf("%.3f", t0.P99MS), optMS(t0.TTFBP50MS), optMS(t0.TTFBP99MS),
-				cpuPerCall(t0), rssMiB(t0.ProxyPeakRSSBytes), added50, added99, cb, ca})
+			tbl.AppendRow(table.Row{wl, conc, t.Target, strconv.Itoa(t.Calls), strconv.Itoa(t.Errors), fmt.Sprintf("%.1f", t.Throughput),
+				fmt.Sprintf("%.3f", t.P50MS), fmt.Sprintf("%.3f", t.P99MS), optMS(t.TTFBP50MS), optMS(t.TTFBP99MS),
+				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca})
 		}
 	}
-	b.WriteString(texttable.Render(t))
+	b.WriteString(texttable.Render(tbl))
 	b.WriteByte('\n')
 
 	var checks []string
