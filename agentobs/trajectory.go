@@ -253,46 +253,42 @@ func (t TrajectoryRecord) AppendJSON(dst []byte) ([]byte, error) {
 	dst = ojson.AppendString(dst, t.TaskID)
 	dst = append(dst, `,"rollout_id":`...)
 	dst = ojson.AppendString(dst, t.RolloutID)
-	dst = append(dst, `,"invocations":[`...)
 	var err error
-	for i, inv := range t.Invocations {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = inv.appendJSON(dst); err != nil {
-			return dst[:n], fmt.Errorf("%s: %w", indexPath("invocations", i), err)
-		}
+	dst = append(dst, `,"invocations":`...)
+	if dst, err = appendArray(dst, "invocations", t.Invocations); err != nil {
+		return dst[:n], err
 	}
-	dst = append(dst, `],"turns":[`...)
-	for i, turn := range t.Turns {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = turn.appendJSON(dst); err != nil {
-			return dst[:n], fmt.Errorf("%s: %w", indexPath("turns", i), err)
-		}
+	dst = append(dst, `,"turns":`...)
+	if dst, err = appendArray(dst, "turns", t.Turns); err != nil {
+		return dst[:n], err
 	}
-	dst = append(dst, `],"model_calls":[`...)
-	for i, c := range t.ModelCalls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = c.appendJSON(dst); err != nil {
-			return dst[:n], fmt.Errorf("%s: %w", indexPath("model_calls", i), err)
-		}
+	dst = append(dst, `,"model_calls":`...)
+	if dst, err = appendArray(dst, "model_calls", t.ModelCalls); err != nil {
+		return dst[:n], err
 	}
-	dst = append(dst, `],"tool_calls":[`...)
-	for i, tc := range t.ToolCalls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, err = tc.appendJSON(dst); err != nil {
-			return dst[:n], fmt.Errorf("%s: %w", indexPath("tool_calls", i), err)
-		}
+	dst = append(dst, `,"tool_calls":`...)
+	if dst, err = appendArray(dst, "tool_calls", t.ToolCalls); err != nil {
+		return dst[:n], err
 	}
-	dst = append(dst, `],"gaps":`...)
+	dst = append(dst, `,"gaps":`...)
 	dst = appendGaps(dst, t.Gaps)
 	return append(dst, '}'), nil
+}
+
+// appendArray appends elems as a JSON array of their JSON-mode dumps; an element's error names its
+// path, e.g. "turns[2]: ...".
+func appendArray[T interface{ appendJSON([]byte) ([]byte, error) }](dst []byte, field string, elems []T) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, e := range elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = e.appendJSON(dst); err != nil {
+			return dst, fmt.Errorf("%s: %w", indexPath(field, i), err)
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // MarshalJSON writes the turn's JSON-mode dump.

@@ -30,11 +30,6 @@ const (
 	GenAIRequestReasoningLevelKey = attribute.Key("gen_ai.request.reasoning.level")
 )
 
-// GenAIUsageCacheWriteInputTokens returns the gen_ai.usage.cache_write.input_tokens attribute.
-func GenAIUsageCacheWriteInputTokens(v int64) attribute.KeyValue {
-	return GenAIUsageCacheWriteInputTokensKey.Int64(v)
-}
-
 // GenAIConversationCompacted returns the gen_ai.conversation.compacted attribute.
 func GenAIConversationCompacted(v bool) attribute.KeyValue {
 	return GenAIConversationCompactedKey.Bool(v)

@@ -29,7 +29,8 @@
 // # Naming
 //
 // Naming mirrors otel-go's semconv packages: <Namespace><Name>Key is an attribute.Key; a function
-// named without the Key suffix builds the attribute.KeyValue. Enum values (operation names,
+// named without the Key suffix builds the attribute.KeyValue (only for the attributes gymtrace
+// builds that way; the others are set through their key). Enum values (operation names,
 // provider names, dialects, error categories, gap codes) are untyped string constants, because the
 // capture record and the CLI use them as plain strings too.
 package semconv

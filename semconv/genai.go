@@ -135,9 +135,6 @@ func GenAIOperationName(v string) attribute.KeyValue { return GenAIOperationName
 // GenAIProviderName returns the gen_ai.provider.name attribute.
 func GenAIProviderName(v string) attribute.KeyValue { return GenAIProviderNameKey.String(v) }
 
-// GenAIConversationID returns the gen_ai.conversation.id attribute.
-func GenAIConversationID(v string) attribute.KeyValue { return GenAIConversationIDKey.String(v) }
-
 // GenAIRequestModel returns the gen_ai.request.model attribute.
 func GenAIRequestModel(v string) attribute.KeyValue { return GenAIRequestModelKey.String(v) }
 
@@ -198,28 +195,6 @@ func GenAIResponseTimeToFirstChunk(seconds float64) attribute.KeyValue {
 	return GenAIResponseTimeToFirstChunkKey.Float64(seconds)
 }
 
-// GenAIUsageInputTokens returns the gen_ai.usage.input_tokens attribute.
-func GenAIUsageInputTokens(v int64) attribute.KeyValue { return GenAIUsageInputTokensKey.Int64(v) }
-
-// GenAIUsageOutputTokens returns the gen_ai.usage.output_tokens attribute.
-func GenAIUsageOutputTokens(v int64) attribute.KeyValue { return GenAIUsageOutputTokensKey.Int64(v) }
-
-// GenAIUsageCacheReadInputTokens returns the gen_ai.usage.cache_read.input_tokens attribute.
-func GenAIUsageCacheReadInputTokens(v int64) attribute.KeyValue {
-	return GenAIUsageCacheReadInputTokensKey.Int64(v)
-}
-
-// GenAIUsageCacheCreationInputTokens returns the gen_ai.usage.cache_creation.input_tokens
-// attribute (the name of these conventions; see [GenAIConventions.UsageCacheWriteInputTokens]).
-func GenAIUsageCacheCreationInputTokens(v int64) attribute.KeyValue {
-	return GenAIUsageCacheCreationInputTokensKey.Int64(v)
-}
-
-// GenAIUsageReasoningOutputTokens returns the gen_ai.usage.reasoning.output_tokens attribute.
-func GenAIUsageReasoningOutputTokens(v int64) attribute.KeyValue {
-	return GenAIUsageReasoningOutputTokensKey.Int64(v)
-}
-
 // GenAIInputMessages returns the gen_ai.input.messages attribute from its JSON text.
 func GenAIInputMessages(json string) attribute.KeyValue { return GenAIInputMessagesKey.String(json) }
 
@@ -245,17 +220,8 @@ func GenAIToolName(v string) attribute.KeyValue { return GenAIToolNameKey.String
 // GenAIToolCallID returns the gen_ai.tool.call.id attribute.
 func GenAIToolCallID(v string) attribute.KeyValue { return GenAIToolCallIDKey.String(v) }
 
-// GenAIToolType returns the gen_ai.tool.type attribute.
-func GenAIToolType(v string) attribute.KeyValue { return GenAIToolTypeKey.String(v) }
-
 // ErrorType returns the error.type attribute.
 func ErrorType(v string) attribute.KeyValue { return ErrorTypeKey.String(v) }
 
 // HTTPResponseStatusCode returns the http.response.status_code attribute.
 func HTTPResponseStatusCode(v int) attribute.KeyValue { return HTTPResponseStatusCodeKey.Int(v) }
-
-// ServerAddress returns the server.address attribute.
-func ServerAddress(v string) attribute.KeyValue { return ServerAddressKey.String(v) }
-
-// ServerPort returns the server.port attribute.
-func ServerPort(v int) attribute.KeyValue { return ServerPortKey.Int(v) }

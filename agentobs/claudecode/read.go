@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"cmp"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -152,14 +151,7 @@ func listTranscripts(fsys fileSystem, dir string) ([]transcriptPath, error) {
 	if err := walk(dir, nil); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b transcriptPath) int {
-		for i := 0; i < len(a.parts) && i < len(b.parts); i++ {
-			if c := slices.Compare(a.parts[i], b.parts[i]); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(len(a.parts), len(b.parts))
-	})
+	slices.SortFunc(out, func(a, b transcriptPath) int { return slices.CompareFunc(a.parts, b.parts, slices.Compare[[]rune]) })
 	return out, nil
 }
 

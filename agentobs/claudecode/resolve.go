@@ -241,12 +241,7 @@ func modelRefEqual(a *agentobs.ModelServerRef, b *capture.ModelRef) bool {
 }
 
 func modelRefIn(m *capture.ModelRef, refs []agentobs.ModelServerRef) bool {
-	for i := range refs {
-		if modelRefEqual(&refs[i], m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(refs, func(r agentobs.ModelServerRef) bool { return modelRefEqual(&r, m) })
 }
 
 func strPtrEqual(a, b *string) bool {
@@ -289,12 +284,7 @@ func isCompactionRequest(request []byte) bool {
 		return false
 	}
 	text := textOf(last.Get("content"))
-	for _, m := range compactionPromptMarkers {
-		if strings.Contains(text, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(compactionPromptMarkers, func(m string) bool { return strings.Contains(text, m) })
 }
 
 func isString(v ojson.Value, want string) bool {

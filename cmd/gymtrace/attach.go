@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/atomicfile"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 )
 
@@ -110,12 +112,12 @@ func samePath(a, b string) (bool, error) {
 // outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
 const outputFileMode fs.FileMode = 0o600
 
-// runAttach attaches into a temporary file next to output and renames it over output once every
-// row is written (also when some rows were malformed: they are copied unchanged). A new output gets
-// mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
 // claudeCodeFlags are attach's --claude-code-* flags.
 type claudeCodeFlags struct{ dirKey, modelServer string }
 
+// runAttach attaches into a temporary file next to output and renames it over output once every
+// row is written (also when some rows were malformed: they are copied unchanged). A new output gets
+// mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
 func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
 	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
 	mode, err := outputMode(outputFlag, output)
@@ -127,45 +129,27 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 		return fmt.Errorf("attach: %w", err)
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("attach: create output %s: %w", output, pathErrCause(err))
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-
 	start := time.Now()
-	sum, attachErr := rollouts.Attach(cmd.Context(), in, tmp, []*capture.Store{store}, rollouts.Options{
-		IncludePayloads:           payloads,
-		ClaudeCodeDirKey:          cc.dirKey,
-		ClaudeCodeModelServerName: cc.modelServer,
-		OnProgress: func(p rollouts.Progress) {
-			cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
-		},
-	})
+	var sum rollouts.Summary
 	var malformed *rollouts.MalformedRowsError
-	if attachErr != nil && !errors.As(attachErr, &malformed) {
-		return fmt.Errorf("attach: output %s not written: %w", output, attachErr)
+	err = atomicfile.Write(output, "output "+output, mode, func(w io.Writer) error {
+		var attachErr error
+		sum, attachErr = rollouts.Attach(cmd.Context(), in, w, []*capture.Store{store}, rollouts.Options{
+			IncludePayloads:           payloads,
+			ClaudeCodeDirKey:          cc.dirKey,
+			ClaudeCodeModelServerName: cc.modelServer,
+			OnProgress: func(p rollouts.Progress) {
+				cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+			},
+		})
+		if attachErr != nil && !errors.As(attachErr, &malformed) {
+			return fmt.Errorf("output %s not written: %w", output, attachErr)
+		}
+		return nil // malformed rows are copied unchanged: the output is written, then they are reported
+	})
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("attach: write output %s: %w", output, pathErrCause(err))
-	}
-	if err := os.Rename(tmp.Name(), output); err != nil {
-		return fmt.Errorf("attach: replace output %s: %w", output, pathErrCause(err))
-	}
-	renamed = true
-	syncParentDir(filepath.Dir(output))
 
 	reportAttach(cmd, sum, output, time.Since(start))
 	if malformed != nil {
@@ -175,14 +159,6 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 		return fmt.Errorf("attach --strict: %d rollout%s with capture problems (listed above); %s was written", len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), output)
 	}
 	return nil
-}
-
-// syncParentDir fsyncs a directory so a rename in it is durable; failures are ignored (best effort).
-func syncParentDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
 }
 
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.

@@ -157,29 +157,21 @@ func newOTLPPipeline(ctx context.Context, o otlpOptions, res *resource.Resource,
 	return p, nil
 }
 
+// newSpanExporter and newMetricExporter build one signal's exporter; endpoint was checked by
+// newOTLPPipeline (signalURL), so only the exporter itself can fail.
 func newSpanExporter(ctx context.Context, endpoint, protocol string) (sdktrace.SpanExporter, error) {
-	var (
-		se  sdktrace.SpanExporter
-		err error
-	)
-	switch protocol {
-	case protocolGRPC:
+	var se sdktrace.SpanExporter
+	var err error
+	u, _ := signalURL(endpoint, protocol, "/v1/traces")
+	if protocol == protocolGRPC {
 		var opts []otlptracegrpc.Option
 		if endpoint != "" {
-			u, err := signalURL(endpoint, protocol, "")
-			if err != nil {
-				return nil, err
-			}
 			opts = append(opts, otlptracegrpc.WithEndpointURL(u))
 		}
 		se, err = otlptracegrpc.New(ctx, opts...)
-	default:
+	} else {
 		var opts []otlptracehttp.Option
 		if endpoint != "" {
-			u, err := signalURL(endpoint, protocol, "/v1/traces")
-			if err != nil {
-				return nil, err
-			}
 			opts = append(opts, otlptracehttp.WithEndpointURL(u))
 		}
 		se, err = otlptracehttp.New(ctx, opts...)
@@ -191,28 +183,18 @@ func newSpanExporter(ctx context.Context, endpoint, protocol string) (sdktrace.S
 }
 
 func newMetricExporter(ctx context.Context, endpoint, protocol string) (sdkmetric.Exporter, error) {
-	var (
-		me  sdkmetric.Exporter
-		err error
-	)
-	switch protocol {
-	case protocolGRPC:
+	var me sdkmetric.Exporter
+	var err error
+	u, _ := signalURL(endpoint, protocol, "/v1/metrics")
+	if protocol == protocolGRPC {
 		var opts []otlpmetricgrpc.Option
 		if endpoint != "" {
-			u, err := signalURL(endpoint, protocol, "")
-			if err != nil {
-				return nil, err
-			}
 			opts = append(opts, otlpmetricgrpc.WithEndpointURL(u))
 		}
 		me, err = otlpmetricgrpc.New(ctx, opts...)
-	default:
+	} else {
 		var opts []otlpmetrichttp.Option
 		if endpoint != "" {
-			u, err := signalURL(endpoint, protocol, "/v1/metrics")
-			if err != nil {
-				return nil, err
-			}
 			opts = append(opts, otlpmetrichttp.WithEndpointURL(u))
 		}
 		me, err = otlpmetrichttp.New(ctx, opts...)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/atomicfile"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 	"github.com/gymtrace/gymtrace/rollout"
 )
@@ -108,44 +108,19 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html == "" {
 		return nil
 	}
-	if err := writeFileAtomic(f.html, func(w io.Writer) error {
-		return report.WriteHTML(w, rep, report.HTMLOptions{JaegerURL: jaeger})
+	// A new file gets mode 0600 (an HTML report holds payloads), an existing one keeps its mode.
+	mode, err := outputMode("html", f.html)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := atomicfile.Write(f.html, f.html, mode, func(w io.Writer) error {
+		if err := report.WriteHTML(w, rep, report.HTMLOptions{JaegerURL: jaeger}); err != nil {
+			return fmt.Errorf("write %s: %w", f.html, err)
+		}
+		return nil
 	}); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	cmdNotef(cmd, "wrote %s", f.html)
-	return nil
-}
-
-// writeFileAtomic writes path through a temporary file in its directory, renamed over path once
-// write succeeded; a new file gets mode 0600 (an HTML report holds payloads), an existing one keeps
-// its mode. On failure path is untouched and the temporary file removed.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	mode, err := outputMode("html", path)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, pathErrCause(err))
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, pathErrCause(err))
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, pathErrCause(err))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, pathErrCause(err))
-	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 )
 
@@ -149,12 +150,7 @@ func parseSingleValue(b []byte) (int64, error) {
 // hasWord reports whether the space-separated list b (cgroup.controllers,
 // cgroup.subtree_control) contains w.
 func hasWord(b []byte, w string) bool {
-	for _, f := range bytes.Fields(b) {
-		if string(f) == w {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(bytes.Fields(b), func(f []byte) bool { return string(f) == w })
 }
 
 // readFileInto reads the whole file at name into buf (reusing its capacity) and returns the

@@ -43,26 +43,8 @@ func (o obj) with(key string, value any) obj {
 	return append(o, member{key, value})
 }
 
-// arr is a JSON array that encodes as [] when empty (a nil []any would encode as null).
+// arr is a JSON array; arr{} encodes as [] (only a nil slice would encode as null).
 type arr []any
-
-// MarshalJSON writes the elements in order, without HTML escaping.
-func (a arr) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	for i, v := range a {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		b, err := marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(b)
-	}
-	buf.WriteByte(']')
-	return buf.Bytes(), nil
-}
 
 // marshal encodes v compactly without HTML escaping (the providers send "<" and "&" raw).
 func marshal(v any) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -222,12 +223,7 @@ func reasoningModel(model string) bool {
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
 	}
-	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
-		if m == p || strings.HasPrefix(m, p+"-") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"o1", "o3", "o4", "gpt-5"}, func(p string) bool { return m == p || strings.HasPrefix(m, p+"-") })
 }
 
 // intField reads an optional integer member; ok is false when it is present but not an integer.

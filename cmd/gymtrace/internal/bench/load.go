@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -145,8 +146,8 @@ func (g *loadGen) run(ctx context.Context, budget time.Duration, mark func()) lo
 	if !last.IsZero() {
 		res.elapsed = last.Sub(start)
 	}
-	sortDurations(res.latencies)
-	sortDurations(res.ttfbs)
+	slices.Sort(res.latencies)
+	slices.Sort(res.ttfbs)
 	return res
 }
 

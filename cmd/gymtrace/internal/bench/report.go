@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -283,9 +282,6 @@ func diffPtr(a, b *float64) *float64 {
 
 // ms converts d to float milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// sortDurations sorts d ascending.
-func sortDurations(d []time.Duration) { slices.Sort(d) }
 
 // percentile returns the nearest-rank p-quantile (0 < p ≤ 1) of sorted; 0 for an empty slice.
 func percentile(sorted []time.Duration, p float64) time.Duration {

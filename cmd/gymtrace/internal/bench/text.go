@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 )
 
 // WriteText writes the report as a header, one aligned table row per workload × concurrency ×
@@ -32,9 +36,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tconc\ttarget\tcalls\tfailed\tcalls/s\tp50 ms\tp99 ms\tttfb p50\tttfb p99\tcpu us/call\trss MiB\t+p50 ms\t+p99 ms\tc/b\tc/a")
+	tbl := texttable.New(false)
+	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a"})
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
@@ -50,21 +53,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			if t == &c.Capture {
 				cb, ca = fmt.Sprintf("%.2f", c.CapturePlainRatio), fmt.Sprintf("%.2f", c.CaptureDirectRatio)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.1f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-				wl, conc, t.Target, t.Calls, t.Errors, t.Throughput, t.P50MS, t.P99MS,
-				optMS(t.TTFBP50MS), optMS(t.TTFBP99MS), cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes),
-				added50, added99, cb, ca)
+			tbl.AppendRow(table.Row{wl, conc, t.Target, strconv.Itoa(t.Calls), strconv.Itoa(t.Errors), fmt.Sprintf("%.1f", t.Throughput),
+				fmt.Sprintf("%.3f", t.P50MS), fmt.Sprintf("%.3f", t.P99MS), optMS(t.TTFBP50MS), optMS(t.TTFBP99MS),
+				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca})
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("bench report: %w", err)
-	}
-	for _, line := range strings.SplitAfter(table.String(), "\n") {
-		if line != "" {
-			b.WriteString(strings.TrimRight(line, " \n"))
-			b.WriteByte('\n')
-		}
-	}
+	b.WriteString(texttable.Render(tbl))
 	b.WriteByte('\n')
 
 	var checks []string

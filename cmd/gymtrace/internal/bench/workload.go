@@ -88,7 +88,7 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 			}
 		case n == "":
 			return nil, fmt.Errorf("bench: empty workload name in the list (want %s or all, comma-separated)", strings.Join(allWorkloadNames(), ", "))
-		case isWorkloadName(n):
+		case slices.Contains(allWorkloadNames(), n):
 			want[n] = true
 		default:
 			return nil, fmt.Errorf("bench: unknown workload %q (want %s or all)", n, strings.Join(allWorkloadNames(), ", "))
@@ -104,10 +104,6 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 		}
 	}
 	return out, nil
-}
-
-func isWorkloadName(n string) bool {
-	return slices.Contains(allWorkloadNames(), n)
 }
 
 // allWorkloadNames is every accepted workload name, "all"'s first.

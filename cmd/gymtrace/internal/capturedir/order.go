@@ -1,6 +1,10 @@
 package capturedir
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // Compare orders rollout ids the way people read them: runs of ASCII digits compare as numbers
 // ("2-0" < "10-0"), everything else byte by byte; ids that compare equal that way (e.g. "1-01" and
@@ -24,50 +28,18 @@ func Compare(a, b string) int {
 			continue
 		}
 		if ca != cb {
-			if ca < cb {
-				return -1
-			}
-			return 1
+			return cmp.Compare(ca, cb)
 		}
 		i++
 		j++
 	}
-	switch {
-	case len(a)-i < len(b)-j:
-		return -1
-	case len(a)-i > len(b)-j:
-		return 1
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(len(a)-i, len(b)-j), strings.Compare(a, b))
 }
 
 // compareDigits compares two runs of ASCII digits by numeric value, without overflow.
 func compareDigits(x, y string) int {
-	for len(x) > 1 && x[0] == '0' {
-		x = x[1:]
-	}
-	for len(y) > 1 && y[0] == '0' {
-		y = y[1:]
-	}
-	if len(x) != len(y) {
-		if len(x) < len(y) {
-			return -1
-		}
-		return 1
-	}
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
+	x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
+	return cmp.Or(cmp.Compare(len(x), len(y)), strings.Compare(x, y))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

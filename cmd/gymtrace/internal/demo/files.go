@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/atomicfile"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/rollout"
@@ -59,30 +59,13 @@ func rolloutLine(r Rollout) ([]byte, error) {
 
 // writeFileAtomic writes path through fill: into a new file beside it, synced, then renamed over
 // path, so path holds either its old content or the whole new one.
-func writeFileAtomic(path string, fill func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
+func writeFileAtomic(path string, fill func(io.Writer) error) error {
+	return atomicfile.Write(path, path, 0o600, func(w io.Writer) error {
+		if err := fill(w); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
 		}
-	}()
-	if err := fill(f); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // writeRollouts writes one line per rollout to path.

@@ -27,10 +27,10 @@ type ObservationSummary struct {
 	Gaps []string
 	// ToolMS is the summed duration_ms of the tool calls (0 when none has one).
 	ToolMS float64
-	// SandboxCPUS and SandboxWallS are the summed measured cpu_time_s and wall_time_s of the sandbox
-	// runs; PeakMemoryMiB the largest measured peak_memory_mib (nil when none was measured).
-	SandboxCPUS, SandboxWallS float64
-	PeakMemoryMiB             *float64
+	// SandboxCPUS is the summed measured cpu_time_s of the sandbox runs; PeakMemoryMiB the largest
+	// measured peak_memory_mib (nil when none was measured).
+	SandboxCPUS   float64
+	PeakMemoryMiB *float64
 }
 
 // summarizeObservations summarizes bundle against the rollout's captured calls.
@@ -75,9 +75,6 @@ func summarizeObservations(bundle agentobs.AgentObservationBundle, calls []captu
 			s.Sandboxes++
 			if v.CPUTimeS != nil {
 				s.SandboxCPUS += *v.CPUTimeS
-			}
-			if v.WallTimeS != nil {
-				s.SandboxWallS += *v.WallTimeS
 			}
 			if v.PeakMemoryMiB != nil && (s.PeakMemoryMiB == nil || *v.PeakMemoryMiB > *s.PeakMemoryMiB) {
 				s.PeakMemoryMiB = agentobs.Ptr(*v.PeakMemoryMiB)

@@ -158,7 +158,7 @@ func checkAttachedObservations(t *testing.T, store *capture.Store, attachedPath 
 	// The Result's summary says the same.
 	assert.Equal(t, ObservationSummary{
 		Attached: true, Invocations: 1, ToolCalls: 1, Compactions: 1, Sandboxes: 1, References: 6, Resolved: 6,
-		ToolMS: *tool.DurationMS, SandboxCPUS: *box.CPUTimeS, SandboxWallS: *box.WallTimeS, PeakMemoryMiB: box.PeakMemoryMiB,
+		ToolMS: *tool.DurationMS, SandboxCPUS: *box.CPUTimeS, PeakMemoryMiB: box.PeakMemoryMiB,
 	}, r.Observations)
 }
 
@@ -183,7 +183,7 @@ func TestSummarizeObservations(t *testing.T) {
 	assert.Equal(t, ObservationSummary{
 		Attached: true, Invocations: 1, ToolCalls: 2, Compactions: 1, Sandboxes: 2, References: 3, Resolved: 2,
 		Gaps:   []string{"model_call_reference_unmatched (c2)", "custom"},
-		ToolMS: 2.5, SandboxCPUS: 0.25, SandboxWallS: 1, PeakMemoryMiB: agentobs.Ptr(7.0),
+		ToolMS: 2.5, SandboxCPUS: 0.25, PeakMemoryMiB: agentobs.Ptr(7.0),
 	}, summarizeObservations(bundle, calls))
 	assert.Equal(t, ObservationSummary{Attached: true}, summarizeObservations(agentobs.AgentObservationBundle{Source: "x"}, nil))
 }

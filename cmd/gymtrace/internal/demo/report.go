@@ -5,9 +5,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
@@ -20,10 +20,10 @@ func printReport(w io.Writer, res *Result) error {
 	fmt.Fprintf(&b, "  rollouts           %s\n", res.RolloutsPath)
 	fmt.Fprintf(&b, "  attached rollouts  %s  (ng_model_call_capture and ng_agent_observations on every line)\n\n", res.AttachedPath)
 
-	writeTable(&b, summaryTable(res.Rollouts))
+	b.WriteString(summaryTable(res.Rollouts).String())
 
 	fmt.Fprintf(&b, "\nagent observations (ng_agent_observations after attach: the agent's spans joined with the captured calls)\n")
-	writeTable(&b, observationsTable(res.Rollouts))
+	b.WriteString(observationsTable(res.Rollouts).String())
 	if problems := observationProblems(res.Rollouts); len(problems) > 0 {
 		fmt.Fprintf(&b, "\nobservation problems:\n")
 		for _, p := range problems {
@@ -63,19 +63,21 @@ func printReport(w io.Writer, res *Result) error {
 	return err
 }
 
-// table is a text table: a header, rows of cells, and which columns are right-aligned.
+// table is a text table: a header, rows of cells, and the right-aligned columns (from 1).
 type table struct {
 	header []string
 	rows   [][]string
-	right  []bool
+	right  []int
 }
+
+func (t table) String() string { return texttable.Strings(t.header, t.rows, t.right...) }
 
 // summaryTable is the per-rollout summary table, with a total row when there is more than one
 // rollout.
 func summaryTable(rs []Rollout) table {
 	t := table{
 		header: []string{"ROLLOUT", "CALLS", "DIALECTS", "TOKENS IN", "OUT", "REASONING", "CACHED", "LATENCY MS", "ERRORS", "REWARD"},
-		right:  []bool{false, true, false, true, true, true, true, true, true, true},
+		right:  []int{2, 4, 5, 6, 7, 8, 9, 10},
 	}
 	var recs int
 	var errs int
@@ -112,7 +114,7 @@ func observationsTable(rs []Rollout) table {
 	t := table{
 		header: []string{"ROLLOUT", "INVOCATIONS", "TOOL CALLS", "TOOL MS", "SANDBOXES", "SANDBOX CPU S", "PEAK MIB",
 			"COMPACTIONS", "REFS", "RESOLVED", "GAPS"},
-		right: []bool{false, true, true, true, true, true, true, true, true, true, true},
+		right: []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
 	}
 	for _, r := range rs {
 		o := r.Observations
@@ -147,39 +149,6 @@ func observationProblems(rs []Rollout) []string {
 		}
 	}
 	return out
-}
-
-// writeTable writes t with two spaces between columns and no trailing blanks.
-func writeTable(b *strings.Builder, t table) {
-	width := make([]int, len(t.header))
-	for i, h := range t.header {
-		width[i] = utf8.RuneCountInString(h)
-	}
-	for _, row := range t.rows {
-		for i, c := range row {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	line := func(cells []string) {
-		var l strings.Builder
-		for i, c := range cells {
-			if i > 0 {
-				l.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			if t.right[i] {
-				l.WriteString(pad + c)
-			} else {
-				l.WriteString(c + pad)
-			}
-		}
-		b.WriteString(strings.TrimRight(l.String(), " "))
-		b.WriteByte('\n')
-	}
-	line(t.header)
-	for _, row := range t.rows {
-		line(row)
-	}
 }
 
 // optInt formats a nullable count, "-" for null.

@@ -23,8 +23,7 @@ func TestSummaryTable(t *testing.T) {
 		}}},
 		{ID: "1-0", Reward: 1}, // no capture at all
 	}
-	var b strings.Builder
-	writeTable(&b, summaryTable(rs))
+	got := summaryTable(rs).String()
 	want := strings.Join([]string{
 		"ROLLOUT  CALLS  DIALECTS       TOKENS IN  OUT  REASONING  CACHED  LATENCY MS  ERRORS     REWARD",
 		"0-0          2  responses            100   40         12       8        12.3       0        1.0",
@@ -33,14 +32,13 @@ func TestSummaryTable(t *testing.T) {
 		"total        3                       107   43         12       8        12.4       1  mean 0.67",
 		"",
 	}, "\n")
-	assert.Equal(t, want, b.String())
+	assert.Equal(t, want, got)
 }
 
 func TestSummaryTableOneRolloutHasNoTotal(t *testing.T) {
-	var b strings.Builder
-	writeTable(&b, summaryTable([]Rollout{{ID: "0-0", Capture: CaptureSummary{Calls: 1}}}))
-	assert.NotContains(t, b.String(), "total")
-	assert.Equal(t, 2, strings.Count(b.String(), "\n"))
+	got := summaryTable([]Rollout{{ID: "0-0", Capture: CaptureSummary{Calls: 1}}}).String()
+	assert.NotContains(t, got, "total")
+	assert.Equal(t, 2, strings.Count(got, "\n"))
 }
 
 func TestPrintReportNotesCaptureProblems(t *testing.T) {

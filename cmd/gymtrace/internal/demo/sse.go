@@ -1,16 +1,17 @@
 package demo
 
 import (
-	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+
+	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
-// maxSSELine bounds one line of a server-sent event stream read by the agent, in bytes. The fake
-// model's lines are a few KiB; the bound only keeps a broken server from exhausting memory.
-const maxSSELine = 8 << 20
+// maxSSEEvent bounds one server-sent event read by the agent, in bytes. The fake model's events
+// are a few KiB; the bound only keeps a broken server from exhausting memory.
+const maxSSEEvent = 8 << 20
 
 // sseEvent is one dispatched server-sent event: its "event:" name ("" when none was sent) and its
 // data lines joined with "\n".
@@ -19,86 +20,53 @@ type sseEvent struct {
 	data string
 }
 
-// sseReader reads server-sent events the way a client does (WHATWG HTML "Interpreting an event
-// stream"): lines end at CRLF, LF or CR; a blank line dispatches the event; lines starting with
-// ":" are comments; a field value drops one leading space; "data" lines accumulate; an event
-// without data is not dispatched; an unfinished event at the end of the body is dropped.
-// It is not safe for concurrent use.
+// errSSEEventTooLarge is returned for an event larger than maxSSEEvent.
+var errSSEEventTooLarge = errors.New("sse: event too large")
+
+// sseReader reads server-sent events as a client does, framed by the proxy's own decoder
+// (stream.Decoder, WHATWG HTML "Interpreting an event stream"): an event without data is not
+// dispatched, nor is an unfinished event at the end of the body. It is not safe for concurrent use.
 type sseReader struct {
-	r       *bufio.Reader
-	maxLine int // longest line accepted, in bytes
+	r     io.Reader
+	d     *stream.Decoder
+	max   int // largest event accepted, in bytes
+	buf   []byte
+	queue []sseEvent
+	err   error // what ends the reading once queue is empty: io.EOF, a read error or errSSEEventTooLarge
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReader(r), maxLine: maxSSELine}
+	return &sseReader{r: r, max: maxSSEEvent}
 }
 
-// errSSELineTooLong is returned for a line longer than maxSSELine.
-var errSSELineTooLong = errors.New("sse: line too long")
-
-// readLine returns the next line without its terminator. At the end of the body it returns the
-// unterminated rest (if any) with io.EOF.
-func (s *sseReader) readLine() (string, error) {
-	var b strings.Builder
-	for {
-		c, err := s.r.ReadByte()
-		if err != nil {
-			return b.String(), err
-		}
-		switch c {
-		case '\n':
-			return b.String(), nil
-		case '\r':
-			if next, err := s.r.Peek(1); err == nil && next[0] == '\n' {
-				_, _ = s.r.ReadByte()
-			}
-			return b.String(), nil
-		}
-		if b.Len() >= s.maxLine {
-			return "", fmt.Errorf("%w: over %d bytes", errSSELineTooLong, s.maxLine)
-		}
-		b.WriteByte(c)
-	}
-}
-
-// next returns the next event. It returns io.EOF when the body ended (an unfinished event is
-// dropped, as the standard says) and any other read error as it is.
+// next returns the next event. It returns io.EOF when the body ended and any other read error as
+// it is.
 func (s *sseReader) next() (sseEvent, error) {
-	var (
-		ev      sseEvent
-		data    strings.Builder
-		hasData bool
-	)
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return sseEvent{}, io.EOF
+	if s.d == nil {
+		s.buf = make([]byte, 32<<10)
+		s.d = stream.NewDecoder(func(e stream.Event) {
+			switch {
+			case e.Overflow:
+				s.err = fmt.Errorf("%w: over %d bytes", errSSEEventTooLarge, s.max)
+			case e.DataLines > 0 && !e.AtEOF && s.err == nil:
+				s.queue = append(s.queue, sseEvent{name: string(e.Name), data: string(e.Data)})
 			}
-			return sseEvent{}, err
+		}, stream.WithMaxEventBytes(s.max))
+	}
+	for len(s.queue) == 0 {
+		if s.err != nil {
+			return sseEvent{}, s.err
 		}
-		if line == "" {
-			if hasData {
-				ev.data = data.String()
-				return ev, nil
-			}
-			ev = sseEvent{}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			ev.name = value
-		case "data":
-			if hasData {
-				data.WriteByte('\n')
-			}
-			data.WriteString(value)
-			hasData = true
+		n, err := s.r.Read(s.buf)
+		s.d.Feed(s.buf[:n])
+		if errors.Is(err, io.EOF) {
+			s.d.Close()
+			s.err = cmp.Or(s.err, io.EOF)
+		} else if err != nil {
+			s.err = cmp.Or(s.err, err)
 		}
 	}
+	ev := s.queue[0]
+	s.queue = s.queue[1:]
+	return ev, nil
 }

@@ -11,10 +11,10 @@ import (
 )
 
 // readAllEvents reads every event of stream; err is the error that ended the reading (nil at EOF).
-func readAllEvents(stream string, maxLine int) (events []sseEvent, err error) {
+func readAllEvents(stream string, maxEvent int) (events []sseEvent, err error) {
 	r := newSSEReader(strings.NewReader(stream))
-	if maxLine > 0 {
-		r.maxLine = maxLine
+	if maxEvent > 0 {
+		r.max = maxEvent
 	}
 	for {
 		ev, err := r.next()
@@ -58,9 +58,9 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
-func TestSSEReaderLineTooLong(t *testing.T) {
+func TestSSEReaderEventTooLarge(t *testing.T) {
 	got, err := readAllEvents("data: 12\n\ndata: 123456789\n\n", 8)
-	require.ErrorIs(t, err, errSSELineTooLong)
+	require.ErrorIs(t, err, errSSEEventTooLarge)
 	assert.Equal(t, []sseEvent{{"", "12"}}, got)
 }
 

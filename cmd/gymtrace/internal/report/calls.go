@@ -3,12 +3,11 @@ package report
 import (
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/jedib0t/go-pretty/v6/text"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 )
 
 // Column bounds of the calls table, in runes.
@@ -23,7 +22,7 @@ const (
 // unknown values are "-". Long models keep their start ("…" marks the cut). No payloads are shown.
 // The output has no color and no trailing spaces; only w's error is returned.
 func WriteCallsTable(w io.Writer, records []capture.ModelCallRecord) error {
-	t := newTable()
+	t := texttable.New(true, 1, 4, 5, 6, 7, 8, 9, 10)
 	t.AppendHeader(table.Row{"IDX", "MODEL", "DIALECT", "HTTP", "IN", "OUT", "REASON", "CACHED", "LATENCY", "TTFT", "FINISH", "ERROR"})
 	for i := range records {
 		r := &records[i]
@@ -37,16 +36,7 @@ func WriteCallsTable(w io.Writer, records []capture.ModelCallRecord) error {
 			fmtMS(r.LatencyTotalMS), fmtMS(r.LatencyTTFTMS), headTrim(strOr(r.FinishReason), maxFinishWidth), strOr(r.ErrorCategory),
 		})
 	}
-	cfg := []table.ColumnConfig{{Number: 1, Align: text.AlignRight, AlignHeader: text.AlignRight}}
-	for n := 4; n <= 10; n++ {
-		cfg = append(cfg, table.ColumnConfig{Number: n, Align: text.AlignRight, AlignHeader: text.AlignRight})
-	}
-	t.SetColumnConfigs(cfg)
-	out := renderTable(t)
-	var b strings.Builder
-	b.WriteString(out)
-	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, texttable.Render(t))
 	return err
 }
 

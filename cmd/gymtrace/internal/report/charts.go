@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -57,7 +58,7 @@ func tokensChart(rep *Report) chart {
 	}
 	c.Note = "input and output tokens of each rollout (input includes cached tokens)"
 	if len(rows) > maxTokenBars {
-		slices.SortStableFunc(rows, func(a, b row) int { return cmpFloatDesc(a.in+a.out, b.in+b.out) })
+		slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(b.in+b.out, a.in+a.out) })
 		c.Note = fmt.Sprintf("the %d of %d rollouts with the most tokens; input includes cached tokens", maxTokenBars, len(rows))
 		rows = rows[:maxTokenBars]
 	}
@@ -275,14 +276,4 @@ func float(v *int64) float64 {
 		return 0
 	}
 	return float64(*v)
-}
-
-func cmpFloatDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 )
 
 // Bounds of the terminal report, in runes: with them a report fits in 100 columns for token counts
@@ -32,7 +34,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	b.WriteByte('\n')
 	if len(rep.Rollouts) > 0 {
 		b.WriteString(rolloutTable(rep))
-		b.WriteString("\n\n")
+		b.WriteString("\n")
 	}
 	writeTotals(&b, rep)
 	_, err := io.WriteString(w, b.String())
@@ -59,7 +61,7 @@ func writeFindings(b *strings.Builder, rep *Report) {
 
 // rolloutTable renders the per-rollout table with its TOTAL row.
 func rolloutTable(rep *Report) string {
-	t := newTable()
+	t := texttable.New(true, 2, 3, 4, 5, 6, 7, 8)
 	t.AppendHeader(table.Row{"ROLLOUT", "CALLS", "TOK IN", "TOK OUT", "REASON", "CACHED", "LATENCY", "TTFT P50", "ERRORS / HEALTH"})
 	for i := range rep.Rollouts {
 		r := &rep.Rollouts[i]
@@ -76,13 +78,7 @@ func rolloutTable(rep *Report) string {
 		"TOTAL", strconv.Itoa(tot.Calls), fmtInt(m.TokensIn), fmtInt(m.TokensOut), fmtInt(m.TokensReasoning),
 		fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(tot.TTFTP50MS), strconv.Itoa(tot.FailedCalls) + " failed",
 	})
-	right := []int{2, 3, 4, 5, 6, 7, 8}
-	cfg := make([]table.ColumnConfig, 0, len(right))
-	for _, n := range right {
-		cfg = append(cfg, table.ColumnConfig{Number: n, Align: text.AlignRight, AlignHeader: text.AlignRight, AlignFooter: text.AlignRight})
-	}
-	t.SetColumnConfigs(cfg)
-	return renderTable(t)
+	return texttable.Render(t)
 }
 
 // writeTotals writes the run summary lines.
@@ -111,42 +107,6 @@ func writeTotals(b *strings.Builder, rep *Report) {
 		fmt.Fprintf(b, "wall clock: %s from the first call's start to the last call's end\n", formatDuration(span))
 	}
 }
-
-// newTable returns a go-pretty table in the house style: no borders, no column separators, two
-// spaces between columns, a rule under the header and over the footer.
-func newTable() table.Writer {
-	t := table.NewWriter()
-	style := table.StyleLight
-	style.Box.PaddingLeft = ""
-	style.Box.PaddingRight = "  "
-	style.Options = table.Options{DrawBorder: false, SeparateColumns: false, SeparateHeader: true, SeparateFooter: true}
-	style.Format.Header = text.FormatDefault
-	style.Format.Footer = text.FormatDefault
-	t.SetStyle(style)
-	return t
-}
-
-// renderTable renders t, drops the trailing spaces of every line and cuts the horizontal rules to
-// the width of the widest text line (go-pretty draws them over the last column's padding too).
-func renderTable(t table.Writer) string {
-	lines := strings.Split(t.Render(), "\n")
-	width := 0
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-		if !isRule(lines[i]) {
-			width = max(width, utf8.RuneCountInString(lines[i]))
-		}
-	}
-	for i, l := range lines {
-		if isRule(l) && utf8.RuneCountInString(l) > width {
-			lines[i] = string([]rune(l)[:width])
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// isRule reports whether l is a horizontal rule of the table style.
-func isRule(l string) bool { return l != "" && strings.Trim(l, "─") == "" }
 
 // problemsCell is a rollout's ERRORS / HEALTH cell: one line per error category ("2 rate_limit"),
 // then one per health flag.

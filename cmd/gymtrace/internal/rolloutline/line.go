@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // member is one top-level "key":value pair: rawKey is the key's JSON string text as sent (quotes and
@@ -36,47 +38,31 @@ func Parse(line []byte) (Line, error) {
 		}
 		return Line{}, fmt.Errorf("rolloutline: parse: %w", err)
 	}
-	b := bytes.Clone(line)
-	s := scanner{b: b}
-	s.skipSpace()
-	if !s.consume('{') {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if dec.PeekKind() != '{' {
 		return Line{}, fmt.Errorf("rolloutline: parse: %w", errNotObject)
 	}
-	var l Line
-	s.skipSpace()
-	if s.consume('}') {
-		return l, s.end()
+	if _, err := dec.ReadToken(); err != nil {
+		return Line{}, fmt.Errorf("rolloutline: parse: %w", err)
 	}
-	for {
-		s.skipSpace()
-		ks := s.i
-		if !s.skipString() {
-			return Line{}, s.errorf("expected a key")
+	var l Line
+	for dec.PeekKind() != '}' {
+		rawKey, err := dec.ReadValue()
+		if err != nil {
+			return Line{}, fmt.Errorf("rolloutline: parse: %w", err)
 		}
-		rawKey := b[ks:s.i:s.i]
+		rawKey = bytes.Clone(rawKey)
 		var key string
 		if err := json.Unmarshal(rawKey, &key); err != nil {
-			return Line{}, fmt.Errorf("rolloutline: parse: key at offset %d: %w", ks, err)
+			return Line{}, fmt.Errorf("rolloutline: parse: key %s: %w", rawKey, err)
 		}
-		s.skipSpace()
-		if !s.consume(':') {
-			return Line{}, s.errorf("expected ':'")
+		value, err := dec.ReadValue()
+		if err != nil {
+			return Line{}, fmt.Errorf("rolloutline: parse: %w", err)
 		}
-		s.skipSpace()
-		vs := s.i
-		if !s.skipValue() {
-			return Line{}, s.errorf("expected a value")
-		}
-		l.members = append(l.members, member{rawKey: rawKey, key: key, value: b[vs:s.i:s.i]})
-		s.skipSpace()
-		if s.consume(',') {
-			continue
-		}
-		if s.consume('}') {
-			return l, s.end()
-		}
-		return Line{}, s.errorf("expected ',' or '}'")
+		l.members = append(l.members, member{rawKey: rawKey, key: key, value: bytes.Clone(value)})
 	}
+	return l, nil
 }
 
 // Keys returns the decoded top-level keys in line order (a repeated key appears each time).

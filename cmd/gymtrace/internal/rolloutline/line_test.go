@@ -1,6 +1,7 @@
 package rolloutline
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -172,6 +173,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line, value []byte) {
 		l, err := Parse(line)
 		if err != nil {
+			if json.Valid(line) && bytes.HasPrefix(bytes.TrimLeft(line, " \t\r\n"), []byte("{")) {
+				t.Fatalf("valid object %q refused: %v", line, err)
+			}
 			return
 		}
 		out := l.Bytes()

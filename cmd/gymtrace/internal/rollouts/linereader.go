@@ -2,6 +2,7 @@ package rollouts
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -53,13 +54,4 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 // isBlank reports whether line holds only JSON whitespace (space, \t, \r, \n).
-func isBlank(line []byte) bool {
-	for _, c := range line {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func isBlank(line []byte) bool { return len(bytes.Trim(line, " \t\r\n")) == 0 }
