@@ -52,6 +52,7 @@ type parser struct {
 	mstack   []Member      // members of the objects being read
 	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
 	mems     *slab[Member] // when set ([Parser]), objects' members are cut from it
+	walk     *Walker       // modeCompact: reports members, elements and strings ([Walker])
 }
 
 // Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
@@ -244,9 +245,13 @@ func (p *parser) array() (Value, error) {
 	} else {
 		for {
 			p.skipWS()
+			valAt := p.pos
 			v, err := p.value()
 			if err != nil {
 				return Value{}, err
+			}
+			if p.walk.visits(p.depth) {
+				p.walk.Visit(p.depth, nil, p.data[valAt:p.pos])
 			}
 			if p.mode != modeCompact {
 				p.vstack = append(p.vstack, v)
@@ -283,9 +288,15 @@ func (p *parser) object() (Value, error) {
 			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 				return Value{}, p.fail("expected a string object key")
 			}
+			keyAt := p.pos
 			key, err := p.str()
 			if err != nil {
 				return Value{}, err
+			}
+			rawKey := p.data[keyAt:p.pos]
+			visit := p.walk.visits(p.depth)
+			if visit {
+				p.walk.Visit(p.depth, rawKey, nil)
 			}
 			p.skipWS()
 			if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -296,9 +307,13 @@ func (p *parser) object() (Value, error) {
 				p.out = append(p.out, ':')
 			}
 			p.skipWS()
+			valAt := p.pos
 			v, err := p.value()
 			if err != nil {
 				return Value{}, err
+			}
+			if visit {
+				p.walk.Visit(p.depth, rawKey, p.data[valAt:p.pos])
 			}
 			switch p.mode {
 			case modeStrict:
@@ -398,6 +413,7 @@ func (p *parser) str() (string, error) {
 			if !p.discard {
 				p.out = append(p.out, p.data[start:p.pos]...)
 			}
+			p.walk.sawString(p.data[start:p.pos])
 			return "", nil
 		}
 		return p.src[from:i], nil
@@ -422,6 +438,7 @@ func (p *parser) str() (string, error) {
 				if !p.discard {
 					p.out = append(p.out, p.data[start:p.pos]...)
 				}
+				p.walk.sawString(p.data[start:p.pos])
 				return "", nil
 			}
 			return b.String(), nil

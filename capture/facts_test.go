@@ -2,6 +2,8 @@ package capture
 
 import (
 	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,8 +19,9 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// This file checks that the span attributes read from a response summary (responseSummary, used
-// when message content is off) are exactly those read from the whole parsed response.
+// This file checks that the response facts read in the validating pass (responseFacts, the
+// handler's PayloadFacts) give exactly the span attributes read from the whole parsed response
+// (wholeReadings, the reference: what the attributes were before the one-pass reading).
 
 // responseReadings is everything the attributes read from a response.
 type responseReadings struct {
@@ -26,27 +29,80 @@ type responseReadings struct {
 	compacted bool
 }
 
-func readResponse(v ojson.Value, ok bool, conv semconv.GenAIConventions) responseReadings {
-	var r responseReadings
-	if !ok {
-		return r
+func attrTexts(kvs []attribute.KeyValue) []string {
+	var out []string
+	for _, kv := range kvs {
+		out = append(out, string(kv.Key)+"="+kv.Value.Emit()+":"+kv.Value.Type().String())
 	}
-	for _, kv := range appendResponseAttributes(nil, v, conv) {
-		r.attrs = append(r.attrs, string(kv.Key)+"="+kv.Value.Emit()+":"+kv.Value.Type().String())
-	}
-	r.compacted = responseCompacted(v)
-	return r
+	return out
 }
 
-func checkSummaryMatchesWhole(t testing.TB, resp []byte) (whole responseReadings) {
+// wholeReadings reads the attributes from the parsed response, member by member.
+func wholeReadings(resp []byte, conv semconv.GenAIConventions) responseReadings {
+	v, err := ojson.Parse(resp)
+	if err != nil || v.Kind() != ojson.KindObject {
+		return responseReadings{}
+	}
+	var kvs []attribute.KeyValue
+	if id, ok := get(v, "id").AsString(); ok {
+		kvs = append(kvs, semconv.GenAIResponseID(id))
+	}
+	if m, ok := get(v, "model").AsString(); ok && m != "" {
+		kvs = append(kvs, semconv.GenAIResponseModel(m))
+	}
+	var fr []string
+	if s, ok := get(v, "stop_reason").AsString(); ok && s != "" {
+		fr = append(fr, s)
+	}
+	if ch := get(v, "choices"); ch.Kind() == ojson.KindArray {
+		for _, c := range ch.Elems() {
+			if s, ok := get(c, "finish_reason").AsString(); ok && s != "" {
+				fr = append(fr, s)
+			}
+		}
+	}
+	if s, ok := get(get(v, "incomplete_details"), "reason").AsString(); ok && s != "" {
+		fr = append(fr, s)
+	}
+	if len(fr) > 0 {
+		kvs = append(kvs, semconv.GenAIResponseFinishReasons(fr...))
+	}
+	if u, ok := v.Get("usage"); ok {
+		kvs = appendUsageAttributes(kvs, u.AppendJSON(nil), conv)
+	}
+	return responseReadings{
+		attrs:     attrTexts(kvs),
+		compacted: hasTyped(get(v, "output").Elems(), compactionType) || hasTyped(get(v, "content").Elems(), compactionType),
+	}
+}
+
+// factReadings reads the attributes from the facts of the one validating pass.
+func factReadings(resp []byte, conv semconv.GenAIConventions) responseReadings {
+	f, ok := responseFacts(resp)
+	if !ok {
+		return responseReadings{}
+	}
+	return responseReadings{attrs: attrTexts(appendResponseAttributes(nil, &f, conv)), compacted: f.Compacted}
+}
+
+func checkFactsMatchWhole(t testing.TB, resp []byte) (whole responseReadings) {
 	t.Helper()
 	for _, conv := range []semconv.GenAIConventions{semconv.GenAIConventionsV1_41, semconv.GenAIConventionsLatestExperimental} {
-		v, ok := responseForAttributes(resp, true)
-		whole = readResponse(v, ok, conv)
-		v, ok = validResponseSummary(resp)
-		summary := readResponse(v, ok, conv)
-		if !assert.ObjectsAreEqual(whole, summary) {
-			t.Fatalf("response %s:\nwhole   %+v\nsummary %+v", resp, whole, summary)
+		whole = wholeReadings(resp, conv)
+		facts := factReadings(resp, conv)
+		if !assert.ObjectsAreEqual(whole, facts) {
+			t.Fatalf("response %s:\nwhole %+v\nfacts %+v", resp, whole, facts)
+		}
+		var pf PayloadFacts
+		obj, _ := pf.ResponsePayload(resp)
+		if obj == nil {
+			continue
+		}
+		f, ok := pf.response(obj)
+		require.True(t, ok)
+		split := responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, conv)), compacted: f.Compacted}
+		if !assert.ObjectsAreEqual(whole, split) {
+			t.Fatalf("response %s:\nwhole %+v\nsplit %+v", resp, whole, split)
 		}
 	}
 	return whole
@@ -96,9 +152,9 @@ func jsonObjects(t *testing.T, dir string) [][]byte {
 	return out
 }
 
-// randomResponse builds a response object from pieces that exercise the summary's rules: the read
+// randomResponse builds a response object from pieces that exercise the facts' rules: the read
 // members in every JSON type, duplicates, escaped keys, arrays with non-object elements, nested
-// choices and items, and large text the summary skips.
+// choices and items, and large text the walk only validates.
 func randomResponse(r *rand.Rand) []byte {
 	values := []string{
 		`null`, `true`, `0`, `-1.5e3`, `"stop"`, `""`, `"compaction"`, `[]`, `{}`, `[1,"x",null]`,
@@ -150,19 +206,19 @@ func randomResponse(r *rand.Rand) []byte {
 	return []byte(b.String())
 }
 
-func TestResponseSummaryMatchesWholeResponse(t *testing.T) {
+func TestResponseFactsMatchWholeResponse(t *testing.T) {
 	t.Run("objects of the vectors and conformance cases", func(t *testing.T) {
 		objs := append(jsonObjects(t, testvectors.Dir(t, "vectors")), jsonObjects(t, testvectors.Dir(t, "conformance"))...)
 		require.Greater(t, len(objs), 1000)
 		for _, o := range objs {
-			checkSummaryMatchesWhole(t, o)
+			checkFactsMatchWhole(t, o)
 		}
 	})
 	t.Run("random", func(t *testing.T) {
 		r := rand.New(rand.NewPCG(13, 14))
 		withAttrs, compacted := 0, 0
 		for range 20_000 {
-			w := checkSummaryMatchesWhole(t, randomResponse(r))
+			w := checkFactsMatchWhole(t, randomResponse(r))
 			if len(w.attrs) > 0 {
 				withAttrs++
 			}
@@ -175,22 +231,22 @@ func TestResponseSummaryMatchesWholeResponse(t *testing.T) {
 	})
 	t.Run("not strict JSON or not an object", func(t *testing.T) {
 		for _, s := range []string{``, `[1]`, `"s"`, `{"id":"x",}`, `{"id":NaN}`, "{\"id\":\"\xff\"}", `{"id":"x"} {}`, ` {"id":"x"} `} {
-			checkSummaryMatchesWhole(t, []byte(s))
+			checkFactsMatchWhole(t, []byte(s))
 		}
 	})
 }
 
-func FuzzResponseSummary(f *testing.F) {
+func FuzzResponseFacts(f *testing.F) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for range 16 {
 		f.Add(randomResponse(r))
 	}
 	f.Fuzz(func(t *testing.T, resp []byte) {
-		checkSummaryMatchesWhole(t, resp)
+		checkFactsMatchWhole(t, resp)
 	})
 }
 
-func TestResponseSummaryAllocations(t *testing.T) {
+func TestResponseFactsAllocations(t *testing.T) {
 	e := Exchange{
 		ModelCallID: "863410a8d52e4be6a31efc5c6e9d4629", Dialect: "chat", LatencyMS: 1,
 		Response: []byte(perfChatCompletion(perfWords(3300))),
