@@ -367,6 +367,21 @@ func (f *payloadField) appendObject(dst []byte) ([]byte, bool) {
 	return out, true
 }
 
+// checkObject sets the problem of a usable body payload that is not one strict JSON object, as
+// appendObject would, without writing anything.
+func (f *payloadField) checkObject() {
+	if !f.usable || f.problem != nil {
+		return
+	}
+	if len(f.text) == 0 || f.text[0] != '{' {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object"}
+		return
+	}
+	if _, err := ojson.CheckCompactString(f.text, PayloadMaxDepth); err != nil {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object: " + err.Error()}
+	}
+}
+
 // payloadAttr reads a payload attribute and checks it against its size attribute: ok when it is
 // present and whole, else a problem when the span had one but it cannot be used.
 func payloadAttr(a AttributeLookup, k attribute.Key) (s string, ok bool, problem *Problem, err error) {
