@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -263,4 +264,96 @@ func TestResponseFactsAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perRun := int64(after.TotalAlloc-before.TotalAlloc) / runs
 	assert.Less(t, perRun, int64(len(e.Response))*3/2, "a copy for the payload attribute, not the parsed text")
+}
+
+// requestKeys are the members appendRequestAttributes reads, by requestParams field.
+var requestKeys = []string{"model", "stream", "temperature", "top_p", "top_k", "max_tokens", "max_output_tokens",
+	"max_completion_tokens", "seed", "frequency_penalty", "presence_penalty", "n", "stop", "stop_sequences",
+	"previous_response_id", "reasoning", "reasoning_effort", "output_config"}
+
+// wholeRequestReadings reads the request attributes from the parsed request: each member's last
+// value, re-encoded, and the compaction rule after the old text probe.
+func wholeRequestReadings(req []byte, conv semconv.GenAIConventions) responseReadings {
+	v, err := ojson.Parse(req)
+	if err != nil || v.Kind() != ojson.KindObject {
+		return responseReadings{}
+	}
+	var p requestParams
+	for _, k := range requestKeys {
+		if m, ok := v.Get(k); ok {
+			p.visit(1, []byte(`"`+k+`"`), m.AppendJSON(nil))
+		}
+	}
+	compact, err := ojson.Compact(nil, req)
+	if err != nil {
+		panic(err) // Parse accepted it
+	}
+	return responseReadings{
+		attrs:     attrTexts(appendRequestAttributes(nil, &p, conv)),
+		compacted: requestCompacted(compact, bytes.Contains(compact, []byte(`"compaction"`)), &v),
+	}
+}
+
+// factRequestReadings reads them from the facts of the one validating pass.
+func factRequestReadings(req []byte, conv semconv.GenAIConventions) responseReadings {
+	var f PayloadFacts
+	obj, _ := f.RequestPayload(req)
+	p, hint, ok := f.request(obj)
+	if !ok {
+		return responseReadings{}
+	}
+	return responseReadings{attrs: attrTexts(appendRequestAttributes(nil, p, conv)), compacted: requestCompacted(obj, hint, nil)}
+}
+
+func randomRequest(r *rand.Rand) []byte {
+	values := []string{`null`, `true`, `false`, `0`, `1`, `2`, `-1.5e3`, `0.7`, `1e400`, `18446744073709551615`, `"m"`, `""`,
+		`"compaction"`, `"compactio\u006e"`, `"say \"compaction"`, `["a",1,"b"]`, `[]`, `{"effort":"high"}`, `{"effort":""}`,
+		`[{"type":"compaction"}]`, `[{"role":"user","content":[{"type":"compaction"}]}]`, `[{"type":"compactio\u006e"}]`}
+	keys := append([]string{"input", "messages", `mod\u0065l`, "other"}, requestKeys...)
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range r.IntN(10) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if r.IntN(4) == 0 {
+			b.WriteString("\n ")
+		}
+		fmt.Fprintf(&b, `"%s":%s`, keys[r.IntN(len(keys))], values[r.IntN(len(values))])
+	}
+	b.WriteString("}")
+	return []byte(b.String())
+}
+
+func TestRequestFactsMatchWholeRequest(t *testing.T) {
+	check := func(req []byte) (compacted, withAttrs bool) {
+		for _, conv := range []semconv.GenAIConventions{semconv.GenAIConventionsV1_41, semconv.GenAIConventionsLatestExperimental} {
+			whole, facts := wholeRequestReadings(req, conv), factRequestReadings(req, conv)
+			if !assert.ObjectsAreEqual(whole, facts) {
+				t.Fatalf("request %s:\nwhole %+v\nfacts %+v", req, whole, facts)
+			}
+			compacted, withAttrs = whole.compacted, len(whole.attrs) > 0
+		}
+		return compacted, withAttrs
+	}
+	t.Run("objects of the vectors and conformance cases", func(t *testing.T) {
+		for _, o := range append(jsonObjects(t, testvectors.Dir(t, "vectors")), jsonObjects(t, testvectors.Dir(t, "conformance"))...) {
+			check(o)
+		}
+	})
+	t.Run("random", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(17, 18))
+		compacted, withAttrs := 0, 0
+		for range 20_000 {
+			c, a := check(randomRequest(r))
+			if c {
+				compacted++
+			}
+			if a {
+				withAttrs++
+			}
+		}
+		assert.Greater(t, compacted, 200, "requests with compaction")
+		assert.Greater(t, withAttrs, 5000, "requests with attributes")
+	})
 }
