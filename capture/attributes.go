@@ -181,8 +181,8 @@ func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) 
 }
 
 func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, conv semconv.GenAIConventions) []attribute.KeyValue {
-	if f.ID != nil {
-		attrs = append(attrs, semconv.GenAIResponseID(*f.ID))
+	if f.HasID {
+		attrs = append(attrs, semconv.GenAIResponseID(f.ID))
 	}
 	if f.Model != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(f.Model))

@@ -13,8 +13,10 @@ import (
 // response reassembled from a stream the reassembly gives them (package sdk/stream's
 // Capture.Facts, whose result converts to this type).
 type ResponseFacts struct {
-	// ID is the string "id" member (also when empty), nil when absent or not a string.
-	ID *string
+	// ID is the string "id" member (also when empty); HasID is false when it is absent or not a
+	// string.
+	ID    string
+	HasID bool
 	// Model is the "model" member when it is a non-empty string, else "".
 	Model string
 	// FinishReasons are the non-empty string finish reasons in the order of SPEC §3.2 #9:
@@ -39,29 +41,42 @@ type PayloadFacts struct {
 	reqOf   []byte // the request object the facts are of, nil when none
 	resp    ResponseFacts
 	respOf  []byte
+	walk    responseWalk
+	w       ojson.Walker // the pass's walker, kept here so that one call allocates it once
 }
 
 // RequestPayload is [SharedRequestPayload] that also keeps the request's facts.
 func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
 	f.req, f.reqOf = requestParams{}, nil
-	w := ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 1, Visit: f.req.visit, Suffix: `"` + compactionType + `"`}
-	obj, raw = sharedPayload(body, &w)
+	f.w = requestWalker(&f.req)
+	obj, raw = sharedPayload(body, &f.w)
 	if obj != nil {
-		f.reqHint, f.reqOf = w.SawSuffix, obj
+		f.reqHint, f.reqOf = f.w.SawSuffix, obj
 	}
 	return obj, raw
 }
 
 // ResponsePayload is [SharedResponsePayload] that also keeps the response's facts.
 func (f *PayloadFacts) ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	var r responseWalk
-	w := ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 3, Visit: r.visit}
-	f.resp, f.respOf = ResponseFacts{}, nil
-	obj, raw = sharedPayload(body, &w)
+	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
+	f.w = responseWalker(&f.walk)
+	obj, raw = sharedPayload(body, &f.w)
 	if obj != nil {
-		f.resp, f.respOf = r.facts(), obj
+		f.resp, f.respOf = f.walk.facts(), obj
 	}
 	return obj, raw
+}
+
+// requestWalker is the walker of a request object: its top-level members go to p, and strings
+// ending in "compaction" (quotes included) are noted for requestCompacted.
+func requestWalker(p *requestParams) ojson.Walker {
+	return ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 1, Visitor: p, Suffix: `"` + compactionType + `"`}
+}
+
+// responseWalker is the walker of a response object: its top-level members and the members of the
+// items of its top-level arrays go to r.
+func responseWalker(r *responseWalk) ojson.Walker {
+	return ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 3, Visitor: r}
 }
 
 // SetStreamResponse records the facts of obj, a response reassembled from a stream.
@@ -96,7 +111,7 @@ func requestFacts(req []byte) (p requestParams, compactionHint, ok bool) {
 	if firstNonSpace(req) != '{' {
 		return p, false, false
 	}
-	w := ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 1, Visit: p.visit, Suffix: `"` + compactionType + `"`}
+	w := requestWalker(&p)
 	if _, err := w.Check(req); err != nil {
 		return requestParams{}, false, false
 	}
@@ -110,7 +125,7 @@ func responseFacts(resp []byte) (ResponseFacts, bool) {
 		return ResponseFacts{}, false
 	}
 	var r responseWalk
-	w := ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 3, Visit: r.visit}
+	w := responseWalker(&r)
 	if _, err := w.Check(resp); err != nil {
 		return ResponseFacts{}, false
 	}
@@ -120,14 +135,25 @@ func responseFacts(resp []byte) (ResponseFacts, bool) {
 // responseWalk collects a response object's facts from a [ojson.Walker] of depth 3: the top-level
 // members, and the members of the objects in the choices, output and content arrays.
 type responseWalk struct {
-	top                                      string // the top-level member being read
-	id, model, stopReason, usage, incomplete []byte // raw member texts (the last of duplicates)
+	top                                      itemsOf // the top-level array being read, if one of interest
+	id, model, stopReason, usage, incomplete []byte  // raw member texts (the last of duplicates)
 	choiceReasons                            []string
 	outputCompacted, contentCompacted        bool
 	item                                     []byte // raw finish_reason / type of the current item
 }
 
-func (r *responseWalk) visit(depth int, key, val []byte) {
+// itemsOf names the top-level arrays whose items a responseWalk reads.
+type itemsOf uint8
+
+const (
+	itemsNone itemsOf = iota
+	itemsChoices
+	itemsOutput
+	itemsContent
+)
+
+// Visit implements [ojson.Visitor].
+func (r *responseWalk) Visit(depth int, key, val []byte) {
 	switch depth {
 	case 1:
 		name, ok := keyName(key)
@@ -135,19 +161,18 @@ func (r *responseWalk) visit(depth int, key, val []byte) {
 			return
 		}
 		if val == nil {
-			r.top = string(name)
-			r.item = nil
-			switch r.top {
+			r.top, r.item = itemsNone, nil
+			switch string(name) {
 			case "choices":
-				r.choiceReasons = r.choiceReasons[:0]
+				r.top, r.choiceReasons = itemsChoices, r.choiceReasons[:0]
 			case "output":
-				r.outputCompacted = false
+				r.top, r.outputCompacted = itemsOutput, false
 			case "content":
-				r.contentCompacted = false
+				r.top, r.contentCompacted = itemsContent, false
 			}
 			return
 		}
-		r.top = ""
+		r.top = itemsNone
 		switch string(name) {
 		case "id":
 			r.id = val
@@ -167,30 +192,22 @@ func (r *responseWalk) visit(depth int, key, val []byte) {
 			return // a member of a choices/output/content object, not an array's element
 		}
 		switch r.top {
-		case "choices":
+		case itemsChoices:
 			if s, ok := rawString(item); ok && s != "" {
 				r.choiceReasons = append(r.choiceReasons, s)
 			}
-		case "output", "content":
-			if s, ok := rawString(item); ok && s == compactionType {
-				if r.top == "output" {
-					r.outputCompacted = true
-				} else {
-					r.contentCompacted = true
-				}
-			}
+		case itemsOutput:
+			r.outputCompacted = r.outputCompacted || isCompactionType(item)
+		case itemsContent:
+			r.contentCompacted = r.contentCompacted || isCompactionType(item)
 		}
 	case 3:
-		if key == nil || val == nil {
+		if key == nil || val == nil || r.top == itemsNone {
 			return
 		}
 		want := "type"
-		switch r.top {
-		case "choices":
+		if r.top == itemsChoices {
 			want = "finish_reason"
-		case "output", "content":
-		default:
-			return
 		}
 		if name, ok := keyName(key); ok && string(name) == want {
 			r.item = val
@@ -198,19 +215,23 @@ func (r *responseWalk) visit(depth int, key, val []byte) {
 	}
 }
 
+// isCompactionType reports whether raw is the JSON string "compaction".
+func isCompactionType(raw []byte) bool {
+	s, ok := rawString(raw)
+	return ok && s == compactionType
+}
+
 // facts turns what the walk read into [ResponseFacts].
 func (r *responseWalk) facts() ResponseFacts {
 	var f ResponseFacts
-	if s, ok := rawString(r.id); ok {
-		f.ID = &s
-	}
+	f.ID, f.HasID = rawString(r.id)
 	if s, ok := rawString(r.model); ok && s != "" {
 		f.Model = s
 	}
+	f.FinishReasons = r.choiceReasons // the usual case (Chat) needs no second list
 	if s, ok := rawString(r.stopReason); ok && s != "" {
-		f.FinishReasons = append(f.FinishReasons, s)
+		f.FinishReasons = append([]string{s}, f.FinishReasons...)
 	}
-	f.FinishReasons = append(f.FinishReasons, r.choiceReasons...)
 	if d, ok := rawValue(r.incomplete); ok {
 		if s, ok := get(d, "reason").AsString(); ok && s != "" {
 			f.FinishReasons = append(f.FinishReasons, s)

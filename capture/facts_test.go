@@ -281,7 +281,7 @@ func wholeRequestReadings(req []byte, conv semconv.GenAIConventions) responseRea
 	var p requestParams
 	for _, k := range requestKeys {
 		if m, ok := v.Get(k); ok {
-			p.visit(1, []byte(`"`+k+`"`), m.AppendJSON(nil))
+			p.Visit(1, []byte(`"`+k+`"`), m.AppendJSON(nil))
 		}
 	}
 	compact, err := ojson.Compact(nil, req)

@@ -94,9 +94,9 @@ func appendRequestAttributes(attrs []attribute.KeyValue, p *requestParams, conv 
 	return attrs
 }
 
-// visit is the [ojson.Walker] Visit of a request object (depth 1): it keeps the raw text of each
+// Visit is the [ojson.Visitor] of a request object's walk (depth 1): it keeps the raw text of each
 // member appendRequestAttributes reads, the last of duplicates (as json.loads does).
-func (p *requestParams) visit(_ int, key, val []byte) {
+func (p *requestParams) Visit(_ int, key, val []byte) {
 	if val == nil {
 		return
 	}

@@ -199,7 +199,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(
 // handler passes in (nil for a call that is not captured).
 func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callState) {
 	ctx, cancel := context.WithCancelCause(r.Context())
-	// The upstream request lives until ServeHTTP returns, unless its body was handed off to the
+	// The upstream request lives until serve returns, unless its body was handed off to the
 	// call's tail (terminal grace, bodycopy.go), which then owns it.
 	var c *bodyCopier
 	handedOff := false

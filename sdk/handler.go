@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,7 +348,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
 	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go); a payload it edits is read again
-	attrs := capture.ExchangeAttributes(&ex, append(h.cfg.spanAttrs.opts[:len(h.cfg.spanAttrs.opts):len(h.cfg.spanAttrs.opts)], capture.WithPayloadFacts(&facts))...)
+	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)

@@ -251,7 +251,7 @@ func (p *parser) array() (Value, error) {
 				return Value{}, err
 			}
 			if p.walk.visits(p.depth) {
-				p.walk.Visit(p.depth, nil, p.data[valAt:p.pos])
+				p.walk.Visitor.Visit(p.depth, nil, p.data[valAt:p.pos])
 			}
 			if p.mode != modeCompact {
 				p.vstack = append(p.vstack, v)
@@ -296,7 +296,7 @@ func (p *parser) object() (Value, error) {
 			rawKey := p.data[keyAt:p.pos]
 			visit := p.walk.visits(p.depth)
 			if visit {
-				p.walk.Visit(p.depth, rawKey, nil)
+				p.walk.Visitor.Visit(p.depth, rawKey, nil)
 			}
 			p.skipWS()
 			if p.pos >= len(p.data) || p.data[p.pos] != ':' {
@@ -313,7 +313,7 @@ func (p *parser) object() (Value, error) {
 				return Value{}, err
 			}
 			if visit {
-				p.walk.Visit(p.depth, rawKey, p.data[valAt:p.pos])
+				p.walk.Visitor.Visit(p.depth, rawKey, p.data[valAt:p.pos])
 			}
 			switch p.mode {
 			case modeStrict:

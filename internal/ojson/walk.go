@@ -9,7 +9,7 @@ import (
 // in the same pass, shows its caller the outer levels of the document and its strings, so that a
 // few facts of a large document are read without a second pass over it.
 //
-// Visit is called for every object member and array element of a container nested at most Depth
+// Its Visitor is called for every object member and array element of a container nested at most Depth
 // deep (depth 1: the members or elements of the top-level value): for a member once at its key
 // (value nil) and once after its value, for an element after it. key is the member's raw key text,
 // quotes and escapes included, nil for an element; value is the raw text of the whole value, as in
@@ -26,14 +26,21 @@ import (
 type Walker struct {
 	// MaxDepth is the nesting limit (as [CompactDepth]'s maxDepth); 0 means [MaxDepth].
 	MaxDepth int
-	// Depth is the deepest container whose members and elements Visit sees.
+	// Depth is the deepest container whose members and elements the Visitor sees.
 	Depth int
-	// Visit receives the members and elements; nil reports none.
-	Visit func(depth int, key, value []byte)
+	// Visitor receives the members and elements; nil reports none.
+	Visitor Visitor
 	// Suffix is the string ending to watch for ("" watches nothing).
 	Suffix string
 	// SawSuffix reports, after a walk, that a string ending in Suffix was read.
 	SawSuffix bool
+}
+
+// Visitor receives what a [Walker] shows of a document (see there).
+type Visitor interface {
+	// Visit is called with the depth of the container, the member's raw key (nil for an array
+	// element) and the raw value (nil at a member's key, before its value).
+	Visit(depth int, key, value []byte)
 }
 
 // Check validates src like [CheckCompactString] with the walk's events, and reports whether src is
@@ -71,7 +78,7 @@ func (w *Walker) parser(src []byte) parser {
 		maxDepth = MaxDepth
 	}
 	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact}
-	if w.Visit != nil || w.Suffix != "" {
+	if w.Visitor != nil || w.Suffix != "" {
 		p.walk = w
 	}
 	return p
@@ -79,7 +86,7 @@ func (w *Walker) parser(src []byte) parser {
 
 // visits reports whether Visit sees the members and elements of a container at depth.
 func (w *Walker) visits(depth int) bool {
-	return w != nil && w.Visit != nil && depth <= w.Depth
+	return w != nil && w.Visitor != nil && depth <= w.Depth
 }
 
 // sawString notes a string's raw text (quotes included). w may be nil.

@@ -10,10 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+type visitFunc func(depth int, key, val []byte)
+
+func (f visitFunc) Visit(depth int, key, val []byte) { f(depth, key, val) }
+
 // walkEvents walks src with depth and returns its events as "depth key value" lines (key "-" for
 // an element, value "-" at a key), the compact flag and the error.
 func walkEvents(src string, depth int, suffix string) (events []string, sawSuffix, compact bool, err error) {
-	w := Walker{Depth: depth, Suffix: suffix, Visit: func(d int, key, val []byte) {
+	w := Walker{Depth: depth, Suffix: suffix, Visitor: visitFunc(func(d int, key, val []byte) {
 		k, v := "-", "-"
 		if key != nil {
 			k = string(key)
@@ -22,7 +26,7 @@ func walkEvents(src string, depth int, suffix string) (events []string, sawSuffi
 			v = string(val)
 		}
 		events = append(events, fmt.Sprintf("%d %s %s", d, k, v))
-	}}
+	})}
 	compact, err = w.CheckString(src)
 	return events, w.SawSuffix, compact, err
 }
@@ -77,7 +81,7 @@ func FuzzWalkerMatchesCompact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		const depth = 20
 		wantCompact, wantErr := CheckCompactString(src, depth)
-		w := Walker{MaxDepth: depth, Depth: 3, Visit: func(int, []byte, []byte) {}, Suffix: `"compaction"`}
+		w := Walker{MaxDepth: depth, Depth: 3, Visitor: visitFunc(func(int, []byte, []byte) {}), Suffix: `"compaction"`}
 		compact, err := w.CheckString(src)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || compact != wantCompact {
 			t.Fatalf("Check(%q) = %v, %v; CheckCompactString: %v, %v", src, compact, err, wantCompact, wantErr)

@@ -6,8 +6,9 @@ import "github.com/gymtrace/gymtrace/internal/ojson"
 // "Spans"), taken from the reassembly's own result rather than from its encoded text. The type
 // has the fields of capture.ResponseFacts, so one converts to the other.
 type ResponseFacts struct {
-	// ID is the response's string "id" (also when empty), nil when it has none.
-	ID *string
+	// ID is the response's string "id" (also when empty); HasID is false when it has none.
+	ID    string
+	HasID bool
 	// Model is the response's "model" when it is a non-empty string, else "".
 	Model string
 	// FinishReasons are the non-empty string finish reasons in the order of SPEC §3.2 #9:
@@ -33,9 +34,7 @@ func (c *Capture) ResponseWithFacts() (obj []byte, facts ResponseFacts, ok bool)
 // factsOf reads the facts of a reassembled response object.
 func factsOf(v ojson.Value) ResponseFacts {
 	var f ResponseFacts
-	if s, ok := getString(v, "id"); ok {
-		f.ID = &s
-	}
+	f.ID, f.HasID = getString(v, "id")
 	if s, ok := getString(v, "model"); ok && s != "" {
 		f.Model = s
 	}
