@@ -80,9 +80,12 @@ func sizeKey(k attribute.Key) attribute.Key {
 // The rollout id, server.address/port, times and trace ids are not part of the record: callers
 // add the first two, the span carries the others. Together with the span's start and end times
 // these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly,
-// whatever the options. The payload attributes share the memory of e.Request and e.Response rather
-// than copying them (a record's payloads are most of its bytes): those slices must not be modified
-// once the attributes exist. It is safe for concurrent use.
+// whatever the options. The request and response attributes come from the payload objects' facts:
+// those of [WithPayloadFacts] when they are of these very payloads, else one validating walk of
+// each object (a payload that is not one strict JSON object gives none). The payload attributes
+// share the memory of e.Request and e.Response rather than copying them (a record's payloads are
+// most of its bytes): those slices must not be modified once the attributes exist. It is safe for
+// concurrent use.
 func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
 	cfg := newAttributeConfig(opts)
 	attrs := make([]attribute.KeyValue, 0, 40)
