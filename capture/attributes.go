@@ -117,13 +117,14 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 			semconv.ErrorType(e.ErrorCategory))
 	}
 	var req, resp *ojson.Value
+	var own *PayloadFacts // the facts of payloads cfg.facts does not have, read here
 	compacted := false
 	if e.Request != nil {
 		p, hint, ok := cfg.facts.request(e.Request)
 		if !ok {
-			var own requestParams
-			own, hint, ok = requestFacts(e.Request)
-			p = &own
+			own = new(PayloadFacts)
+			ok = own.readRequest(e.Request)
+			p, hint = &own.req, own.reqHint
 		}
 		if ok {
 			if cfg.messageContent {
@@ -138,9 +139,11 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 	if e.Response != nil {
 		f, ok := cfg.facts.response(e.Response)
 		if !ok {
-			var own ResponseFacts
-			own, ok = responseFacts(e.Response)
-			f = &own
+			if own == nil {
+				own = new(PayloadFacts)
+			}
+			ok = own.readResponse(e.Response)
+			f = &own.resp
 		}
 		if ok {
 			if cfg.messageContent {

@@ -105,31 +105,34 @@ func same(a, b []byte) bool {
 	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
-// requestFacts walks a request object once (validating it) for its facts; ok is false when it is
+// readRequest walks req, a request object, once (validating it) for its facts; false when it is
 // not one strict JSON object.
-func requestFacts(req []byte) (p requestParams, compactionHint, ok bool) {
+func (f *PayloadFacts) readRequest(req []byte) bool {
+	f.req, f.reqOf = requestParams{}, nil
 	if firstNonSpace(req) != '{' {
-		return p, false, false
+		return false
 	}
-	w := requestWalker(&p)
-	if _, err := w.Check(req); err != nil {
-		return requestParams{}, false, false
+	f.w = requestWalker(&f.req)
+	if _, err := f.w.Check(req); err != nil {
+		return false
 	}
-	return p, w.SawSuffix, true
+	f.reqHint, f.reqOf = f.w.SawSuffix, req
+	return true
 }
 
-// responseFacts walks a response object once (validating it) for its facts; ok is false when it is
-// not one strict JSON object.
-func responseFacts(resp []byte) (ResponseFacts, bool) {
+// readResponse walks resp, a response object, once (validating it) for its facts; false when it
+// is not one strict JSON object.
+func (f *PayloadFacts) readResponse(resp []byte) bool {
+	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
 	if firstNonSpace(resp) != '{' {
-		return ResponseFacts{}, false
+		return false
 	}
-	var r responseWalk
-	w := responseWalker(&r)
-	if _, err := w.Check(resp); err != nil {
-		return ResponseFacts{}, false
+	f.w = responseWalker(&f.walk)
+	if _, err := f.w.Check(resp); err != nil {
+		return false
 	}
-	return r.facts(), true
+	f.resp, f.respOf = f.walk.facts(), resp
+	return true
 }
 
 // responseWalk collects a response object's facts from a [ojson.Walker] of depth 3: the top-level

@@ -79,11 +79,12 @@ func wholeReadings(resp []byte, conv semconv.GenAIConventions) responseReadings 
 
 // factReadings reads the attributes from the facts of the one validating pass.
 func factReadings(resp []byte, conv semconv.GenAIConventions) responseReadings {
-	f, ok := responseFacts(resp)
-	if !ok {
+	var pf PayloadFacts
+	if !pf.readResponse(resp) {
 		return responseReadings{}
 	}
-	return responseReadings{attrs: attrTexts(appendResponseAttributes(nil, &f, conv)), compacted: f.Compacted}
+	f := &pf.resp
+	return responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, conv)), compacted: f.Compacted}
 }
 
 func checkFactsMatchWhole(t testing.TB, resp []byte) (whole responseReadings) {
