@@ -11,7 +11,7 @@ import (
 // gen_ai.response.* attributes, the gen_ai.usage.* counts and the compaction flag. For a body the
 // capture splits itself ([PayloadFacts.ResponsePayload]) the split's one pass finds them; for a
 // response reassembled from a stream the reassembly gives them (package sdk/stream's
-// Capture.Facts, whose result converts to this type).
+// Capture.ResponseWithFacts, whose ResponseFacts convert to this type).
 type ResponseFacts struct {
 	// ID is the string "id" member (also when empty); HasID is false when it is absent or not a
 	// string.

@@ -40,7 +40,7 @@ type requestParams struct {
 //     reasoning_effort (Chat), else output_config.effort (Anthropic), as sent.
 //
 // p holds the raw texts of the request's top-level members, read by the pass that validated the
-// request ([requestParams.visit]); only the small ones are parsed here.
+// request ([requestParams.Visit]); only the small ones are parsed here.
 func appendRequestAttributes(attrs []attribute.KeyValue, p *requestParams, conv semconv.GenAIConventions) []attribute.KeyValue {
 	if s, ok := rawString(p.model); ok {
 		attrs = append(attrs, semconv.GenAIRequestModel(s))
