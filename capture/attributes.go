@@ -80,9 +80,12 @@ func sizeKey(k attribute.Key) attribute.Key {
 // The rollout id, server.address/port, times and trace ids are not part of the record: callers
 // add the first two, the span carries the others. Together with the span's start and end times
 // these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly,
-// whatever the options. The payload attributes share the memory of e.Request and e.Response rather
-// than copying them (a record's payloads are most of its bytes): those slices must not be modified
-// once the attributes exist. It is safe for concurrent use.
+// whatever the options. The request and response attributes come from the payload objects' facts:
+// those of [WithPayloadFacts] when they are of these very payloads, else one validating walk of
+// each object (a payload that is not one strict JSON object gives none). The payload attributes
+// share the memory of e.Request and e.Response rather than copying them (a record's payloads are
+// most of its bytes): those slices must not be modified once the attributes exist. It is safe for
+// concurrent use.
 func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
 	cfg := newAttributeConfig(opts)
 	attrs := make([]attribute.KeyValue, 0, 40)
@@ -114,22 +117,46 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 			semconv.ErrorType(e.ErrorCategory))
 	}
 	var req, resp *ojson.Value
+	var own *PayloadFacts // the facts of payloads cfg.facts does not have, read here
+	compacted := false
 	if e.Request != nil {
-		attrs = appendRequestAttributes(attrs, e.Request, cfg.conv)
-		if cfg.messageContent {
-			if v, err := ojson.Parse(e.Request); err == nil {
-				req = &v
+		p, hint, ok := cfg.facts.request(e.Request)
+		if !ok {
+			own = new(PayloadFacts)
+			ok = own.readRequest(e.Request)
+			p, hint = &own.req, own.reqHint
+		}
+		if ok {
+			if cfg.messageContent {
+				if v, err := ojson.Parse(e.Request); err == nil {
+					req = &v
+				}
 			}
+			attrs = appendRequestAttributes(attrs, p, cfg.conv)
+			compacted = requestCompacted(e.Request, hint, req)
 		}
 	}
 	if e.Response != nil {
-		// The output messages need the whole response; the other attributes only a few members.
-		if v, ok := responseForAttributes(e.Response, cfg.messageContent); ok {
-			resp = &v
-			attrs = appendResponseAttributes(attrs, v, cfg.conv)
+		f, ok := cfg.facts.response(e.Response)
+		if !ok {
+			if own == nil {
+				own = new(PayloadFacts)
+			}
+			ok = own.readResponse(e.Response)
+			f = &own.resp
+		}
+		if ok {
+			if cfg.messageContent {
+				// The output messages need the whole response.
+				if v, err := ojson.Parse(e.Response); err == nil {
+					resp = &v
+				}
+			}
+			attrs = appendResponseAttributes(attrs, f, cfg.conv)
+			compacted = compacted || f.Compacted
 		}
 	}
-	if (e.Request != nil && requestCompacted(e.Request, req)) || (resp != nil && responseCompacted(*resp)) {
+	if compacted {
 		attrs = append(attrs, semconv.GenAIConversationCompacted(true))
 	}
 	if cfg.messageContent {
@@ -159,136 +186,17 @@ func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) 
 	return append(attrs, k.String(s), sizeKey(k).Int64(int64(len(s))))
 }
 
-// scanTopLevel calls fn with the raw key (quotes included) and raw value text of each member of
-// obj, which must be valid JSON object text. Duplicate keys are reported in order, so the last call
-// for a key wins, as Python's json.loads and ojson's Get do.
-func scanTopLevel(obj []byte, fn func(key, val []byte)) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return
+func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, conv semconv.GenAIConventions) []attribute.KeyValue {
+	if f.HasID {
+		attrs = append(attrs, semconv.GenAIResponseID(f.ID))
 	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] != '"' {
-			return
-		}
-		kEnd := skipString(obj, i)
-		key := obj[i:kEnd]
-		i = skipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return
-		}
-		i = skipSpace(obj, i+1)
-		vEnd := skipValue(obj, i)
-		fn(key, obj[i:vEnd])
-		i = skipSpace(obj, vEnd)
-		if i >= len(obj) || obj[i] != ',' {
-			return
-		}
-		i++
+	if f.Model != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(f.Model))
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+	if len(f.FinishReasons) > 0 {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(f.FinishReasons...))
 	}
-	return i
-}
-
-// skipString returns the index after the JSON string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i += 2 {
-		i = ojson.IndexQuoteOrBackslash(b, i)
-		if i < len(b) && b[i] == '"' {
-			return i + 1
-		}
-		// A backslash: skip it and the escaped byte.
-	}
-	return len(b)
-}
-
-// skipValue returns the index after the JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-func appendResponseAttributes(attrs []attribute.KeyValue, resp ojson.Value, conv semconv.GenAIConventions) []attribute.KeyValue {
-	if v, ok := resp.Get("id"); ok {
-		if s, ok := v.AsString(); ok {
-			attrs = append(attrs, semconv.GenAIResponseID(s))
-		}
-	}
-	if v, ok := resp.Get("model"); ok {
-		if s, ok := v.AsString(); ok && s != "" {
-			attrs = append(attrs, semconv.GenAIResponseModel(s))
-		}
-	}
-	if fr := finishReasons(resp); len(fr) > 0 {
-		attrs = append(attrs, semconv.GenAIResponseFinishReasons(fr...))
-	}
-	return appendUsageAttributes(attrs, resp, conv)
-}
-
-// finishReasons collects the string finish reasons of a response object, in the order of SPEC §3.2
-// #9: Anthropic stop_reason, every Chat choice's finish_reason, Responses incomplete_details.reason.
-func finishReasons(resp ojson.Value) []string {
-	var out []string
-	if v, ok := resp.Get("stop_reason"); ok {
-		if s, ok := v.AsString(); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	if ch, ok := resp.Get("choices"); ok && ch.Kind() == ojson.KindArray {
-		for _, c := range ch.Elems() {
-			if v, ok := c.Get("finish_reason"); ok {
-				if s, ok := v.AsString(); ok && s != "" {
-					out = append(out, s)
-				}
-			}
-		}
-	}
-	if d, ok := resp.Get("incomplete_details"); ok {
-		if v, ok := d.Get("reason"); ok {
-			if s, ok := v.AsString(); ok && s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return appendUsageAttributes(attrs, f.Usage, conv)
 }
 
 // ExchangeFromAttributes rebuilds a model-call record from its span: the attributes written by
@@ -465,6 +373,21 @@ func (f *payloadField) appendObject(dst []byte) ([]byte, bool) {
 	return out, true
 }
 
+// checkObject sets the problem of a usable body payload that is not one strict JSON object, as
+// appendObject would, without writing anything.
+func (f *payloadField) checkObject() {
+	if !f.usable || f.problem != nil {
+		return
+	}
+	if len(f.text) == 0 || f.text[0] != '{' {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object"}
+		return
+	}
+	if _, err := ojson.CheckCompactString(f.text, PayloadMaxDepth); err != nil {
+		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object: " + err.Error()}
+	}
+}
+
 // payloadAttr reads a payload attribute and checks it against its size attribute: ok when it is
 // present and whole, else a problem when the span had one but it cannot be used.
 func payloadAttr(a AttributeLookup, k attribute.Key) (s string, ok bool, problem *Problem, err error) {
@@ -534,8 +457,8 @@ func typeError(k attribute.Key, v attribute.Value, want string) error {
 // appendUsageAttributes adds the gen_ai.usage.* counts of the response's usage (SPEC §3.5 rules:
 // input includes Anthropic cache reads and writes; cache_read is the cached-token count), each only
 // when known. The cache-write count is named per conv.
-func appendUsageAttributes(attrs []attribute.KeyValue, resp ojson.Value, conv semconv.GenAIConventions) []attribute.KeyValue {
-	usage, ok := resp.Get("usage")
+func appendUsageAttributes(attrs []attribute.KeyValue, usageText []byte, conv semconv.GenAIConventions) []attribute.KeyValue {
+	usage, ok := rawValue(usageText)
 	if !ok {
 		return attrs
 	}

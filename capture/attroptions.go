@@ -9,6 +9,7 @@ type AttributeOption func(*attributeConfig)
 type attributeConfig struct {
 	conv           semconv.GenAIConventions
 	messageContent bool
+	facts          *PayloadFacts
 }
 
 func newAttributeConfig(opts []AttributeOption) attributeConfig {
@@ -35,4 +36,13 @@ func WithConventions(c semconv.GenAIConventions) AttributeOption {
 // rebuild the record.
 func WithMessageContent(on bool) AttributeOption {
 	return func(cfg *attributeConfig) { cfg.messageContent = on }
+}
+
+// WithPayloadFacts makes [ExchangeAttributes] read the request and response facts from f, found by
+// the pass that split the bodies ([PayloadFacts.RequestPayload], [PayloadFacts.ResponsePayload],
+// [PayloadFacts.SetStreamResponse]), instead of walking the payloads again. Facts of a payload other
+// than the exchange's (the same memory, not only the same text) are ignored. Default: none, each
+// payload is walked once.
+func WithPayloadFacts(f *PayloadFacts) AttributeOption {
+	return func(cfg *attributeConfig) { cfg.facts = f }
 }

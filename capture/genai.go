@@ -39,55 +39,9 @@ type requestParams struct {
 //   - gen_ai.request.reasoning.level: the non-empty string of reasoning.effort (Responses), else
 //     reasoning_effort (Chat), else output_config.effort (Anthropic), as sent.
 //
-// Requests can be large (whole conversations), so only the top-level members are scanned and only
-// the small ones parsed.
-func appendRequestAttributes(attrs []attribute.KeyValue, req []byte, conv semconv.GenAIConventions) []attribute.KeyValue {
-	var p requestParams
-	scanTopLevel(req, func(key, val []byte) {
-		name, ok := keyName(key)
-		if !ok {
-			return
-		}
-		switch string(name) {
-		case "model":
-			p.model = val
-		case "stream":
-			p.stream = val
-		case "temperature":
-			p.temperature = val
-		case "top_p":
-			p.topP = val
-		case "top_k":
-			p.topK = val
-		case "max_tokens":
-			p.maxTokens = val
-		case "max_output_tokens":
-			p.maxOutputTokens = val
-		case "max_completion_tokens":
-			p.maxCompletionToks = val
-		case "seed":
-			p.seed = val
-		case "frequency_penalty":
-			p.frequencyPenalty = val
-		case "presence_penalty":
-			p.presencePenalty = val
-		case "n":
-			p.n = val
-		case "stop":
-			p.stop = val
-		case "stop_sequences":
-			p.stopSequences = val
-		case "previous_response_id":
-			p.previousResponseID = val
-		case "reasoning":
-			p.reasoning = val
-		case "reasoning_effort":
-			p.reasoningEffort = val
-		case "output_config":
-			p.outputConfig = val
-		}
-	})
-
+// p holds the raw texts of the request's top-level members, read by the pass that validated the
+// request ([requestParams.Visit]); only the small ones are parsed here.
+func appendRequestAttributes(attrs []attribute.KeyValue, p *requestParams, conv semconv.GenAIConventions) []attribute.KeyValue {
 	if s, ok := rawString(p.model); ok {
 		attrs = append(attrs, semconv.GenAIRequestModel(s))
 	}
@@ -140,9 +94,59 @@ func appendRequestAttributes(attrs []attribute.KeyValue, req []byte, conv semcon
 	return attrs
 }
 
+// Visit is the [ojson.Visitor] of a request object's walk (depth 1): it keeps the raw text of each
+// member appendRequestAttributes reads, the last of duplicates (as json.loads does).
+func (p *requestParams) Visit(_ int, key, val []byte) {
+	if val == nil {
+		return
+	}
+	name, ok := keyName(key)
+	if !ok {
+		return
+	}
+	switch string(name) {
+	case "model":
+		p.model = val
+	case "stream":
+		p.stream = val
+	case "temperature":
+		p.temperature = val
+	case "top_p":
+		p.topP = val
+	case "top_k":
+		p.topK = val
+	case "max_tokens":
+		p.maxTokens = val
+	case "max_output_tokens":
+		p.maxOutputTokens = val
+	case "max_completion_tokens":
+		p.maxCompletionToks = val
+	case "seed":
+		p.seed = val
+	case "frequency_penalty":
+		p.frequencyPenalty = val
+	case "presence_penalty":
+		p.presencePenalty = val
+	case "n":
+		p.n = val
+	case "stop":
+		p.stop = val
+	case "stop_sequences":
+		p.stopSequences = val
+	case "previous_response_id":
+		p.previousResponseID = val
+	case "reasoning":
+		p.reasoning = val
+	case "reasoning_effort":
+		p.reasoningEffort = val
+	case "output_config":
+		p.outputConfig = val
+	}
+}
+
 // reasoningLevel returns the first non-empty effort string of reasoning.effort, reasoning_effort,
 // output_config.effort.
-func reasoningLevel(p requestParams) string {
+func reasoningLevel(p *requestParams) string {
 	if v, ok := rawValue(p.reasoning); ok {
 		if s, ok := get(v, "effort").AsString(); ok && s != "" {
 			return s
@@ -243,9 +247,10 @@ const compactionType = "compaction"
 
 // requestCompacted reports whether a request object sends compacted conversation state to the
 // model: a Responses input item, or a content block of an Anthropic message, of type "compaction".
-// The request is parsed only when its text mentions "compaction".
-func requestCompacted(req []byte, parsed *ojson.Value) bool {
-	if !bytes.Contains(req, []byte(`"`+compactionType+`"`)) {
+// hint is the validating pass's finding that some string of the request ends in "compaction"
+// (quotes included); only then is the request parsed (unless parsed is given).
+func requestCompacted(req []byte, hint bool, parsed *ojson.Value) bool {
+	if !hint {
 		return false
 	}
 	v := parsed
@@ -265,12 +270,6 @@ func requestCompacted(req []byte, parsed *ojson.Value) bool {
 		}
 	}
 	return false
-}
-
-// responseCompacted reports whether a response object returns compacted conversation state: a
-// Responses output item or an Anthropic content block of type "compaction".
-func responseCompacted(resp ojson.Value) bool {
-	return hasTyped(get(resp, "output").Elems(), compactionType) || hasTyped(get(resp, "content").Elems(), compactionType)
 }
 
 // hasTyped reports whether one of the objects has "type" equal to typ.

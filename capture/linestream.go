@@ -32,7 +32,8 @@ const lineWindow = 32 << 10
 type SpanLine struct {
 	e       Exchange
 	p       spanPayloads
-	dropped int // attributes the span lost to a count limit ([ModelCallLines])
+	dropped int  // attributes the span lost to a count limit ([ModelCallLines])
+	checked bool // the payload objects were checked: the line was made, or Problems checked them
 }
 
 // NewSpanLine reads the record of a model-call span from its attributes (see
@@ -69,6 +70,7 @@ func (l *SpanLine) SizeHint() int { return l.p.lineSizeHint() }
 // AppendTo appends the whole line to dst.
 func (l *SpanLine) AppendTo(dst []byte) []byte {
 	dst = slices.Grow(dst, l.p.lineSizeHint())
+	l.checked = true
 	return l.e.appendJSON(dst, &l.p, nil)
 }
 
@@ -78,15 +80,23 @@ func (l *SpanLine) AppendTo(dst []byte) []byte {
 // error stops the output and is returned (the line is then incomplete).
 func (l *SpanLine) WriteTo(buf []byte, emit func(piece []byte) error) ([]byte, error) {
 	sink := &lineSink{emit: emit}
+	l.checked = true
 	rest := l.e.appendJSON(buf[:0], &l.p, sink)
 	sink.send(rest)
 	return rest[:0], sink.err
 }
 
-// Problems lists the payloads that the line wrote as null although the span had them (cut, or not
+// Problems lists the payloads that the line writes as null although the span had them (cut, or not
 // one strict JSON object), and the span's dropped attributes when [ModelCallLines] read it from a
-// span that lost some to a count limit; complete once AppendTo or WriteTo ran.
+// span that lost some to a count limit. Before AppendTo or WriteTo it checks the payload objects
+// itself (validating them without making the line: the [Writer.Forward] path, whose line another
+// writer makes).
 func (l *SpanLine) Problems() Problems {
+	if !l.checked {
+		l.checked = true
+		l.p[reqBody].checkObject()
+		l.p[respBody].checkObject()
+	}
 	p := l.p.problems()
 	if l.dropped > 0 {
 		p = append(p, droppedProblem(l.dropped))

@@ -38,32 +38,50 @@ func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
 // 1 MiB conversation is not held twice. body must never be modified afterwards. Any other body gives
 // exactly RequestPayload's result.
 func SharedRequestPayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body)
+	return sharedPayload(body, nil)
 }
 
 // SharedResponsePayload is [ResponsePayload] with the sharing of [SharedRequestPayload].
 func SharedResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body)
+	return sharedPayload(body, nil)
 }
 
-func sharedPayload(body []byte) (json.RawMessage, *string) {
+// sharedPayload is SharedRequestPayload; with w set, the pass that validates (and, when needed,
+// compacts) the body is w's, so its caller reads the body's facts in the same pass.
+func sharedPayload(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	// A pretty-printed body ("{\n  ...", as several providers answer) is not compact: go straight to
 	// the one compacting pass instead of checking the whole body first.
 	if len(body) > 1 && body[0] == '{' && !isJSONSpace(body[1]) {
-		compact, err := ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
+		var compact bool
+		var err error
+		if w != nil {
+			compact, err = w.Check(body)
+		} else {
+			compact, err = ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
+		}
 		if err == nil && compact {
 			return body, nil // one strict JSON object (it starts with '{') without a byte to remove
 		}
+		w = nil // the facts are read (or the body is no object): what follows only compacts
 	}
-	return payload(body)
+	return payloadWith(body, w)
 }
 
-func payload(body []byte) (json.RawMessage, *string) {
+func payload(body []byte) (json.RawMessage, *string) { return payloadWith(body, nil) }
+
+// payloadWith is payload, compacting with w when w is set.
+func payloadWith(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	if len(body) == 0 {
 		return nil, nil
 	}
 	if first := firstNonSpace(body); first == '{' {
-		obj, err := ojson.CompactDepth(make([]byte, 0, len(body)), body, PayloadMaxDepth)
+		var obj []byte
+		var err error
+		if w != nil {
+			obj, err = w.Compact(make([]byte, 0, len(body)), body)
+		} else {
+			obj, err = ojson.CompactDepth(make([]byte, 0, len(body)), body, PayloadMaxDepth)
+		}
 		if err == nil {
 			return obj, nil
 		}

@@ -81,8 +81,9 @@ type Line interface {
 	Key() string
 	// AppendTo appends the whole line, one JSON object ending in "}\n", to dst.
 	AppendTo(dst []byte) []byte
-	// Problems lists what the line wrote as null although the span had it; complete once the line
-	// was appended or written. A line with problems is partial.
+	// Problems lists what the line writes as null although the span had it, whether or not the line
+	// was made (a forwarded line is checked, not made: [Writer.Forward]). A line with problems is
+	// partial.
 	Problems() Problems
 }
 
@@ -218,9 +219,10 @@ func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx
 
 // Forward is [Writer.Write] for a span whose line another writer makes durable: send delivers the
 // span (e.g. a synchronous OTLP export to a capture Collector, whose own Writer appends it) in place
-// of the local append. The line is still made here, so a span that cannot give a line is rejected
-// and a partial one is reported before send runs; a send error is OutcomeFailed. Markers go to
-// the local store. Safe for concurrent use.
+// of the local append. The line is read here but not made: a span that cannot give a line is
+// rejected before send runs, and one whose payloads the line would write as null (its
+// [Line.Problems], checked without making the line) is partial; a send error is OutcomeFailed.
+// Markers go to the local store. Safe for concurrent use.
 func (w *Writer) Forward(ctx context.Context, s *Span, send func(context.Context) error) Result {
 	return w.write(ctx, s, send)
 }
@@ -245,7 +247,7 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	if send == nil {
 		n, dup, err = w.append(rid, line) // started: never abandoned (the store has no context)
 	} else {
-		err = w.send(context.WithoutCancel(ctx), line, send) // appended, and counted, by the receiver
+		err = send(context.WithoutCancel(ctx)) // appended, and counted, by the receiver
 	}
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})
@@ -259,14 +261,6 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: p})
 	}
 	return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
-}
-
-// send makes line (so that its problems are known) and hands the span to send.
-func (w *Writer) send(ctx context.Context, line Line, send func(context.Context) error) error {
-	bp := w.bufs.Get().(*[]byte)
-	defer w.putBuf(bp)
-	*bp = line.AppendTo((*bp)[:0])
-	return send(ctx)
 }
 
 func (w *Writer) putBuf(bp *[]byte) {

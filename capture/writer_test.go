@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
@@ -396,4 +397,58 @@ func TestWriterDuplicateInFailedBatch(t *testing.T) {
 	}
 	assert.Equal(t, OutcomeWritten, w.Write(t.Context(), writerSpan("r", "b")).Outcome)
 	assert.Equal(t, writerLine(t, "r", "a")+writerLine(t, "r", "b"), fileOf(t, s, "r"))
+}
+
+// TestWriterForwardChecksPayloads: a forwarded span's line is not made here, yet the payloads it
+// would write as null make the outcome partial with the same problems as a local write.
+func TestWriterForwardChecksPayloads(t *testing.T) {
+	for _, tc := range []struct{ name, req, resp string }{
+		{"whole", "", ""},
+		{"request not an object", `[1]`, ""},
+		{"response not strict JSON", "", `{"id":NaN}`},
+		{"both", `{"a":}`, `x`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			span := func() *Span {
+				s := writerSpan("r1", "863410a8d52e4be6a31efc5c6e9d4629")
+				attrs := s.Attributes.(Attributes)
+				for i, kv := range attrs {
+					for k, text := range map[attribute.Key]string{semconv.GymtraceRequestBodyKey: tc.req, semconv.GymtraceResponseBodyKey: tc.resp} {
+						if text == "" {
+							continue
+						}
+						if kv.Key == k {
+							attrs[i] = k.String(text)
+						}
+						if sk, _ := semconv.PayloadSizeKey(k); kv.Key == sk {
+							attrs[i] = sk.Int64(int64(len(text)))
+						}
+					}
+				}
+				return s
+			}
+			local, err := NewStore(t.TempDir())
+			require.NoError(t, err)
+			w, err := NewWriter(local, ModelCallLines{})
+			require.NoError(t, err)
+			want := w.Write(t.Context(), span())
+
+			fwdStore, err := NewStore(t.TempDir())
+			require.NoError(t, err)
+			fw, err := NewWriter(fwdStore, ModelCallLines{})
+			require.NoError(t, err)
+			sent := 0
+			got := fw.Forward(t.Context(), span(), func(context.Context) error { sent++; return nil })
+			assert.Equal(t, 1, sent)
+			assert.Equal(t, want.Outcome, got.Outcome)
+			assert.Equal(t, fmt.Sprint(want.Err), fmt.Sprint(got.Err))
+			if tc.req == "" && tc.resp == "" {
+				assert.Equal(t, OutcomeWritten, got.Outcome)
+			} else {
+				assert.Equal(t, OutcomePartial, got.Outcome)
+			}
+			_, statErr := os.Stat(filepath.Join(fwdStore.Dir(), "r1"+CaptureFileSuffix))
+			assert.ErrorIs(t, statErr, os.ErrNotExist, "a forwarded line is not appended locally")
+		})
+	}
 }

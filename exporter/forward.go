@@ -20,8 +20,9 @@ import (
 // store still matters: a span whose export fails or exceeds the forward timeout
 // ([WithForwardTimeout], default [DefaultForwardTimeout]) is counted (gymtrace.capture.writer.spans, outcome failed), logged, and
 // its rollout marked incomplete in store (SPEC §2.6), so a lost record is visible to readers on the
-// same (shared) directory. The record is still built locally first, so a span the Collector could not
-// turn into a record fails here, loudly, too.
+// same (shared) directory. The record is still read locally first (its payload objects checked, the
+// line not made: capture.Writer.Forward), so a span the Collector could not turn into a whole record
+// fails or is partial here, loudly, too.
 //
 // Shutdown waits for OnEnd calls in progress, then shuts next down. It returns an error when store
 // or next is nil. Safe for concurrent use; concurrent calls export concurrently (the Collector's store

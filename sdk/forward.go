@@ -36,13 +36,6 @@ type callState struct {
 	early     bool        // the terminal grace ended the call (tail was set)
 }
 
-type callStateKey struct{}
-
-func callStateFrom(ctx context.Context) *callState {
-	s, _ := ctx.Value(callStateKey{}).(*callState)
-	return s
-}
-
 func (c *callState) report(kind string, synthetic bool) {
 	if c == nil {
 		return
@@ -199,10 +192,14 @@ func (f *forwarder) upstreamURL(in *url.URL) *url.URL {
 	return &u
 }
 
-func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	call := callStateFrom(r.Context())
+// ServeHTTP forwards a call that is not captured (no call state).
+func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(w, r, nil) }
+
+// serve forwards r and copies the response to w; call is the captured call's state, which the
+// handler passes in (nil for a call that is not captured).
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callState) {
 	ctx, cancel := context.WithCancelCause(r.Context())
-	// The upstream request lives until ServeHTTP returns, unless its body was handed off to the
+	// The upstream request lives until serve returns, unless its body was handed off to the
 	// call's tail (terminal grace, bodycopy.go), which then owns it.
 	var c *bodyCopier
 	handedOff := false

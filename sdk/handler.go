@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,8 +311,6 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 			semconv.GymtraceModelCallIDKey.String(id),
 			semconv.GymtraceDialectKey.String(dialect),
 		))
-	ctx = context.WithValue(ctx, callStateKey{}, call)
-
 	r2 := r.WithContext(ctx)
 	if readErr == nil {
 		r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -325,7 +324,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
 	defer cw.closeDecoder()
-	pv, stack, panicked := runHandler(h.next, cw, r2)
+	serve := h.next.ServeHTTP
+	if h.fwd != nil {
+		// The built-in forwarder reports to the call's state (how the upstream exchange broke, the
+		// terminal grace) and gets it from here, not from the request's context.
+		serve = func(w http.ResponseWriter, r *http.Request) { h.fwd.serve(w, r, call) }
+	}
+	pv, stack, panicked := runHandler(serve, cw, r2)
 	endWall, endMono := h.cfg.clock()
 
 	transport := call.transportKind()
@@ -340,9 +345,10 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	clean := !panicked && transport == ""
 	wrote := cw.finish(!panicked)
 
-	ex := h.exchange(cw, body, id, dialect, startMono, endMono, transport, clean, userPanic)
-	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go)
-	attrs := capture.ExchangeAttributes(&ex, h.cfg.spanAttrs.opts...)
+	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
+	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go); a payload it edits is read again
+	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)
@@ -384,7 +390,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 }
 
 // exchange builds the raw record of a finished call (SPEC §3.1, §3.3, §4.7, §0 D3–D6).
-func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
+func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.PayloadFacts, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
 	ex := capture.Exchange{
 		ModelCallID: id,
 		Dialect:     dialect,
@@ -393,7 +399,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 	if h.cfg.modelServerName != "" {
 		ex.ModelRef = &capture.ModelRef{Type: semconv.ModelRefTypeResponsesAPIModels, Name: h.cfg.modelServerName}
 	}
-	ex.Request, ex.RequestRaw = capture.SharedRequestPayload(body) // body is never written again
+	ex.Request, ex.RequestRaw = facts.RequestPayload(body) // body is never written again
 
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -431,15 +437,16 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, id, dialect string, s
 		}
 	case cw.sc != nil:
 		terminal = cw.sc.Close(clean)
-		if obj, ok := cw.sc.Response(); ok {
+		if obj, f, ok := cw.sc.ResponseWithFacts(); ok {
 			ex.Response = obj
+			facts.SetStreamResponse(obj, capture.ResponseFacts(f))
 		}
 		cw.sc.Release() // the accumulated texts are garbage from here on
 		if len(respBody) > 0 {
 			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
 	default:
-		ex.Response, ex.ResponseRaw = capture.SharedResponsePayload(respBody)
+		ex.Response, ex.ResponseRaw = facts.ResponsePayload(respBody)
 	}
 	ex.ErrorCategory = capture.Category(capture.CategoryInput{
 		Status:       status,
@@ -493,9 +500,9 @@ func requestModel(attrs []attribute.KeyValue) (string, bool) {
 
 func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// runHandler calls next and recovers a panic, returning its value and the panicking goroutine's
+// runHandler calls serve and recovers a panic, returning its value and the panicking goroutine's
 // stack (for the log; net/http would have printed it).
-func runHandler(next http.Handler, w http.ResponseWriter, r *http.Request) (pv any, stack []byte, panicked bool) {
+func runHandler(serve http.HandlerFunc, w http.ResponseWriter, r *http.Request) (pv any, stack []byte, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			pv, panicked = v, true
@@ -504,7 +511,7 @@ func runHandler(next http.Handler, w http.ResponseWriter, r *http.Request) (pv a
 			}
 		}
 	}()
-	next.ServeHTTP(w, r)
+	serve(w, r)
 	return nil, nil, false
 }
 

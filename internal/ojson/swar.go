@@ -38,24 +38,3 @@ func skipPlain[T ~[]byte | ~string](b T, i int) int {
 	}
 	return i
 }
-
-// IndexQuoteOrBackslash returns the index of the first '"' or '\\' in b at or after i, or len(b)
-// when there is none: the next byte a scanner skipping over string text must look at. It reads
-// eight bytes per step.
-func IndexQuoteOrBackslash(b []byte, i int) int {
-	for i+8 <= len(b) {
-		w := load8(b, i)
-		q := w ^ ('"' * lsb8)
-		bs := w ^ ('\\' * lsb8)
-		if ((q-lsb8)&^q|(bs-lsb8)&^bs)&msb8 != 0 {
-			break
-		}
-		i += 8
-	}
-	for ; i < len(b); i++ {
-		if b[i] == '"' || b[i] == '\\' {
-			return i
-		}
-	}
-	return len(b)
-}

@@ -59,27 +59,3 @@ func TestSkipPlain(t *testing.T) {
 		})
 	}
 }
-
-func TestIndexQuoteOrBackslash(t *testing.T) {
-	ref := func(b []byte, i int) int {
-		for ; i < len(b); i++ {
-			if b[i] == '"' || b[i] == '\\' {
-				return i
-			}
-		}
-		return len(b)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	pool := []byte{'"', '\\', 'a', 0x21, 0x23, 0x5b, 0x5d, 0x00, 0xff, 0x80, ' '}
-	for range 20000 {
-		b := make([]byte, r.IntN(40))
-		for i := range b {
-			b[i] = pool[r.IntN(len(pool))]
-		}
-		from := 0
-		if len(b) > 0 {
-			from = r.IntN(len(b) + 1)
-		}
-		require.Equal(t, ref(b, from), IndexQuoteOrBackslash(b, from), "% x from %d", b, from)
-	}
-}

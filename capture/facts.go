@@ -1,0 +1,246 @@
+package capture
+
+import (
+	"encoding/json"
+	"unsafe"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+// ResponseFacts are what the span attributes read of a response object (SPEC §0 "Spans"): the
+// gen_ai.response.* attributes, the gen_ai.usage.* counts and the compaction flag. For a body the
+// capture splits itself ([PayloadFacts.ResponsePayload]) the split's one pass finds them; for a
+// response reassembled from a stream the reassembly gives them (package sdk/stream's
+// Capture.ResponseWithFacts, whose ResponseFacts convert to this type).
+type ResponseFacts struct {
+	// ID is the string "id" member (also when empty); HasID is false when it is absent or not a
+	// string.
+	ID    string
+	HasID bool
+	// Model is the "model" member when it is a non-empty string, else "".
+	Model string
+	// FinishReasons are the non-empty string finish reasons in the order of SPEC §3.2 #9:
+	// Anthropic stop_reason, each Chat choice's finish_reason, Responses incomplete_details.reason.
+	FinishReasons []string
+	// Usage is the JSON text of the "usage" member, nil when absent; the token counts of SPEC §3.5
+	// are read from it.
+	Usage []byte
+	// Compacted reports a Responses output item or an Anthropic content block of type
+	// "compaction".
+	Compacted bool
+}
+
+// PayloadFacts holds what the span attributes need of one call's request and response objects,
+// found by the same pass that validates and compacts each body (so no body is walked twice for its
+// attributes). Give it to [ExchangeAttributes] with [WithPayloadFacts]; facts of a payload that was
+// replaced afterwards (a redactor's edit, say) are not used. The zero value holds no facts. A
+// PayloadFacts is for one goroutine.
+type PayloadFacts struct {
+	req     requestParams
+	reqHint bool   // the request has a string ending in "compaction" (requestCompacted)
+	reqOf   []byte // the request object the facts are of, nil when none
+	resp    ResponseFacts
+	respOf  []byte
+	walk    responseWalk
+	w       ojson.Walker // the pass's walker, kept here so that one call allocates it once
+}
+
+// RequestPayload is [SharedRequestPayload] that also keeps the request's facts.
+func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
+	f.req, f.reqOf = requestParams{}, nil
+	f.w = requestWalker(&f.req)
+	obj, raw = sharedPayload(body, &f.w)
+	if obj != nil {
+		f.reqHint, f.reqOf = f.w.SawSuffix, obj
+	}
+	return obj, raw
+}
+
+// ResponsePayload is [SharedResponsePayload] that also keeps the response's facts.
+func (f *PayloadFacts) ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
+	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
+	f.w = responseWalker(&f.walk)
+	obj, raw = sharedPayload(body, &f.w)
+	if obj != nil {
+		f.resp, f.respOf = f.walk.facts(), obj
+	}
+	return obj, raw
+}
+
+// requestWalker is the walker of a request object: its top-level members go to p, and strings
+// ending in "compaction" (quotes included) are noted for requestCompacted.
+func requestWalker(p *requestParams) ojson.Walker {
+	return ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 1, Visitor: p, Suffix: `"` + compactionType + `"`}
+}
+
+// responseWalker is the walker of a response object: its top-level members and the members of the
+// items of its top-level arrays go to r.
+func responseWalker(r *responseWalk) ojson.Walker {
+	return ojson.Walker{MaxDepth: PayloadMaxDepth, Depth: 3, Visitor: r}
+}
+
+// SetStreamResponse records the facts of obj, a response reassembled from a stream.
+func (f *PayloadFacts) SetStreamResponse(obj []byte, facts ResponseFacts) {
+	f.resp, f.respOf = facts, obj
+}
+
+// request returns the facts of req when they are the facts of exactly that text.
+func (f *PayloadFacts) request(req []byte) (*requestParams, bool, bool) {
+	if f == nil || !same(f.reqOf, req) {
+		return nil, false, false
+	}
+	return &f.req, f.reqHint, true
+}
+
+// response returns the facts of resp when they are the facts of exactly that text.
+func (f *PayloadFacts) response(resp []byte) (*ResponseFacts, bool) {
+	if f == nil || !same(f.respOf, resp) {
+		return nil, false
+	}
+	return &f.resp, true
+}
+
+// same reports whether a and b are the same memory (not only equal text).
+func same(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// readRequest walks req, a request object, once (validating it) for its facts; false when it is
+// not one strict JSON object.
+func (f *PayloadFacts) readRequest(req []byte) bool {
+	f.req, f.reqOf = requestParams{}, nil
+	if firstNonSpace(req) != '{' {
+		return false
+	}
+	f.w = requestWalker(&f.req)
+	if _, err := f.w.Check(req); err != nil {
+		return false
+	}
+	f.reqHint, f.reqOf = f.w.SawSuffix, req
+	return true
+}
+
+// readResponse walks resp, a response object, once (validating it) for its facts; false when it
+// is not one strict JSON object.
+func (f *PayloadFacts) readResponse(resp []byte) bool {
+	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
+	if firstNonSpace(resp) != '{' {
+		return false
+	}
+	f.w = responseWalker(&f.walk)
+	if _, err := f.w.Check(resp); err != nil {
+		return false
+	}
+	f.resp, f.respOf = f.walk.facts(), resp
+	return true
+}
+
+// responseWalk collects a response object's facts from a [ojson.Walker] of depth 3: the top-level
+// members, and the members of the objects in the choices, output and content arrays.
+type responseWalk struct {
+	top                                      itemsOf // the top-level array being read, if one of interest
+	id, model, stopReason, usage, incomplete []byte  // raw member texts (the last of duplicates)
+	choiceReasons                            []string
+	outputCompacted, contentCompacted        bool
+	item                                     []byte // raw finish_reason / type of the current item
+}
+
+// itemsOf names the top-level arrays whose items a responseWalk reads.
+type itemsOf uint8
+
+const (
+	itemsNone itemsOf = iota
+	itemsChoices
+	itemsOutput
+	itemsContent
+)
+
+// Visit implements [ojson.Visitor].
+func (r *responseWalk) Visit(depth int, key, val []byte) {
+	switch depth {
+	case 1:
+		name, ok := keyName(key)
+		if !ok {
+			return
+		}
+		if val == nil {
+			r.top, r.item = itemsNone, nil
+			switch string(name) {
+			case "choices":
+				r.top, r.choiceReasons = itemsChoices, r.choiceReasons[:0]
+			case "output":
+				r.top, r.outputCompacted = itemsOutput, false
+			case "content":
+				r.top, r.contentCompacted = itemsContent, false
+			}
+			return
+		}
+		r.top = itemsNone
+		switch string(name) {
+		case "id":
+			r.id = val
+		case "model":
+			r.model = val
+		case "stop_reason":
+			r.stopReason = val
+		case "usage":
+			r.usage = val
+		case "incomplete_details":
+			r.incomplete = val
+		}
+	case 2:
+		item := r.item
+		r.item = nil
+		if key != nil || item == nil {
+			return // a member of a choices/output/content object, not an array's element
+		}
+		switch r.top {
+		case itemsChoices:
+			if s, ok := rawString(item); ok && s != "" {
+				r.choiceReasons = append(r.choiceReasons, s)
+			}
+		case itemsOutput:
+			r.outputCompacted = r.outputCompacted || isCompactionType(item)
+		case itemsContent:
+			r.contentCompacted = r.contentCompacted || isCompactionType(item)
+		}
+	case 3:
+		if key == nil || val == nil || r.top == itemsNone {
+			return
+		}
+		want := "type"
+		if r.top == itemsChoices {
+			want = "finish_reason"
+		}
+		if name, ok := keyName(key); ok && string(name) == want {
+			r.item = val
+		}
+	}
+}
+
+// isCompactionType reports whether raw is the JSON string "compaction".
+func isCompactionType(raw []byte) bool {
+	s, ok := rawString(raw)
+	return ok && s == compactionType
+}
+
+// facts turns what the walk read into [ResponseFacts].
+func (r *responseWalk) facts() ResponseFacts {
+	var f ResponseFacts
+	f.ID, f.HasID = rawString(r.id)
+	if s, ok := rawString(r.model); ok && s != "" {
+		f.Model = s
+	}
+	f.FinishReasons = r.choiceReasons // the usual case (Chat) needs no second list
+	if s, ok := rawString(r.stopReason); ok && s != "" {
+		f.FinishReasons = append([]string{s}, f.FinishReasons...)
+	}
+	if d, ok := rawValue(r.incomplete); ok {
+		if s, ok := get(d, "reason").AsString(); ok && s != "" {
+			f.FinishReasons = append(f.FinishReasons, s)
+		}
+	}
+	f.Usage = r.usage
+	f.Compacted = r.outputCompacted || r.contentCompacted
+	return f
+}

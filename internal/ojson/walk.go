@@ -1,0 +1,97 @@
+package ojson
+
+import (
+	"bytes"
+	"unsafe"
+)
+
+// Walker validates a JSON text like [CheckCompactString] (or compacts it like [CompactDepth]) and,
+// in the same pass, shows its caller the outer levels of the document and its strings, so that a
+// few facts of a large document are read without a second pass over it.
+//
+// Its Visitor is called for every object member and array element of a container nested at most Depth
+// deep (depth 1: the members or elements of the top-level value): for a member once at its key
+// (value nil) and once after its value, for an element after it. key is the member's raw key text,
+// quotes and escapes included, nil for an element; value is the raw text of the whole value, as in
+// the input (a container keeps its inner whitespace). Both are subslices of the input, valid during
+// the call only when the input is a string's memory. Events come in document order; the events of a
+// container's members come before the event of the container itself. Events may have been
+// reported for a document that turns out invalid: the caller keeps what it read only when the
+// walk returns no error.
+//
+// Suffix, when not empty, makes the walk set SawSuffix when the raw text of some string (a key or
+// a value, quotes included) ends with Suffix.
+//
+// A Walker is for one walk at a time; its fields may be reused for the next.
+type Walker struct {
+	// MaxDepth is the nesting limit (as [CompactDepth]'s maxDepth); 0 means [MaxDepth].
+	MaxDepth int
+	// Depth is the deepest container whose members and elements the Visitor sees.
+	Depth int
+	// Visitor receives the members and elements; nil reports none.
+	Visitor Visitor
+	// Suffix is the string ending to watch for ("" watches nothing).
+	Suffix string
+	// SawSuffix reports, after a walk, that a string ending in Suffix was read.
+	SawSuffix bool
+}
+
+// Visitor receives what a [Walker] shows of a document (see there).
+type Visitor interface {
+	// Visit is called with the depth of the container, the member's raw key (nil for an array
+	// element) and the raw value (nil at a member's key, before its value).
+	Visit(depth int, key, value []byte)
+}
+
+// Check validates src like [CheckCompactString] with the walk's events, and reports whether src is
+// already compact. Errors are *SyntaxError.
+func (w *Walker) Check(src []byte) (compact bool, err error) {
+	p := w.parser(src)
+	p.discard = true
+	if _, err := p.document(); err != nil {
+		return false, err
+	}
+	return !p.spaced, nil
+}
+
+// CheckString is [Walker.Check] for text held in a string, read in place.
+func (w *Walker) CheckString(src string) (compact bool, err error) {
+	return w.Check(unsafe.Slice(unsafe.StringData(src), len(src)))
+}
+
+// Compact appends src to dst with insignificant whitespace removed like [CompactDepth], with the
+// walk's events. On error dst is returned unchanged with a *SyntaxError.
+func (w *Walker) Compact(dst, src []byte) ([]byte, error) {
+	n := len(dst)
+	p := w.parser(src)
+	p.out = dst
+	if _, err := p.document(); err != nil {
+		return dst[:n], err
+	}
+	return p.out, nil
+}
+
+func (w *Walker) parser(src []byte) parser {
+	w.SawSuffix = false
+	maxDepth := w.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = MaxDepth
+	}
+	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact}
+	if w.Visitor != nil || w.Suffix != "" {
+		p.walk = w
+	}
+	return p
+}
+
+// visits reports whether Visit sees the members and elements of a container at depth.
+func (w *Walker) visits(depth int) bool {
+	return w != nil && w.Visitor != nil && depth <= w.Depth
+}
+
+// sawString notes a string's raw text (quotes included). w may be nil.
+func (w *Walker) sawString(raw []byte) {
+	if w != nil && w.Suffix != "" && !w.SawSuffix && bytes.HasSuffix(raw, []byte(w.Suffix)) {
+		w.SawSuffix = true
+	}
+}
