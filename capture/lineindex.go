@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"io"
 
@@ -51,31 +52,42 @@ func (x *lineIndex) sync(fd int, st *unix.Stat_t) error {
 		x.keys = make(map[string]struct{})
 		x.dev, x.ino, x.size = uint64(st.Dev), uint64(st.Ino), 0
 	}
-	if st.Size == x.size {
-		return nil
-	}
-	tail := make([]byte, st.Size-x.size)
-	if err := preadFull(fd, tail, x.size); err != nil {
-		x.keys = nil
-		return err
-	}
-	end := 0
-	for i := len(tail) - 1; i >= 0; i-- {
-		if tail[i] == '\n' {
-			end = i + 1
-			break
+	// The tail is read in windows of indexReadBytes, so the memory held is a window plus the
+	// longest line, never the file.
+	var line []byte // the start of a line that runs past the window
+	buf := make([]byte, min(indexReadBytes, st.Size-x.size))
+	for off := x.size; off < st.Size; {
+		w := buf[:min(int64(len(buf)), st.Size-off)]
+		if err := preadFull(fd, w, off); err != nil {
+			x.keys = nil
+			return err
+		}
+		off += int64(len(w))
+		for {
+			i := bytes.IndexByte(w, '\n')
+			if i < 0 {
+				line = append(line, w...)
+				break
+			}
+			whole := w[:i]
+			if len(line) > 0 {
+				line = append(line, whole...)
+				whole = line
+			}
+			if k := x.keyOf(trimASCIISpace(whole)); k != "" {
+				x.keys[k] = struct{}{}
+			}
+			x.size += int64(len(whole)) + 1
+			line, w = line[:0], w[i+1:]
 		}
 	}
-	// An unterminated last line is a torn write (SPEC §0 D7): never a key, and read again next time.
-	eachLine(tail[:end], func(_, _ int, line []byte) bool {
-		if k := x.keyOf(line); k != "" {
-			x.keys[k] = struct{}{}
-		}
-		return true
-	})
-	x.size += int64(end)
+	// An unterminated last line (in line) is a torn write (SPEC §0 D7): never a key, and read
+	// again next time.
 	return nil
 }
+
+// indexReadBytes is the window in which a line index reads a file's new tail.
+const indexReadBytes = 1 << 20
 
 // dedupe marks the keyed requests of batch whose key is in the file, or earlier in the batch, as
 // duplicates, adds the other keys to the index and returns the requests to write (batch itself when
