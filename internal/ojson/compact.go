@@ -20,14 +20,14 @@ func Compact(dst, src []byte) ([]byte, error) {
 // CompactDepth is [Compact] with a nesting limit of maxDepth instead of [MaxDepth] (jsontext's own
 // limit, 10000, caps it).
 func CompactDepth(dst, src []byte, maxDepth int) ([]byte, error) {
-	out, _, err := compactText(dst, src, maxDepth, false)
+	out, _, err := compactText(nil, dst, src, maxDepth, false)
 	return out, err
 }
 
 // Valid reports whether data is one strict JSON value, exactly as [Parse] would accept it (nesting at
 // most [MaxDepth]), without building or copying anything.
 func Valid(data []byte) bool {
-	_, _, err := compactText(nil, data, MaxDepth, true)
+	_, _, err := compactText(nil, nil, data, MaxDepth, true)
 	return err == nil
 }
 
@@ -42,7 +42,7 @@ func CompactString(dst []byte, src string, maxDepth int) ([]byte, error) {
 // would return src's own bytes. Errors are *SyntaxError. It lets a writer copy a large, already
 // compact payload in pieces instead of compacting it into one buffer first.
 func CheckCompactString(src string, maxDepth int) (compact bool, err error) {
-	_, spaced, err := compactText(nil, stringBytes(src), maxDepth, true)
+	_, spaced, err := compactText(nil, nil, stringBytes(src), maxDepth, true)
 	return err == nil && !spaced, err
 }
 
@@ -92,21 +92,24 @@ func putReader(r *tokenReader) {
 // everything else outside RFC 8259 stay errors (jsontext's default).
 var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
 
-// compactText is [CompactDepth], [Valid] and [CheckCompactString] in one: it reads src as one
-// strict JSON value (SPEC §0 D6) token by token with jsontext, which checks RFC 8259 and UTF-8,
-// and adds the rules jsontext does not have in the same pass: nesting at most maxDepth, integers
-// within [math.MinInt64, math.MaxUint64], floats that do not overflow float64. Unless discard is
-// set it appends src to dst with the whitespace between tokens removed (every token's text is
-// copied as sent). spaced reports whether any whitespace was removed. On error dst is returned
+// compactText is [CompactDepth], [Valid], [CheckCompactString] and the [Walker]'s pass in one: it
+// reads src as one strict JSON value (SPEC §0 D6) token by token with jsontext, which checks RFC
+// 8259 and UTF-8, and adds the rules jsontext does not have in the same pass: nesting at most
+// maxDepth, integers within [math.MinInt64, math.MaxUint64], floats that do not overflow float64.
+// Unless discard is set it appends src to dst with the whitespace between tokens removed (every
+// token's text is copied as sent). spaced reports whether any whitespace was removed. w, when not
+// nil, receives the walk's events and string suffixes (see [Walker]). On error dst is returned
 // unchanged together with a *SyntaxError.
-func compactText(dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
+func compactText(w *Walker, dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
 	r := getReader()
 	defer putReader(r)
 	r.buf = *bytes.NewBuffer(src)
 	r.dec.Reset(&r.buf, decodeOptions...)
 
+	var stack [16]walkFrame
+	open := stack[:0] // the containers open at the current token, outermost first
 	n := len(dst)
-	end, depth := 0, 0
+	end := 0
 	for {
 		tok, err := r.dec.ReadToken()
 		if err != nil {
@@ -125,24 +128,53 @@ func compactText(dst, src []byte, maxDepth int, discard bool) (out []byte, space
 			}
 		}
 		end = tokEnd
-		switch tok.Kind() {
+		if !discard {
+			dst = append(dst, src[start:end]...)
+		}
+		kind, depth := tok.Kind(), len(open)
+		if kind == '"' {
+			w.sawString(src[start:end])
+			if depth > 0 && open[depth-1].object && open[depth-1].key == nil {
+				f := &open[depth-1]
+				f.key = src[start:end]
+				if w.visits(depth) {
+					w.Visitor.Visit(depth, f.key, nil)
+				}
+				continue
+			}
+		}
+		switch kind {
 		case '{', '[':
-			if depth++; depth > maxDepth {
+			if depth >= maxDepth {
 				return dst[:n], false, depthError(start, maxDepth)
 			}
+			if depth > 0 {
+				open[depth-1].valAt = start
+			}
+			open = append(open, walkFrame{object: kind == '{'})
+			continue
 		case '}', ']':
+			open = open[:depth-1]
 			depth--
 		case '0':
 			if msg := numberRangeError(src[start:end]); msg != "" {
 				return dst[:n], false, &SyntaxError{Offset: start, Msg: msg}
 			}
-		}
-		if !discard {
-			dst = append(dst, src[start:end]...)
+			fallthrough
+		default:
+			if depth > 0 {
+				open[depth-1].valAt = start
+			}
 		}
 		if depth == 0 {
 			break
 		}
+		// A member's or element's value of the innermost open container ends here.
+		f := &open[depth-1]
+		if w.visits(depth) {
+			w.Visitor.Visit(depth, f.key, src[f.valAt:end])
+		}
+		f.key = nil
 	}
 	if _, err := r.dec.ReadToken(); err != io.EOF {
 		at := end
@@ -152,6 +184,14 @@ func compactText(dst, src []byte, maxDepth int, discard bool) (out []byte, space
 		return dst[:n], false, &SyntaxError{Offset: at, Msg: "data after the top-level value"}
 	}
 	return dst, spaced || end < len(src), nil
+}
+
+// walkFrame is a container open in [compactText]: whether it is an object, where the value of its
+// current member or element starts, and the member's raw key (nil while a key is awaited).
+type walkFrame struct {
+	object bool
+	valAt  int
+	key    []byte
 }
 
 // tokenError turns an error of jsontext's ReadToken into a *SyntaxError. io.EOF means that the

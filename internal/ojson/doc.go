@@ -22,11 +22,10 @@
 //     lives here because it is a mode of the one parser; callers reach it as
 //     internal/python.Loads, next to the other Python built-ins.
 //
-// A [Walker] validates or compacts like [Compact] in one pass of the parser's own compact mode and
-// reports the outer members and elements to a [Visitor] on the way, so a caller collects what it
-// needs from a body in the same walk (capture's payload facts). It is held byte-equal to
-// [CheckCompactString] and [CompactDepth] by FuzzWalkerMatchesCompact; moving it onto jsontext's
-// tokens, so that one compaction engine remains, is open work.
+// A [Walker] is [Compact]'s jsontext pass that also reports the outer members and elements to a
+// [Visitor] on the way, so a caller collects what it needs from a body in the same walk (capture's
+// payload facts). One compaction engine serves both; the fuzzers hold it to [Parse]'s verdict and
+// to encoding/json's Compact bytes.
 //
 // For hot paths: [Valid] checks like [Parse] without building anything; [CompactString] compacts
 // text held in a string without copying it first; a [Parser] parses like [Parse] into memory it

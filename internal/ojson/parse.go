@@ -32,9 +32,8 @@ var errDepth = errors.New("nesting too deep")
 type mode uint8
 
 const (
-	modeStrict  mode = iota // RFC 8259 + SPEC D6, build a Value
-	modeCompact             // RFC 8259 + SPEC D6, write compact text: the [Walker] pass (walk.go)
-	modePython              // Python json.loads, build a Value
+	modeStrict mode = iota // RFC 8259 + SPEC D6, build a Value
+	modePython             // Python json.loads, build a Value
 )
 
 type parser struct {
@@ -44,14 +43,10 @@ type parser struct {
 	depth    int
 	maxDepth int
 	mode     mode
-	out      []byte        // modeCompact output
-	discard  bool          // modeCompact: validate only, write nothing to out ([Valid])
-	spaced   bool          // whitespace was skipped between tokens ([CheckCompactString])
 	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
 	mstack   []Member      // members of the objects being read
 	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
 	mems     *slab[Member] // when set ([Parser]), objects' members are cut from it
-	walk     *Walker       // modeCompact: reports members, elements and strings ([Walker])
 }
 
 // Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
@@ -94,9 +89,7 @@ func (p *parser) fail(msg string) error {
 }
 
 func (p *parser) document() (Value, error) {
-	if p.mode != modeCompact {
-		p.src = string(p.data)
-	}
+	p.src = string(p.data)
 	p.skipWS()
 	v, err := p.value()
 	if err != nil {
@@ -114,7 +107,6 @@ func (p *parser) skipWS() {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
 			p.pos++
-			p.spaced = true
 		default:
 			return
 		}
@@ -170,9 +162,6 @@ func (p *parser) literal(lit string, v Value) (Value, error) {
 		return Value{}, p.fail("invalid literal, expected " + lit)
 	}
 	p.pos += len(lit)
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, lit...)
-	}
 	return v, nil
 }
 
@@ -189,9 +178,6 @@ func (p *parser) array() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '['
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '[')
-	}
 	base := len(p.vstack)
 	p.skipWS()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
@@ -199,17 +185,11 @@ func (p *parser) array() (Value, error) {
 	} else {
 		for {
 			p.skipWS()
-			valAt := p.pos
 			v, err := p.value()
 			if err != nil {
 				return Value{}, err
 			}
-			if p.walk.visits(p.depth) {
-				p.walk.Visitor.Visit(p.depth, nil, p.data[valAt:p.pos])
-			}
-			if p.mode != modeCompact {
-				p.vstack = append(p.vstack, v)
-			}
+			p.vstack = append(p.vstack, v)
 			if done, err := p.next(']', "array"); err != nil {
 				return Value{}, err
 			} else if done {
@@ -217,9 +197,7 @@ func (p *parser) array() (Value, error) {
 			}
 		}
 	}
-	if p.leave(']') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Array(popFrom(&p.vstack, base, p.vals)...), nil
 }
 
@@ -228,9 +206,6 @@ func (p *parser) object() (Value, error) {
 		return Value{}, err
 	}
 	p.pos++ // '{'
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, '{')
-	}
 	base := len(p.mstack)
 	var index map[string]int // modePython: key → position in p.mstack
 	p.skipWS()
@@ -242,32 +217,19 @@ func (p *parser) object() (Value, error) {
 			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 				return Value{}, p.fail("expected a string object key")
 			}
-			keyAt := p.pos
 			key, err := p.str()
 			if err != nil {
 				return Value{}, err
-			}
-			rawKey := p.data[keyAt:p.pos]
-			visit := p.walk.visits(p.depth)
-			if visit {
-				p.walk.Visitor.Visit(p.depth, rawKey, nil)
 			}
 			p.skipWS()
 			if p.pos >= len(p.data) || p.data[p.pos] != ':' {
 				return Value{}, p.fail("expected ':' after object key")
 			}
 			p.pos++
-			if p.mode == modeCompact && !p.discard {
-				p.out = append(p.out, ':')
-			}
 			p.skipWS()
-			valAt := p.pos
 			v, err := p.value()
 			if err != nil {
 				return Value{}, err
-			}
-			if visit {
-				p.walk.Visitor.Visit(p.depth, rawKey, p.data[valAt:p.pos])
 			}
 			switch p.mode {
 			case modeStrict:
@@ -290,14 +252,12 @@ func (p *parser) object() (Value, error) {
 			}
 		}
 	}
-	if p.leave('}') {
-		return Value{}, nil
-	}
+	p.depth--
 	return Object(popFrom(&p.mstack, base, p.mems)...), nil
 }
 
 // next reads what follows an element of an array or object (after optional whitespace): the
-// closing byte (done) or a ',' (copied to out in modeCompact). Anything else, or the end of the
+// closing byte (done) or a ','. Anything else, or the end of the
 // input, is a syntax error naming the container (in: "array" or "object").
 func (p *parser) next(closing byte, in string) (done bool, err error) {
 	p.skipWS()
@@ -313,23 +273,7 @@ func (p *parser) next(closing byte, in string) (done bool, err error) {
 		p.pos--
 		return false, p.fail("expected ',' or '" + string(closing) + "' in " + in)
 	}
-	if p.mode == modeCompact && !p.discard {
-		p.out = append(p.out, ',')
-	}
 	return false, nil
-}
-
-// leave ends an array or object: it undoes enter and, in modeCompact, copies the closing byte to
-// out and reports true (there is no value to build).
-func (p *parser) leave(closing byte) (compact bool) {
-	p.depth--
-	if p.mode == modeCompact {
-		if !p.discard {
-			p.out = append(p.out, closing)
-		}
-		return true
-	}
-	return false
 }
 
 // popFrom returns a copy of (*stack)[base:] and truncates the stack to base, zeroing the popped
@@ -349,37 +293,25 @@ func popFrom[T any](stack *[]T, base int, sl *slab[T]) []T {
 	return out
 }
 
-// str reads a string starting at the opening quote. In modeCompact it only validates, copies the
-// raw text to out and returns "".
+// str reads a string starting at the opening quote.
 //
-// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src (or a
-// raw copy in modeCompact): nothing is decoded or allocated. Otherwise the decoded string is built
-// in one buffer sized for the raw text, copying runs of plain bytes whole; modeCompact builds
-// nothing. strSlow in the tests is the byte-by-byte reference this must equal.
+// A string without escapes and with valid UTF-8 (the common case) is a substring of p.src: nothing
+// is decoded or allocated. Otherwise the decoded string is built in one buffer sized for the raw
+// text, copying runs of plain bytes whole. strSlow in the tests is the byte-by-byte reference this
+// must equal.
 func (p *parser) str() (string, error) {
-	start := p.pos
 	p.pos++ // '"'
 	i := p.plainEnd(p.pos)
 	if i < len(p.data) && p.data[i] == '"' {
 		from := p.pos
 		p.pos = i + 1
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, p.data[start:p.pos]...)
-			}
-			p.walk.sawString(p.data[start:p.pos])
-			return "", nil
-		}
 		return p.src[from:i], nil
 	}
 	var b strings.Builder
-	decode := p.mode != modeCompact
-	if decode {
-		// The decoded text is at most as long as the raw text, except where modePython replaces
-		// a one-byte invalid sequence by U+FFFD (the builder then grows).
-		b.Grow(p.rawStringEnd(i) - p.pos)
-		b.Write(p.data[p.pos:i])
-	}
+	// The decoded text is at most as long as the raw text, except where modePython replaces a
+	// one-byte invalid sequence by U+FFFD (the builder then grows).
+	b.Grow(p.rawStringEnd(i) - p.pos)
+	b.Write(p.data[p.pos:i])
 	p.pos = i
 	for {
 		if p.pos >= len(p.data) {
@@ -388,13 +320,6 @@ func (p *parser) str() (string, error) {
 		switch c := p.data[p.pos]; {
 		case c == '"':
 			p.pos++
-			if !decode {
-				if !p.discard {
-					p.out = append(p.out, p.data[start:p.pos]...)
-				}
-				p.walk.sawString(p.data[start:p.pos])
-				return "", nil
-			}
 			return b.String(), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character %#02x in string", c))
@@ -403,9 +328,7 @@ func (p *parser) str() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if decode {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 		default:
 			// plainEnd stops at a byte >= 0x80 only where the UTF-8 is invalid.
 			if p.mode != modePython {
@@ -415,9 +338,7 @@ func (p *parser) str() (string, error) {
 			b.WriteRune(utf8.RuneError)
 		}
 		j := p.plainEnd(p.pos)
-		if decode {
-			b.Write(p.data[p.pos:j])
-		}
+		b.Write(p.data[p.pos:j])
 		p.pos = j
 	}
 }
@@ -601,7 +522,7 @@ func (p *parser) number() (Value, error) {
 	text := p.data[p.pos:end]
 	isInt := isIntegerText(string(text))
 	switch p.mode {
-	case modeStrict, modeCompact:
+	case modeStrict:
 		if isInt {
 			if !fits64(text) {
 				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", text))
@@ -610,12 +531,6 @@ func (p *parser) number() (Value, error) {
 			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", text))
 		}
 		p.pos = end
-		if p.mode == modeCompact {
-			if !p.discard {
-				p.out = append(p.out, text...)
-			}
-			return Value{}, nil
-		}
 		return Number(p.src[p.pos-len(text) : p.pos]), nil
 	}
 	// modePython

@@ -1,13 +1,10 @@
 package ojson
 
-import (
-	"bytes"
-	"unsafe"
-)
+import "bytes"
 
-// Walker validates a JSON text like [CheckCompactString] (or compacts it like [CompactDepth]) and,
-// in the same pass, shows its caller the outer levels of the document and its strings, so that a
-// few facts of a large document are read without a second pass over it.
+// Walker validates a JSON text like [CheckCompactString] (or compacts it like [CompactDepth]: the
+// same jsontext pass) and, in that pass, shows its caller the outer levels of the document and its
+// strings, so that a few facts of a large document are read without a second pass over it.
 //
 // Its Visitor is called for every object member and array element of a container nested at most Depth
 // deep (depth 1: the members or elements of the top-level value): for a member once at its key
@@ -46,42 +43,29 @@ type Visitor interface {
 // Check validates src like [CheckCompactString] with the walk's events, and reports whether src is
 // already compact. Errors are *SyntaxError.
 func (w *Walker) Check(src []byte) (compact bool, err error) {
-	p := w.parser(src)
-	p.discard = true
-	if _, err := p.document(); err != nil {
-		return false, err
-	}
-	return !p.spaced, nil
+	w.SawSuffix = false
+	_, spaced, err := compactText(w, nil, src, w.maxDepth(), true)
+	return err == nil && !spaced, err
 }
 
 // CheckString is [Walker.Check] for text held in a string, read in place.
 func (w *Walker) CheckString(src string) (compact bool, err error) {
-	return w.Check(unsafe.Slice(unsafe.StringData(src), len(src)))
+	return w.Check(stringBytes(src))
 }
 
 // Compact appends src to dst with insignificant whitespace removed like [CompactDepth], with the
 // walk's events. On error dst is returned unchanged with a *SyntaxError.
 func (w *Walker) Compact(dst, src []byte) ([]byte, error) {
-	n := len(dst)
-	p := w.parser(src)
-	p.out = dst
-	if _, err := p.document(); err != nil {
-		return dst[:n], err
-	}
-	return p.out, nil
+	w.SawSuffix = false
+	out, _, err := compactText(w, dst, src, w.maxDepth(), false)
+	return out, err
 }
 
-func (w *Walker) parser(src []byte) parser {
-	w.SawSuffix = false
-	maxDepth := w.MaxDepth
-	if maxDepth <= 0 {
-		maxDepth = MaxDepth
+func (w *Walker) maxDepth() int {
+	if w.MaxDepth <= 0 {
+		return MaxDepth
 	}
-	p := parser{data: src, maxDepth: maxDepth, mode: modeCompact}
-	if w.Visitor != nil || w.Suffix != "" {
-		p.walk = w
-	}
-	return p
+	return w.MaxDepth
 }
 
 // visits reports whether Visit sees the members and elements of a container at depth.

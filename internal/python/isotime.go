@@ -274,60 +274,22 @@ func (p *isoParser) parse() (isoDateTime, bool) {
 	return d, true
 }
 
-// daysFromCivil returns the number of days from 1970-01-01 to y-m-d (proleptic Gregorian).
+// daysFromCivil returns the number of days from 1970-01-01 to y-m-d (proleptic Gregorian, as
+// Python's date; Go's time package counts the same calendar).
 func daysFromCivil(y, m, d int) int64 {
-	yy := int64(y)
-	if m <= 2 {
-		yy--
-	}
-	era := yy / 400
-	if yy < 0 && yy%400 != 0 {
-		era--
-	}
-	yoe := yy - era*400
-	mp := int64((m + 9) % 12)
-	doy := (153*mp+2)/5 + int64(d) - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
 
 // civilFromDays is the inverse of daysFromCivil.
 func civilFromDays(z int64) (y, m, d int) {
-	z += 719468
-	era := z / 146097
-	if z < 0 && z%146097 != 0 {
-		era--
-	}
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	yy := yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d = int(doy - (153*mp+2)/5 + 1)
-	m = int(mp + 3)
-	if m > 12 {
-		m -= 12
-	}
-	if m <= 2 {
-		yy++
-	}
-	return int(yy), m, d
+	y, mm, d := time.Unix(z*86400, 0).UTC().Date()
+	return y, int(mm), d
 }
 
-func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+func isLeap(y int) bool { return daysIn(y, 2) == 29 }
 
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if isLeap(y) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
+// daysIn returns the number of days of month m of year y.
+func daysIn(y, m int) int { return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day() }
 
 // isoWeekToDate is iso_to_ymd: ISO year/week/weekday to a calendar date (the result's year may
 // fall outside 1..9999; the datetime constructor rejects it later).
