@@ -3,7 +3,6 @@ package fakemodel_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,22 +142,10 @@ func TestChatChoices(t *testing.T) {
 	assert.NotContains(t, events[0].Data, `"usage"`, "no usage member without stream_options.include_usage")
 }
 
-// TestOptions checks WithAlwaysReasoning and WithClock, and that tool_choice "none" suppresses
-// the call.
+// TestOptions checks the fixed clock, and that tool_choice "none" suppresses the call.
 func TestOptions(t *testing.T) {
-	t.Run("always reasoning", func(t *testing.T) {
-		srv := fakemodel.New(fakemodel.WithAlwaysReasoning())
-		body := object(t, bodyOf(t, do(t, srv, "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
-		assert.Equal(t, "reasoning", str(t, body, "output", 0, "type"))
-		msg := object(t, bodyOf(t, do(t, srv, "POST", "/v1/messages", scenarios[0].body[fakemodel.DialectMessages])))
-		assert.Equal(t, "thinking", str(t, msg, "content", 0, "type"))
-	})
 	t.Run("clock", func(t *testing.T) {
-		srv := fakemodel.New(fakemodel.WithClock(func() time.Time { return time.Unix(1800000000, 0) }))
-		body := object(t, bodyOf(t, do(t, srv, "POST", "/v1/chat/completions", scenarios[0].body[fakemodel.DialectChat])))
-		assert.Equal(t, int64(1800000000), num(t, body, "created"))
-		srv = fakemodel.New(fakemodel.WithClock(nil))
-		body = object(t, bodyOf(t, do(t, srv, "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
+		body := object(t, bodyOf(t, do(t, fakemodel.New(), "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
 		assert.Equal(t, int64(1760000000), num(t, body, "created_at"))
 	})
 	t.Run("tool_choice none", func(t *testing.T) {

@@ -43,7 +43,7 @@ func chatUsage(r *request, a answer) obj {
 }
 
 // chatCompletion is the non-streamed Chat Completions answer.
-func chatCompletion(r *request, a answer, g ids, created int64) obj {
+func chatCompletion(r *request, a answer, g ids) obj {
 	id := newChatIDs(g)
 	choices := arr{}
 	for i := range r.choices {
@@ -80,7 +80,7 @@ func chatCompletion(r *request, a answer, g ids, created int64) obj {
 // chatEvents is the full event sequence of a streamed Chat Completions answer: the deltas of
 // every choice (interleaved by step when n > 1), the usage chunk when
 // stream_options.include_usage is set, then [DONE].
-func chatEvents(e *encoder, r *request, a answer, g ids, created int64) []event {
+func chatEvents(e *encoder, r *request, a answer, g ids) []event {
 	id := newChatIDs(g)
 	chunk := func(choices arr, usage any) event {
 		o := obj{

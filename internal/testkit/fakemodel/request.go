@@ -83,8 +83,8 @@ func present(raw json.RawMessage) bool {
 }
 
 // parseRequest validates body for dialect d as the provider does and extracts what the answer
-// depends on. alwaysReason forces reasoning on.
-func parseRequest(d Dialect, body []byte, alwaysReason bool) (*request, *apiError) {
+// depends on.
+func parseRequest(d Dialect, body []byte) (*request, *apiError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, notJSON(d)
@@ -118,7 +118,7 @@ func parseRequest(d Dialect, body []byte, alwaysReason bool) (*request, *apiErro
 		}
 	}
 	r.promptTokens = 8 + (chars+3)/4
-	r.reasoning = r.reasoning || alwaysReason || (d != DialectMessages && reasoningModel(r.model))
+	r.reasoning = r.reasoning || (d != DialectMessages && reasoningModel(r.model))
 	return r, nil
 }
 
@@ -263,12 +263,6 @@ func textOf(raw json.RawMessage) string {
 	return b.String()
 }
 
-// toolChoiceNone reports whether tool_choice forbids tool calls.
-func toolChoiceNone(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == "none"
-}
-
 // readResponses reads a Responses API request (POST /v1/responses).
 func (r *request) readResponses() *apiError {
 	if n, ok := intField(r.fields["max_output_tokens"]); !ok {
@@ -318,23 +312,7 @@ func (r *request) readResponses() *apiError {
 			}
 		}
 	}
-	if !toolChoiceNone(r.fields["tool_choice"]) {
-		var tools []struct {
-			Type       string          `json:"type"`
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		}
-		if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return invalidType("tools", "an array", r.fields["tools"])
-		}
-		for _, t := range tools {
-			if t.Type == "function" && t.Name != "" {
-				r.tool = &tool{name: t.Name, params: t.Parameters}
-				break
-			}
-		}
-	}
-	return nil
+	return r.readTool(invalidType("tools", "an array", r.fields["tools"]))
 }
 
 // readChat reads a Chat Completions request (POST /v1/chat/completions).
@@ -400,25 +378,7 @@ func (r *request) readChat() *apiError {
 	var effort string
 	_ = json.Unmarshal(r.fields["reasoning_effort"], &effort)
 	r.reasoning = effort != "" && effort != "none"
-	if !toolChoiceNone(r.fields["tool_choice"]) {
-		var tools []struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return invalidType("tools", "an array", r.fields["tools"])
-		}
-		for _, t := range tools {
-			if t.Type == "function" && t.Function.Name != "" {
-				r.tool = &tool{name: t.Function.Name, params: t.Function.Parameters}
-				break
-			}
-		}
-	}
-	return nil
+	return r.readTool(invalidType("tools", "an array", r.fields["tools"]))
 }
 
 // readMessages reads an Anthropic Messages request (POST /v1/messages).
@@ -500,24 +460,49 @@ func (r *request) readMessages() *apiError {
 		}
 		r.reasoning = th.Type == "enabled" || th.Type == "adaptive"
 	}
-	var choice struct {
+	return r.readTool(&apiError{status: 400, message: "tools: Input should be a valid list"})
+}
+
+// readTool sets r.tool to the first function tool of "tools" unless tool_choice forbids tool
+// calls (OpenAI "none", Anthropic {"type": "none"}); bad is the error for a "tools" member of the
+// wrong shape.
+func (r *request) readTool(bad *apiError) *apiError {
+	var choice string // OpenAI: a string
+	var object struct {
 		Type string `json:"type"`
+	} // Anthropic: an object
+	raw := r.fields["tool_choice"]
+	none := json.Unmarshal(raw, &choice) == nil && choice == "none"
+	if r.dialect == DialectMessages {
+		none = json.Unmarshal(raw, &object) == nil && object.Type == "none"
 	}
-	_ = json.Unmarshal(r.fields["tool_choice"], &choice)
-	if choice.Type != "none" && present(r.fields["tools"]) {
-		var tools []struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"input_schema"`
+	if none {
+		return nil
+	}
+	var tools []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Parameters  json.RawMessage `json:"parameters"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Function    struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
+		return bad
+	}
+	for _, t := range tools {
+		name, params, ok := t.Name, t.Parameters, t.Type == "function"
+		switch r.dialect {
+		case DialectChat:
+			name, params = t.Function.Name, t.Function.Parameters
+		case DialectMessages:
+			params, ok = t.InputSchema, t.Type == "" || t.Type == "custom"
 		}
-		if json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return &apiError{status: 400, message: "tools: Input should be a valid list"}
-		}
-		for _, t := range tools {
-			if (t.Type == "" || t.Type == "custom") && t.Name != "" {
-				r.tool = &tool{name: t.Name, params: t.InputSchema}
-				break
-			}
+		if ok && name != "" {
+			r.tool = &tool{name: name, params: params}
+			break
 		}
 	}
 	return nil
