@@ -76,24 +76,16 @@ type chatRequest struct {
 
 func (*chatConversation) path() string { return "/chat/completions" }
 
-func (cv *chatConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *chatConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far under the system message system, and tool_choice
-// "none" when noToolCalls is set (the tool is still offered: the history may hold its calls).
-func (cv *chatConversation) build(stream bool, system string, noToolCalls bool) chatRequest {
+// request is a request with the history so far under a system message (see conversation.request);
+// tool_choice "none" still offers the tool: the history may hold its calls.
+func (cv *chatConversation) request(stream, summary bool) any {
 	var tool chatTool
 	tool.Type = "function"
 	tool.Function.Name, tool.Function.Description = toolName, toolDescription
 	tool.Function.Parameters = json.RawMessage(toolSchema)
 	req := chatRequest{
 		Model:               chatModel,
-		Messages:            append([]any{chatMessage{Role: "system", Content: system}}, cv.messages...),
+		Messages:            append([]any{chatMessage{Role: "system", Content: instructions(summary)}}, cv.messages...),
 		Tools:               []chatTool{tool},
 		ReasoningEffort:     "low",
 		MaxCompletionTokens: maxOutputTokens,
@@ -102,7 +94,7 @@ func (cv *chatConversation) build(stream bool, system string, noToolCalls bool) 
 	if stream {
 		req.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = "none"
 	}
 	return req

@@ -73,22 +73,14 @@ type messagesToolChoice struct {
 	Type string `json:"type"`
 }
 
-func (cv *messagesConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *messagesConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far under the system prompt system, and tool_choice
-// {"type": "none"} when noToolCalls is set (the tool is still offered: the API requires tool
-// definitions for a history holding tool_use blocks).
-func (cv *messagesConversation) build(stream bool, system string, noToolCalls bool) messagesRequest {
+// request is a request with the history so far under a system prompt (see conversation.request);
+// tool_choice {"type": "none"} still offers the tool: the API requires tool definitions for a
+// history holding tool_use blocks.
+func (cv *messagesConversation) request(stream, summary bool) any {
 	req := messagesRequest{
 		Model:     messagesModel,
 		MaxTokens: maxOutputTokens,
-		System:    system,
+		System:    instructions(summary),
 		Messages:  append([]messagesMessage(nil), cv.messages...),
 		Tools: []messagesTool{{
 			Name: toolName, Description: toolDescription, InputSchema: json.RawMessage(toolSchema),
@@ -97,7 +89,7 @@ func (cv *messagesConversation) build(stream bool, system string, noToolCalls bo
 		Thinking: messagesThinking{Type: "enabled", BudgetTokens: 1024},
 		Stream:   stream,
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = &messagesToolChoice{Type: "none"}
 	}
 	return req

@@ -67,20 +67,12 @@ type responsesRequest struct {
 
 func (*responsesConversation) path() string { return "/responses" }
 
-func (cv *responsesConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *responsesConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far, the given instructions, and tool_choice "none" when
-// noToolCalls is set (the tool is still offered: the history may hold its calls).
-func (cv *responsesConversation) build(stream bool, instructions string, noToolCalls bool) responsesRequest {
+// request is a request with the history so far under instructions (see conversation.request);
+// tool_choice "none" still offers the tool: the history may hold its calls.
+func (cv *responsesConversation) request(stream, summary bool) any {
 	req := responsesRequest{
 		Model:        responsesModel,
-		Instructions: instructions,
+		Instructions: instructions(summary),
 		Input:        append([]any(nil), cv.input...),
 		Tools: []responsesTool{{
 			Type: "function", Name: toolName, Description: toolDescription,
@@ -90,7 +82,7 @@ func (cv *responsesConversation) build(stream bool, instructions string, noToolC
 		MaxOutputTokens: maxOutputTokens,
 		Stream:          stream,
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = "none"
 	}
 	return req
