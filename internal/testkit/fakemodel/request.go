@@ -28,7 +28,6 @@ type request struct {
 	followUp     bool // previous_response_id is set (Responses)
 	cacheControl bool // some member is named "cache_control" (Anthropic prompt caching)
 	maxOutput    int  // output token limit, 0 = none
-	choices      int  // Chat "n", at least 1
 	includeUsage bool // Chat stream_options.include_usage
 }
 
@@ -95,7 +94,7 @@ func parseRequest(d Dialect, body []byte) (*request, *apiError) {
 	if err := dec.Decode(&tree); err != nil {
 		return nil, notJSON(d)
 	}
-	r := &request{dialect: d, body: body, fields: fields, choices: 1}
+	r := &request{dialect: d, body: body, fields: fields}
 	if err := r.readCommon(); err != nil {
 		return nil, err
 	}
@@ -365,10 +364,8 @@ func (r *request) readChat() *apiError {
 	}
 	if n, ok := intField(r.fields["n"]); !ok {
 		return invalidType("n", "an integer", r.fields["n"])
-	} else if n > 128 || n < 0 {
-		return &apiError{status: 400, message: fmt.Sprintf("Invalid 'n': integer above maximum value. Expected a value <= 128, but got %d instead.", n), param: "n", code: "integer_above_max_value"}
-	} else if n > 1 {
-		r.choices = n
+	} else if n < 0 || n > 1 {
+		return &apiError{status: 400, message: fmt.Sprintf("fakemodel: 'n' is %d: one choice per answer is served", n), param: "n"}
 	}
 	var so struct {
 		IncludeUsage bool `json:"include_usage"`
