@@ -63,7 +63,7 @@ func writeFault(w http.ResponseWriter, d Dialect, g ids, f Fault) {
 		return
 	}
 	typ, message, code := defaultError(d, status)
-	writeErrorBody(w, d, g, status, errorBody(d, g, cmp.Or(f.ErrorType, typ), cmp.Or(f.Message, message), "", code))
+	writeErrorBody(w, d, g, status, errorBody(d, g, typ, message, "", code))
 }
 
 // defaultError returns the error type, message and (OpenAI) code the provider uses for status.
