@@ -173,41 +173,44 @@ func notJSON(d Dialect) *apiError {
 // readCommon reads and validates "model" and "stream".
 func (r *request) readCommon() *apiError {
 	m := r.fields["model"]
-	if !present(m) {
-		switch r.dialect {
-		case DialectMessages:
-			return &apiError{status: 400, message: "model: Field required"}
-		case DialectChat:
-			return &apiError{status: 400, message: "you must provide a model parameter"}
-		default:
-			return &apiError{status: 400, message: "Missing required parameter: 'model'.", param: "model", code: "missing_required_parameter"}
-		}
-	}
-	if err := json.Unmarshal(m, &r.model); err != nil {
-		if r.dialect == DialectMessages {
-			return &apiError{status: 400, message: "model: Input should be a valid string"}
-		}
-		return invalidType("model", "a string", m)
-	}
-	if r.model == "" {
-		if r.dialect == DialectMessages {
-			return &apiError{status: 400, message: "model: String should have at least 1 character"}
-		}
+	switch {
+	case !present(m) && r.dialect == DialectChat:
 		return &apiError{status: 400, message: "you must provide a model parameter"}
-	}
-	if s, ok := r.fields["stream"]; ok && present(s) {
-		if err := json.Unmarshal(s, &r.stream); err != nil {
-			if r.dialect == DialectMessages {
-				return &apiError{status: 400, message: "stream: Input should be a valid boolean"}
-			}
-			return invalidType("stream", "a boolean", s)
-		}
+	case !present(m):
+		return r.missing("model")
+	case json.Unmarshal(m, &r.model) != nil:
+		return r.wrongType("model", "a string", m)
+	case r.model == "" && r.dialect == DialectMessages:
+		return &apiError{status: 400, message: "model: String should have at least 1 character"}
+	case r.model == "":
+		return &apiError{status: 400, message: "you must provide a model parameter"}
+	case present(r.fields["stream"]) && json.Unmarshal(r.fields["stream"], &r.stream) != nil:
+		return r.wrongType("stream", "a boolean", r.fields["stream"])
 	}
 	return nil
 }
 
-// invalidType is OpenAI's error for a member of the wrong JSON type.
-func invalidType(param, want string, got json.RawMessage) *apiError {
+// missing is the provider's error for a required member that is absent or null.
+func (r *request) missing(param string) *apiError {
+	if r.dialect == DialectMessages {
+		return &apiError{status: 400, message: param + ": Field required"}
+	}
+	return &apiError{status: 400, message: fmt.Sprintf("Missing required parameter: '%s'.", param),
+		param: param, code: "missing_required_parameter"}
+}
+
+// anthropicTypes names OpenAI's expected types as Anthropic's messages do.
+var anthropicTypes = map[string]string{
+	"a string": "a valid string", "a boolean": "a valid boolean", "an integer": "a valid integer",
+	"an array": "a valid list", "an object": "a valid dictionary or object",
+}
+
+// wrongType is the provider's error for a member of the wrong JSON type; want is OpenAI's name of
+// the expected type ("a string", "an array", ...).
+func (r *request) wrongType(param, want string, got json.RawMessage) *apiError {
+	if r.dialect == DialectMessages {
+		return &apiError{status: 400, message: fmt.Sprintf("%s: Input should be %s", param, anthropicTypes[want])}
+	}
 	return &apiError{
 		status:  400,
 		message: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, jsonKind(got)),
@@ -265,7 +268,7 @@ func textOf(raw json.RawMessage) string {
 // readResponses reads a Responses API request (POST /v1/responses).
 func (r *request) readResponses() *apiError {
 	if n, ok := intField(r.fields["max_output_tokens"]); !ok {
-		return invalidType("max_output_tokens", "an integer", r.fields["max_output_tokens"])
+		return r.wrongType("max_output_tokens", "an integer", r.fields["max_output_tokens"])
 	} else {
 		r.maxOutput = n
 	}
@@ -277,7 +280,7 @@ func (r *request) readResponses() *apiError {
 			Effort *string `json:"effort"`
 		}
 		if json.Unmarshal(r.fields["reasoning"], &rs) != nil {
-			return invalidType("reasoning", "an object", r.fields["reasoning"])
+			return r.wrongType("reasoning", "an object", r.fields["reasoning"])
 		}
 		r.reasoning = rs.Effort == nil || *rs.Effort != "none"
 	}
@@ -295,7 +298,7 @@ func (r *request) readResponses() *apiError {
 				Output  json.RawMessage `json:"output"`
 			}
 			if json.Unmarshal(in, &items) != nil {
-				return invalidType("input", "a string or an array", in)
+				return r.wrongType("input", "a string or an array", in)
 			}
 			r.items = len(items)
 			names := map[string]string{}
@@ -311,14 +314,14 @@ func (r *request) readResponses() *apiError {
 			}
 		}
 	}
-	return r.readTool(invalidType("tools", "an array", r.fields["tools"]))
+	return r.readTool()
 }
 
 // readChat reads a Chat Completions request (POST /v1/chat/completions).
 func (r *request) readChat() *apiError {
-	msgs, ok := r.fields["messages"]
-	if !present(msgs) || !ok {
-		return &apiError{status: 400, message: "Missing required parameter: 'messages'.", param: "messages", code: "missing_required_parameter"}
+	msgs := r.fields["messages"]
+	if !present(msgs) {
+		return r.missing("messages")
 	}
 	var messages []struct {
 		Role       string          `json:"role"`
@@ -332,7 +335,7 @@ func (r *request) readChat() *apiError {
 		} `json:"tool_calls"`
 	}
 	if json.Unmarshal(msgs, &messages) != nil {
-		return invalidType("messages", "an array", msgs)
+		return r.wrongType("messages", "an array", msgs)
 	}
 	if len(messages) == 0 {
 		return &apiError{status: 400, message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", param: "messages", code: "empty_array"}
@@ -356,14 +359,14 @@ func (r *request) readChat() *apiError {
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		n, ok := intField(r.fields[k])
 		if !ok {
-			return invalidType(k, "an integer", r.fields[k])
+			return r.wrongType(k, "an integer", r.fields[k])
 		}
 		if n > 0 && r.maxOutput == 0 {
 			r.maxOutput = n
 		}
 	}
 	if n, ok := intField(r.fields["n"]); !ok {
-		return invalidType("n", "an integer", r.fields["n"])
+		return r.wrongType("n", "an integer", r.fields["n"])
 	} else if n < 0 || n > 1 {
 		return &apiError{status: 400, message: fmt.Sprintf("fakemodel: 'n' is %d: one choice per answer is served", n), param: "n"}
 	}
@@ -375,33 +378,33 @@ func (r *request) readChat() *apiError {
 	var effort string
 	_ = json.Unmarshal(r.fields["reasoning_effort"], &effort)
 	r.reasoning = effort != "" && effort != "none"
-	return r.readTool(invalidType("tools", "an array", r.fields["tools"]))
+	return r.readTool()
 }
 
 // readMessages reads an Anthropic Messages request (POST /v1/messages).
 func (r *request) readMessages() *apiError {
-	mt, ok := r.fields["max_tokens"]
-	if !ok || !present(mt) {
-		return &apiError{status: 400, message: "max_tokens: Field required"}
+	mt := r.fields["max_tokens"]
+	if !present(mt) {
+		return r.missing("max_tokens")
 	}
 	n, ok := intField(mt)
 	if !ok {
-		return &apiError{status: 400, message: "max_tokens: Input should be a valid integer"}
+		return r.wrongType("max_tokens", "an integer", mt)
 	}
 	if n < 1 {
 		return &apiError{status: 400, message: "max_tokens: Input should be greater than or equal to 1"}
 	}
 	r.maxOutput = n
-	msgs, ok := r.fields["messages"]
-	if !ok || !present(msgs) {
-		return &apiError{status: 400, message: "messages: Field required"}
+	msgs := r.fields["messages"]
+	if !present(msgs) {
+		return r.missing("messages")
 	}
 	var messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(msgs, &messages) != nil {
-		return &apiError{status: 400, message: "messages: Input should be a valid list"}
+		return r.wrongType("messages", "an array", msgs)
 	}
 	if len(messages) == 0 {
 		return &apiError{status: 400, message: "messages: at least one message is required"}
@@ -453,17 +456,16 @@ func (r *request) readMessages() *apiError {
 			Type string `json:"type"`
 		}
 		if json.Unmarshal(r.fields["thinking"], &th) != nil {
-			return &apiError{status: 400, message: "thinking: Input should be a valid dictionary or object"}
+			return r.wrongType("thinking", "an object", r.fields["thinking"])
 		}
 		r.reasoning = th.Type == "enabled" || th.Type == "adaptive"
 	}
-	return r.readTool(&apiError{status: 400, message: "tools: Input should be a valid list"})
+	return r.readTool()
 }
 
 // readTool sets r.tool to the first function tool of "tools" unless tool_choice forbids tool
-// calls (OpenAI "none", Anthropic {"type": "none"}); bad is the error for a "tools" member of the
-// wrong shape.
-func (r *request) readTool(bad *apiError) *apiError {
+// calls (OpenAI "none", Anthropic {"type": "none"}).
+func (r *request) readTool() *apiError {
 	var choice string // OpenAI: a string
 	var object struct {
 		Type string `json:"type"`
@@ -487,7 +489,7 @@ func (r *request) readTool(bad *apiError) *apiError {
 		} `json:"function"`
 	}
 	if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
-		return bad
+		return r.wrongType("tools", "an array", r.fields["tools"])
 	}
 	for _, t := range tools {
 		name, params, ok := t.Name, t.Parameters, t.Type == "function"
