@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,8 +140,8 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 		Model   string `json:"model"`
 		Choices []struct {
 			Message struct {
-				Content          *string        `json:"content"`
-				ReasoningContent *string        `json:"reasoning_content"`
+				Content          string         `json:"content"` // null reads as ""
+				ReasoningContent string         `json:"reasoning_content"`
 				ToolCalls        []chatToolCall `json:"tool_calls"`
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
@@ -155,12 +156,7 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 	}
 	ch := o.Choices[0]
 	c.ResponseID, c.Model, c.FinishReason = o.ID, o.Model, ch.FinishReason
-	if ch.Message.Content != nil {
-		c.Text = *ch.Message.Content
-	}
-	if ch.Message.ReasoningContent != nil {
-		c.Reasoning = *ch.Message.ReasoningContent
-	}
+	c.Text, c.Reasoning = ch.Message.Content, ch.Message.ReasoningContent
 	for _, tc := range ch.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -198,8 +194,8 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			Choices []struct {
 				Index int `json:"index"`
 				Delta struct {
-					Content          *string `json:"content"`
-					ReasoningContent *string `json:"reasoning_content"`
+					Content          string `json:"content"` // null reads as ""
+					ReasoningContent string `json:"reasoning_content"`
 					ToolCalls        []struct {
 						Index    int    `json:"index"`
 						ID       string `json:"id"`
@@ -227,24 +223,15 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			if ch.Index != 0 {
 				continue
 			}
-			if ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
-			}
-			if ch.Delta.ReasoningContent != nil {
-				reasoning.WriteString(*ch.Delta.ReasoningContent)
-			}
+			text.WriteString(ch.Delta.Content)
+			reasoning.WriteString(ch.Delta.ReasoningContent)
 			for _, d := range ch.Delta.ToolCalls {
 				p := calls[d.Index]
 				if p == nil {
 					p = &partial{}
 					calls[d.Index] = p
 				}
-				if d.ID != "" {
-					p.id = d.ID
-				}
-				if d.Function.Name != "" {
-					p.name = d.Function.Name
-				}
+				p.id, p.name = cmp.Or(d.ID, p.id), cmp.Or(d.Function.Name, p.name)
 				p.args.WriteString(d.Function.Arguments)
 			}
 			if ch.FinishReason != nil {

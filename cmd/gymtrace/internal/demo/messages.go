@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,21 +105,15 @@ type messagesUsage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 }
 
-// merge takes the fields u carries.
+// merge takes the fields v carries.
 func (u *messagesUsage) merge(v *messagesUsage) {
 	if v == nil {
 		return
 	}
-	for _, f := range []struct{ dst, src **int64 }{
-		{&u.InputTokens, &v.InputTokens},
-		{&u.CacheCreationInputTokens, &v.CacheCreationInputTokens},
-		{&u.CacheReadInputTokens, &v.CacheReadInputTokens},
-		{&u.OutputTokens, &v.OutputTokens},
-	} {
-		if *f.src != nil {
-			*f.dst = *f.src
-		}
-	}
+	u.InputTokens = cmp.Or(v.InputTokens, u.InputTokens)
+	u.CacheCreationInputTokens = cmp.Or(v.CacheCreationInputTokens, u.CacheCreationInputTokens)
+	u.CacheReadInputTokens = cmp.Or(v.CacheReadInputTokens, u.CacheReadInputTokens)
+	u.OutputTokens = cmp.Or(v.OutputTokens, u.OutputTokens)
 }
 
 func (u *messagesUsage) usage() (Usage, error) {
@@ -194,7 +189,7 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 	sr := newSSEReader(r)
 	var (
 		blocks  []incomingBlock
-		partial = map[int]*strings.Builder{} // tool_use input JSON by block index
+		partial = map[int]string{} // tool_use input JSON by block index
 		usage   messagesUsage
 		started bool
 	)
@@ -245,7 +240,7 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			}
 			blocks = append(blocks, *e.ContentBlock)
 			if e.ContentBlock.Type == "tool_use" {
-				partial[e.Index] = &strings.Builder{}
+				partial[e.Index] = ""
 			}
 		case "content_block_delta":
 			if e.Delta == nil || e.Index < 0 || e.Index >= len(blocks) {
@@ -260,18 +255,18 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			case "signature_delta":
 				b.Signature += e.Delta.Signature
 			case "input_json_delta":
-				if p := partial[e.Index]; p != nil {
-					p.WriteString(e.Delta.PartialJSON)
+				if p, ok := partial[e.Index]; ok {
+					partial[e.Index] = p + e.Delta.PartialJSON
 				}
 			}
 		case "content_block_stop":
-			if p := partial[e.Index]; p != nil && e.Index < len(blocks) {
+			if p, ok := partial[e.Index]; ok && e.Index < len(blocks) {
 				blocks[e.Index].Input = nil
-				if p.Len() > 0 {
-					if !json.Valid([]byte(p.String())) {
-						return fmt.Errorf("tool_use input %q is not JSON", p.String())
+				if p != "" {
+					if !json.Valid([]byte(p)) {
+						return fmt.Errorf("tool_use input %q is not JSON", p)
 					}
-					blocks[e.Index].Input = json.RawMessage(p.String())
+					blocks[e.Index].Input = json.RawMessage(p)
 				}
 			}
 		case "message_delta":

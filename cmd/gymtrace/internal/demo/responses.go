@@ -181,7 +181,7 @@ func (cv *responsesConversation) readJSON(r io.Reader, c *Call) error {
 func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
 	sr := newSSEReader(r)
 	var text strings.Builder
-	args := map[string]*strings.Builder{} // by item_id
+	args := map[string]string{} // by item_id
 	for {
 		ev, err := sr.next()
 		if errors.Is(err, io.EOF) {
@@ -207,10 +207,7 @@ func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
 		case "response.output_text.delta":
 			text.WriteString(e.Delta)
 		case "response.function_call_arguments.delta":
-			if args[e.ItemID] == nil {
-				args[e.ItemID] = &strings.Builder{}
-			}
-			args[e.ItemID].WriteString(e.Delta)
+			args[e.ItemID] += e.Delta
 		case "response.failed", "error":
 			return fmt.Errorf("stream error event %s: %s", e.Type, ev.data)
 		case "response.completed", "response.incomplete":
@@ -227,7 +224,7 @@ func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
 				return fmt.Errorf("%d function calls streamed, %d in the final response", len(args), len(c.ToolCalls))
 			}
 			for _, it := range e.Response.Output {
-				if b := args[it.ID]; it.Type == "function_call" && (b == nil || b.String() != it.Arguments) {
+				if a, ok := args[it.ID]; it.Type == "function_call" && (!ok || a != it.Arguments) {
 					return fmt.Errorf("streamed arguments of %s differ from the final response's %q", it.ID, it.Arguments)
 				}
 			}
