@@ -183,14 +183,9 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, api dialect
 func writeEvent(w io.Writer, ev event) error {
 	var buf []byte
 	if ev.name != "" {
-		buf = append(buf, "event: "...)
-		buf = append(buf, ev.name...)
-		buf = append(buf, '\n')
+		buf = fmt.Appendf(buf, "event: %s\n", ev.name)
 	}
-	buf = append(buf, "data: "...)
-	buf = append(buf, ev.data...)
-	buf = append(buf, "\n\n"...)
-	_, err := w.Write(buf)
+	_, err := w.Write(fmt.Appendf(buf, "data: %s\n\n", ev.data))
 	return err
 }
 
