@@ -56,13 +56,13 @@ var endpoints = map[string]dialectAPI{
 // error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := endpoints[r.URL.Path]
-	d := api.dialect
 	if !ok {
 		writeError(w, DialectChat, newIDs([]byte(r.URL.Path)), &apiError{
 			status: http.StatusNotFound, message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
 		return
 	}
+	d := api.dialect
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, d, newIDs([]byte(r.URL.Path)), &apiError{status: http.StatusMethodNotAllowed,
