@@ -168,7 +168,6 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 // readStream reads chat.completion.chunk events until "data: [DONE]", accumulating choice 0's
 // content, reasoning_content and tool calls (by tool index), its finish_reason and the usage chunk.
 func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
-	sr := newSSEReader(r)
 	var text, reasoning strings.Builder
 	type partial struct {
 		id, name string
@@ -176,16 +175,9 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 	}
 	calls := map[int]*partial{}
 	var usage *chatUsage
-	for {
-		ev, err := sr.next()
-		if errors.Is(err, io.EOF) {
-			return errors.New("stream ended without data: [DONE]")
-		}
-		if err != nil {
-			return err
-		}
+	err := readEvents(r, maxSSEEvent, "data: [DONE]", func(ev sseEvent) (bool, error) {
 		if ev.data == "[DONE]" {
-			break
+			return true, nil
 		}
 		var chunk struct {
 			ID      string          `json:"id"`
@@ -210,10 +202,10 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			Usage *chatUsage `json:"usage"`
 		}
 		if err := json.Unmarshal([]byte(ev.data), &chunk); err != nil {
-			return fmt.Errorf("chunk: %w", err)
+			return false, fmt.Errorf("chunk: %w", err)
 		}
 		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			return fmt.Errorf("stream error: %s", chunk.Error)
+			return false, fmt.Errorf("stream error: %s", chunk.Error)
 		}
 		c.ResponseID, c.Model = chunk.ID, chunk.Model
 		if chunk.Usage != nil {
@@ -238,6 +230,10 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 				c.FinishReason = *ch.FinishReason
 			}
 		}
+		return false, nil
+	})
+	if err != nil {
+		return err
 	}
 	if usage == nil {
 		return errors.New("stream has no usage chunk (stream_options.include_usage was set)")

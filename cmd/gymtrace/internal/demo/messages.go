@@ -186,21 +186,13 @@ func (cv *messagesConversation) readJSON(r io.Reader, c *Call) error {
 // readStream reads message_start, content_block_start/delta/stop, message_delta and message_stop
 // events, rebuilding the content blocks by index (tool input from its partial_json deltas).
 func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
-	sr := newSSEReader(r)
 	var (
 		blocks  []incomingBlock
 		partial = map[int]string{} // tool_use input JSON by block index
 		usage   messagesUsage
 		started bool
 	)
-	for {
-		ev, err := sr.next()
-		if errors.Is(err, io.EOF) {
-			return errors.New("stream ended without message_stop")
-		}
-		if err != nil {
-			return err
-		}
+	return readEvents(r, maxSSEEvent, "message_stop", func(ev sseEvent) (bool, error) {
 		var e struct {
 			Type    string `json:"type"`
 			Message *struct {
@@ -221,22 +213,22 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			Usage *messagesUsage `json:"usage"`
 		}
 		if err := json.Unmarshal([]byte(ev.data), &e); err != nil {
-			return fmt.Errorf("event %q: %w", ev.name, err)
+			return false, fmt.Errorf("event %q: %w", ev.name, err)
 		}
 		if ev.name != "" && ev.name != e.Type {
-			return fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
+			return false, fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
 		}
 		switch e.Type {
 		case "message_start":
 			if e.Message == nil {
-				return errors.New("message_start without message")
+				return false, errors.New("message_start without message")
 			}
 			started = true
 			c.ResponseID, c.Model = e.Message.ID, e.Message.Model
 			usage.merge(&e.Message.Usage)
 		case "content_block_start":
 			if e.ContentBlock == nil || e.Index != len(blocks) {
-				return fmt.Errorf("content_block_start with index %d, want %d", e.Index, len(blocks))
+				return false, fmt.Errorf("content_block_start with index %d, want %d", e.Index, len(blocks))
 			}
 			blocks = append(blocks, *e.ContentBlock)
 			if e.ContentBlock.Type == "tool_use" {
@@ -244,7 +236,7 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			}
 		case "content_block_delta":
 			if e.Delta == nil || e.Index < 0 || e.Index >= len(blocks) {
-				return fmt.Errorf("content_block_delta for unknown block %d", e.Index)
+				return false, fmt.Errorf("content_block_delta for unknown block %d", e.Index)
 			}
 			b := &blocks[e.Index]
 			switch e.Delta.Type {
@@ -264,7 +256,7 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 				blocks[e.Index].Input = nil
 				if p != "" {
 					if !json.Valid([]byte(p)) {
-						return fmt.Errorf("tool_use input %q is not JSON", p)
+						return false, fmt.Errorf("tool_use input %q is not JSON", p)
 					}
 					blocks[e.Index].Input = json.RawMessage(p)
 				}
@@ -275,20 +267,21 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			}
 			usage.merge(e.Usage)
 		case "error":
-			return fmt.Errorf("stream error event: %s", ev.data)
+			return false, fmt.Errorf("stream error event: %s", ev.data)
 		case "message_stop":
 			if !started {
-				return errors.New("message_stop before message_start")
+				return false, errors.New("message_stop before message_start")
 			}
 			u, err := usage.usage()
 			if err != nil {
-				return err
+				return false, err
 			}
 			c.Usage = u
 			cv.finish(blocks, c)
-			return nil
+			return true, nil
 		}
-	}
+		return false, nil
+	})
 }
 
 func (cv *messagesConversation) addToolResult(tc ToolCall, result string) {
