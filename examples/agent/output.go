@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // rolloutLine is the agent's rollout line as NeMo Gym's collector writes one, newline-terminated:
@@ -16,41 +15,26 @@ import (
 // run response. `gymtrace attach` adds ng_model_call_capture and joins the observations (from the
 // line, else from the rollout's observations file) with the captured calls.
 func rolloutLine(id, task, answer string, bundle *agentobs.AgentObservationBundle) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, kv := range [][2]string{{rollout.IDKey, id}, {"prompt", task}, {"response", answer}} {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := writeJSONString(&b, kv[0]); err != nil {
-			return nil, err
-		}
-		b.WriteByte(':')
-		if err := writeJSONString(&b, kv[1]); err != nil {
-			return nil, err
-		}
-	}
+	line := struct {
+		ID           string          `json:"_ng_rollout_id"` // rollout.IDKey
+		Prompt       string          `json:"prompt"`
+		Response     string          `json:"response"`
+		Observations json.RawMessage `json:"ng_agent_observations,omitempty"` // agentobs.AttachmentKey
+	}{ID: id, Prompt: task, Response: answer}
 	if bundle != nil {
 		obs, err := bundle.AppendJSON(nil)
 		if err != nil {
 			return nil, fmt.Errorf("rollout line: %w", err)
 		}
-		fmt.Fprintf(&b, ",%q:", agentobs.AttachmentKey)
-		b.Write(obs)
+		line.Observations = obs
 	}
-	b.WriteString("}\n")
-	return b.Bytes(), nil
-}
-
-// writeJSONString writes s as a JSON string without HTML escaping.
-func writeJSONString(b *bytes.Buffer, s string) error {
-	enc := json.NewEncoder(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // no HTML escaping; Encode ends the line with "\n"
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return fmt.Errorf("rollout line: %w", err)
+	if err := enc.Encode(line); err != nil {
+		return nil, fmt.Errorf("rollout line: %w", err)
 	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	return nil
+	return b.Bytes(), nil
 }
 
 // writeBundle writes bundle's JSON (SPEC §6.2 JSON mode, one line) to path, mode 0600.

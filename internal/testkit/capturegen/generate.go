@@ -2,6 +2,7 @@ package capturegen
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,14 +95,7 @@ func requestBody(c Call) ([]byte, string, error) {
 	if err := rollout.ValidateID(c.RolloutID); err != nil {
 		return nil, "", err
 	}
-	prompt := c.Prompt
-	if prompt == "" {
-		prompt = "What is 6 times 7?"
-	}
-	model := c.Model
-	if model == "" {
-		model = "policy-large"
-	}
+	prompt, model := cmp.Or(c.Prompt, "What is 6 times 7?"), cmp.Or(c.Model, "policy-large")
 	var body map[string]any
 	var path string
 	switch c.Dialect {

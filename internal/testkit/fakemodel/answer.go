@@ -1,13 +1,14 @@
 package fakemodel
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
 // answer is what the model "says", before it is shaped into a dialect.
@@ -128,34 +129,28 @@ func plan(r *request) answer {
 // properties (all properties when none is required), in schema order; the first string property
 // gets text, other values follow their type (enum → its first value).
 func arguments(schema json.RawMessage, text string) string {
-	var s struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil || !present(s.Properties) {
+	s, err := ojson.Parse(schema)
+	props, _ := s.Get("properties")
+	if err != nil || props.Kind() != ojson.KindObject {
 		return "{}"
 	}
-	names, props := orderedMembers(s.Properties)
-	if len(s.Required) > 0 {
-		req := map[string]bool{}
-		for _, n := range s.Required {
-			req[n] = true
-		}
-		kept := names[:0:0]
-		for _, n := range names {
-			if req[n] {
-				kept = append(kept, n)
+	required := map[string]bool{}
+	if req, _ := s.Get("required"); req.Kind() == ojson.KindArray {
+		for _, n := range req.Elems() {
+			if name, ok := n.AsString(); ok {
+				required[name] = true
 			}
 		}
-		names = kept
 	}
 	if text == "" {
 		text = "example"
 	}
 	var out obj
 	usedText := false
-	for _, n := range names {
-		out = out.with(n, sampleValue(props[n], text, &usedText))
+	for _, m := range props.CollapseDuplicates().Members() {
+		if len(required) == 0 || required[m.Key] {
+			out = out.with(m.Key, sampleValue(m.Value, text, &usedText))
+		}
 	}
 	b, err := marshal(out)
 	if err != nil || len(out) == 0 {
@@ -164,55 +159,16 @@ func arguments(schema json.RawMessage, text string) string {
 	return string(b)
 }
 
-// orderedMembers returns the member names of a JSON object in document order, and the members.
-func orderedMembers(raw json.RawMessage) ([]string, map[string]json.RawMessage) {
-	members := map[string]json.RawMessage{}
-	if json.Unmarshal(raw, &members) != nil {
-		return nil, nil
+// sampleValue is a value matching the property schema p.
+func sampleValue(p ojson.Value, text string, usedText *bool) any {
+	if enum, _ := p.Get("enum"); len(enum.Elems()) > 0 {
+		return json.RawMessage(enum.Elems()[0].String())
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, nil
-	}
-	var names []string
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil
-		}
-		name, _ := tok.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil, nil
-		}
-		if !seen[name] {
-			seen[name] = true
-			names = append(names, name)
-		}
-	}
-	return names, members
-}
-
-// sampleValue is a value matching the property schema raw.
-func sampleValue(raw json.RawMessage, text string, usedText *bool) any {
-	var p struct {
-		Type json.RawMessage   `json:"type"`
-		Enum []json.RawMessage `json:"enum"`
-	}
-	_ = json.Unmarshal(raw, &p)
-	if len(p.Enum) > 0 {
-		return p.Enum[0]
-	}
-	typ := ""
-	if json.Unmarshal(p.Type, &typ) != nil {
-		var types []string
-		_ = json.Unmarshal(p.Type, &types)
-		for _, t := range types {
-			if t != "null" {
-				typ = t
-				break
-			}
+	t, _ := p.Get("type")
+	typ, _ := t.AsString()
+	for _, e := range t.Elems() {
+		if s, _ := e.AsString(); typ == "" && s != "null" {
+			typ = s
 		}
 	}
 	switch typ {

@@ -3,7 +3,6 @@ package fakemodel_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,51 +113,26 @@ func TestToolResultWithoutCall(t *testing.T) {
 	assert.Equal(t, "resp_1", body["previous_response_id"])
 }
 
-// TestChatChoices checks n > 1: one choice per index, streamed interleaved.
+// TestChatChoices checks that n > 1 is refused: the fake model serves one choice per answer.
 func TestChatChoices(t *testing.T) {
-	srv := fakemodel.New()
 	req := map[string]any{}
 	for k, v := range scenarios[1].body[fakemodel.DialectChat] {
 		req[k] = v
 	}
 	req["n"] = 2
-	body := object(t, bodyOf(t, do(t, srv, "POST", "/v1/chat/completions", req)))
-	choices := body["choices"].([]any)
-	require.Len(t, choices, 2)
-	id0, id1 := str(t, choices, 0, "message", "tool_calls", 0, "id"), str(t, choices, 1, "message", "tool_calls", 0, "id")
-	assert.NotEqual(t, id0, id1)
-	assert.Equal(t, int64(1), num(t, choices, 1, "index"))
-
-	req["stream"] = true
-	events := parseSSE(t, bodyOf(t, do(t, srv, "POST", "/v1/chat/completions", req)))
-	finished := map[int64]string{}
-	for i, ev := range events[:len(events)-1] {
-		c := at(t, object(t, ev.Data), "choices", 0)
-		assert.Equal(t, int64(i%2), num(t, c, "index"), "choices interleave")
-		if f, ok := c.(map[string]any)["finish_reason"].(string); ok {
-			finished[num(t, c, "index")] = f
-		}
-	}
-	assert.Equal(t, map[int64]string{0: "tool_calls", 1: "tool_calls"}, finished)
-	assert.NotContains(t, events[0].Data, `"usage"`, "no usage member without stream_options.include_usage")
+	resp := do(t, fakemodel.New(), "POST", "/v1/chat/completions", req)
+	body := object(t, bodyOf(t, resp))
+	assert.Equal(t, 400, resp.StatusCode)
+	assert.Equal(t, "fakemodel: 'n' is 2: one choice per answer is served", str(t, body, "error", "message"))
+	req["n"] = 1
+	body = object(t, bodyOf(t, do(t, fakemodel.New(), "POST", "/v1/chat/completions", req)))
+	assert.Len(t, body["choices"], 1)
 }
 
-// TestOptions checks WithAlwaysReasoning and WithClock, and that tool_choice "none" suppresses
-// the call.
+// TestOptions checks the fixed clock, and that tool_choice "none" suppresses the call.
 func TestOptions(t *testing.T) {
-	t.Run("always reasoning", func(t *testing.T) {
-		srv := fakemodel.New(fakemodel.WithAlwaysReasoning())
-		body := object(t, bodyOf(t, do(t, srv, "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
-		assert.Equal(t, "reasoning", str(t, body, "output", 0, "type"))
-		msg := object(t, bodyOf(t, do(t, srv, "POST", "/v1/messages", scenarios[0].body[fakemodel.DialectMessages])))
-		assert.Equal(t, "thinking", str(t, msg, "content", 0, "type"))
-	})
 	t.Run("clock", func(t *testing.T) {
-		srv := fakemodel.New(fakemodel.WithClock(func() time.Time { return time.Unix(1800000000, 0) }))
-		body := object(t, bodyOf(t, do(t, srv, "POST", "/v1/chat/completions", scenarios[0].body[fakemodel.DialectChat])))
-		assert.Equal(t, int64(1800000000), num(t, body, "created"))
-		srv = fakemodel.New(fakemodel.WithClock(nil))
-		body = object(t, bodyOf(t, do(t, srv, "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
+		body := object(t, bodyOf(t, do(t, fakemodel.New(), "POST", "/v1/responses", scenarios[0].body[fakemodel.DialectResponses])))
 		assert.Equal(t, int64(1760000000), num(t, body, "created_at"))
 	})
 	t.Run("tool_choice none", func(t *testing.T) {

@@ -1,8 +1,7 @@
 // Package fakemodel is an in-process fake model server that answers the three provider dialects
 // gymtrace captures (SPEC.md §1.6): the OpenAI Responses API (POST /v1/responses), OpenAI Chat
 // Completions (POST /v1/chat/completions) and Anthropic Messages (POST /v1/messages), each as a
-// JSON body or, when the request has "stream": true, as a server-sent event stream, plus
-// GET /v1/models. It backs `gymtrace demo` and the tests of the proxy and the e2e module.
+// JSON body or, when the request has "stream": true, as a server-sent event stream. It backs `gymtrace demo` and the tests of the proxy and the e2e module.
 //
 // # Realism
 //
@@ -34,8 +33,8 @@
 //   - Reasoning (a Responses reasoning item with a summary, a Chat "reasoning_content" as vLLM
 //     sends it, an Anthropic thinking block with its signature) is included when the request asks
 //     for it (Responses "reasoning", Chat "reasoning_effort", Anthropic "thinking" of type
-//     enabled or adaptive), when the model is an OpenAI reasoning model (o1, o3, o4, gpt-5
-//     families), or always with [WithAlwaysReasoning].
+//     enabled or adaptive), or when the model is an OpenAI reasoning model (o1, o3, o4, gpt-5
+//     families).
 //   - Prompt tokens are 8 + ceil(c/4), where c counts the characters of every JSON string value in
 //     the request except the top-level "model". A request with more than one message or input
 //     item (or a previous_response_id) reports half its prompt tokens, rounded down to a
@@ -47,8 +46,7 @@
 //     Anthropic max_tokens) smaller than the answer cuts it: Responses status "incomplete" with
 //     incomplete_details.reason "max_output_tokens", Chat finish_reason "length", Anthropic
 //     stop_reason "max_tokens".
-//   - Timestamps ("created", "created_at") come from the clock set with [WithClock]; by default
-//     a fixed instant, 1760000000 (2025-10-09T08:53:20Z).
+//   - Timestamps ("created", "created_at") are a fixed instant, 1760000000 (2025-10-09T08:53:20Z).
 //
 // # Faults
 //
@@ -58,6 +56,6 @@
 //
 // # Concurrency
 //
-// A [Server] is safe for concurrent use; it keeps no state besides a call counter. Streams honour
+// A [Server] is safe for concurrent use; it keeps no state. Streams honour
 // the request context: when the client goes away the handler returns.
 package fakemodel

@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 )
@@ -42,8 +43,13 @@ func writeErrorBody(w http.ResponseWriter, d Dialect, g ids, status int, body ob
 	if err != nil {
 		b = []byte(`{"error":{"message":"fakemodel: encoding an error","type":"server_error","param":null,"code":null}}`)
 	}
+	writeBody(w, d, g, status, "application/json", b)
+}
+
+// writeBody sends b whole with its status, Content-Type ct and the provider's request id.
+func writeBody(w http.ResponseWriter, d Dialect, g ids, status int, ct string, b []byte) {
 	setRequestID(w.Header(), d, g)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
@@ -51,29 +57,12 @@ func writeErrorBody(w http.ResponseWriter, d Dialect, g ids, status int, body ob
 
 // writeFault sends the error answer a Fault asks for.
 func writeFault(w http.ResponseWriter, d Dialect, g ids, f Fault) {
-	status := f.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status := cmp.Or(f.Status, http.StatusOK)
 	if f.Body != nil {
-		ct := f.ContentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		setRequestID(w.Header(), d, g)
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
-		w.WriteHeader(status)
-		_, _ = w.Write(f.Body)
+		writeBody(w, d, g, status, cmp.Or(f.ContentType, "application/json"), f.Body)
 		return
 	}
 	typ, message, code := defaultError(d, status)
-	if f.ErrorType != "" {
-		typ = f.ErrorType
-	}
-	if f.Message != "" {
-		message = f.Message
-	}
 	writeErrorBody(w, d, g, status, errorBody(d, g, typ, message, "", code))
 }
 

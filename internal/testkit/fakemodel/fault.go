@@ -53,15 +53,10 @@ type Fault struct {
 	// Delay postpones the status line (time to first byte). Default 0.
 	Delay time.Duration
 	// Status, when non-zero, answers with this HTTP status and the dialect's error body instead
-	// of the model answer (Anthropic shape for /v1/messages, OpenAI shape otherwise), with
-	// ErrorType and Message, or Body when set.
+	// of the model answer (Anthropic shape for /v1/messages, OpenAI shape otherwise) with the type
+	// and message the provider uses for Status (e.g. 429 → "requests"/"rate_limit_error", 529 →
+	// "overloaded_error", 5xx → "server_error"/"api_error"), or Body when set.
 	Status int
-	// ErrorType is the error body's "type" (OpenAI) or error.type (Anthropic). Default derived
-	// from Status as the provider does (e.g. 429 → "requests"/"rate_limit_error", 529 →
-	// "overloaded_error", 5xx → "server_error"/"api_error").
-	ErrorType string
-	// Message is the error body's message. Default: a message like the provider's for Status.
-	Message string
 	// Body, when non-nil, is sent as the whole response body instead (status Status, or 200 when
 	// Status is 0), with ContentType (default "application/json").
 	Body []byte

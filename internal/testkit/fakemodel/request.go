@@ -28,7 +28,6 @@ type request struct {
 	followUp     bool // previous_response_id is set (Responses)
 	cacheControl bool // some member is named "cache_control" (Anthropic prompt caching)
 	maxOutput    int  // output token limit, 0 = none
-	choices      int  // Chat "n", at least 1
 	includeUsage bool // Chat stream_options.include_usage
 }
 
@@ -83,8 +82,8 @@ func present(raw json.RawMessage) bool {
 }
 
 // parseRequest validates body for dialect d as the provider does and extracts what the answer
-// depends on. alwaysReason forces reasoning on.
-func parseRequest(d Dialect, body []byte, alwaysReason bool) (*request, *apiError) {
+// depends on.
+func parseRequest(d Dialect, body []byte) (*request, *apiError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, notJSON(d)
@@ -95,7 +94,7 @@ func parseRequest(d Dialect, body []byte, alwaysReason bool) (*request, *apiErro
 	if err := dec.Decode(&tree); err != nil {
 		return nil, notJSON(d)
 	}
-	r := &request{dialect: d, body: body, fields: fields, choices: 1}
+	r := &request{dialect: d, body: body, fields: fields}
 	if err := r.readCommon(); err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func parseRequest(d Dialect, body []byte, alwaysReason bool) (*request, *apiErro
 		}
 	}
 	r.promptTokens = 8 + (chars+3)/4
-	r.reasoning = r.reasoning || alwaysReason || (d != DialectMessages && reasoningModel(r.model))
+	r.reasoning = r.reasoning || (d != DialectMessages && reasoningModel(r.model))
 	return r, nil
 }
 
@@ -174,41 +173,44 @@ func notJSON(d Dialect) *apiError {
 // readCommon reads and validates "model" and "stream".
 func (r *request) readCommon() *apiError {
 	m := r.fields["model"]
-	if !present(m) {
-		switch r.dialect {
-		case DialectMessages:
-			return &apiError{status: 400, message: "model: Field required"}
-		case DialectChat:
-			return &apiError{status: 400, message: "you must provide a model parameter"}
-		default:
-			return &apiError{status: 400, message: "Missing required parameter: 'model'.", param: "model", code: "missing_required_parameter"}
-		}
-	}
-	if err := json.Unmarshal(m, &r.model); err != nil {
-		if r.dialect == DialectMessages {
-			return &apiError{status: 400, message: "model: Input should be a valid string"}
-		}
-		return invalidType("model", "a string", m)
-	}
-	if r.model == "" {
-		if r.dialect == DialectMessages {
-			return &apiError{status: 400, message: "model: String should have at least 1 character"}
-		}
+	switch {
+	case !present(m) && r.dialect == DialectChat:
 		return &apiError{status: 400, message: "you must provide a model parameter"}
-	}
-	if s, ok := r.fields["stream"]; ok && present(s) {
-		if err := json.Unmarshal(s, &r.stream); err != nil {
-			if r.dialect == DialectMessages {
-				return &apiError{status: 400, message: "stream: Input should be a valid boolean"}
-			}
-			return invalidType("stream", "a boolean", s)
-		}
+	case !present(m):
+		return r.missing("model")
+	case json.Unmarshal(m, &r.model) != nil:
+		return r.wrongType("model", "a string", m)
+	case r.model == "" && r.dialect == DialectMessages:
+		return &apiError{status: 400, message: "model: String should have at least 1 character"}
+	case r.model == "":
+		return &apiError{status: 400, message: "you must provide a model parameter"}
+	case present(r.fields["stream"]) && json.Unmarshal(r.fields["stream"], &r.stream) != nil:
+		return r.wrongType("stream", "a boolean", r.fields["stream"])
 	}
 	return nil
 }
 
-// invalidType is OpenAI's error for a member of the wrong JSON type.
-func invalidType(param, want string, got json.RawMessage) *apiError {
+// missing is the provider's error for a required member that is absent or null.
+func (r *request) missing(param string) *apiError {
+	if r.dialect == DialectMessages {
+		return &apiError{status: 400, message: param + ": Field required"}
+	}
+	return &apiError{status: 400, message: fmt.Sprintf("Missing required parameter: '%s'.", param),
+		param: param, code: "missing_required_parameter"}
+}
+
+// anthropicTypes names OpenAI's expected types as Anthropic's messages do.
+var anthropicTypes = map[string]string{
+	"a string": "a valid string", "a boolean": "a valid boolean", "an integer": "a valid integer",
+	"an array": "a valid list", "an object": "a valid dictionary or object",
+}
+
+// wrongType is the provider's error for a member of the wrong JSON type; want is OpenAI's name of
+// the expected type ("a string", "an array", ...).
+func (r *request) wrongType(param, want string, got json.RawMessage) *apiError {
+	if r.dialect == DialectMessages {
+		return &apiError{status: 400, message: fmt.Sprintf("%s: Input should be %s", param, anthropicTypes[want])}
+	}
 	return &apiError{
 		status:  400,
 		message: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, jsonKind(got)),
@@ -263,16 +265,10 @@ func textOf(raw json.RawMessage) string {
 	return b.String()
 }
 
-// toolChoiceNone reports whether tool_choice forbids tool calls.
-func toolChoiceNone(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == "none"
-}
-
 // readResponses reads a Responses API request (POST /v1/responses).
 func (r *request) readResponses() *apiError {
 	if n, ok := intField(r.fields["max_output_tokens"]); !ok {
-		return invalidType("max_output_tokens", "an integer", r.fields["max_output_tokens"])
+		return r.wrongType("max_output_tokens", "an integer", r.fields["max_output_tokens"])
 	} else {
 		r.maxOutput = n
 	}
@@ -284,7 +280,7 @@ func (r *request) readResponses() *apiError {
 			Effort *string `json:"effort"`
 		}
 		if json.Unmarshal(r.fields["reasoning"], &rs) != nil {
-			return invalidType("reasoning", "an object", r.fields["reasoning"])
+			return r.wrongType("reasoning", "an object", r.fields["reasoning"])
 		}
 		r.reasoning = rs.Effort == nil || *rs.Effort != "none"
 	}
@@ -302,7 +298,7 @@ func (r *request) readResponses() *apiError {
 				Output  json.RawMessage `json:"output"`
 			}
 			if json.Unmarshal(in, &items) != nil {
-				return invalidType("input", "a string or an array", in)
+				return r.wrongType("input", "a string or an array", in)
 			}
 			r.items = len(items)
 			names := map[string]string{}
@@ -318,30 +314,14 @@ func (r *request) readResponses() *apiError {
 			}
 		}
 	}
-	if !toolChoiceNone(r.fields["tool_choice"]) {
-		var tools []struct {
-			Type       string          `json:"type"`
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		}
-		if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return invalidType("tools", "an array", r.fields["tools"])
-		}
-		for _, t := range tools {
-			if t.Type == "function" && t.Name != "" {
-				r.tool = &tool{name: t.Name, params: t.Parameters}
-				break
-			}
-		}
-	}
-	return nil
+	return r.readTool()
 }
 
 // readChat reads a Chat Completions request (POST /v1/chat/completions).
 func (r *request) readChat() *apiError {
-	msgs, ok := r.fields["messages"]
-	if !present(msgs) || !ok {
-		return &apiError{status: 400, message: "Missing required parameter: 'messages'.", param: "messages", code: "missing_required_parameter"}
+	msgs := r.fields["messages"]
+	if !present(msgs) {
+		return r.missing("messages")
 	}
 	var messages []struct {
 		Role       string          `json:"role"`
@@ -355,7 +335,7 @@ func (r *request) readChat() *apiError {
 		} `json:"tool_calls"`
 	}
 	if json.Unmarshal(msgs, &messages) != nil {
-		return invalidType("messages", "an array", msgs)
+		return r.wrongType("messages", "an array", msgs)
 	}
 	if len(messages) == 0 {
 		return &apiError{status: 400, message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", param: "messages", code: "empty_array"}
@@ -379,18 +359,16 @@ func (r *request) readChat() *apiError {
 	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
 		n, ok := intField(r.fields[k])
 		if !ok {
-			return invalidType(k, "an integer", r.fields[k])
+			return r.wrongType(k, "an integer", r.fields[k])
 		}
 		if n > 0 && r.maxOutput == 0 {
 			r.maxOutput = n
 		}
 	}
 	if n, ok := intField(r.fields["n"]); !ok {
-		return invalidType("n", "an integer", r.fields["n"])
-	} else if n > 128 || n < 0 {
-		return &apiError{status: 400, message: fmt.Sprintf("Invalid 'n': integer above maximum value. Expected a value <= 128, but got %d instead.", n), param: "n", code: "integer_above_max_value"}
-	} else if n > 1 {
-		r.choices = n
+		return r.wrongType("n", "an integer", r.fields["n"])
+	} else if n < 0 || n > 1 {
+		return &apiError{status: 400, message: fmt.Sprintf("fakemodel: 'n' is %d: one choice per answer is served", n), param: "n"}
 	}
 	var so struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -400,51 +378,33 @@ func (r *request) readChat() *apiError {
 	var effort string
 	_ = json.Unmarshal(r.fields["reasoning_effort"], &effort)
 	r.reasoning = effort != "" && effort != "none"
-	if !toolChoiceNone(r.fields["tool_choice"]) {
-		var tools []struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		}
-		if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return invalidType("tools", "an array", r.fields["tools"])
-		}
-		for _, t := range tools {
-			if t.Type == "function" && t.Function.Name != "" {
-				r.tool = &tool{name: t.Function.Name, params: t.Function.Parameters}
-				break
-			}
-		}
-	}
-	return nil
+	return r.readTool()
 }
 
 // readMessages reads an Anthropic Messages request (POST /v1/messages).
 func (r *request) readMessages() *apiError {
-	mt, ok := r.fields["max_tokens"]
-	if !ok || !present(mt) {
-		return &apiError{status: 400, message: "max_tokens: Field required"}
+	mt := r.fields["max_tokens"]
+	if !present(mt) {
+		return r.missing("max_tokens")
 	}
 	n, ok := intField(mt)
 	if !ok {
-		return &apiError{status: 400, message: "max_tokens: Input should be a valid integer"}
+		return r.wrongType("max_tokens", "an integer", mt)
 	}
 	if n < 1 {
 		return &apiError{status: 400, message: "max_tokens: Input should be greater than or equal to 1"}
 	}
 	r.maxOutput = n
-	msgs, ok := r.fields["messages"]
-	if !ok || !present(msgs) {
-		return &apiError{status: 400, message: "messages: Field required"}
+	msgs := r.fields["messages"]
+	if !present(msgs) {
+		return r.missing("messages")
 	}
 	var messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(msgs, &messages) != nil {
-		return &apiError{status: 400, message: "messages: Input should be a valid list"}
+		return r.wrongType("messages", "an array", msgs)
 	}
 	if len(messages) == 0 {
 		return &apiError{status: 400, message: "messages: at least one message is required"}
@@ -496,28 +456,52 @@ func (r *request) readMessages() *apiError {
 			Type string `json:"type"`
 		}
 		if json.Unmarshal(r.fields["thinking"], &th) != nil {
-			return &apiError{status: 400, message: "thinking: Input should be a valid dictionary or object"}
+			return r.wrongType("thinking", "an object", r.fields["thinking"])
 		}
 		r.reasoning = th.Type == "enabled" || th.Type == "adaptive"
 	}
-	var choice struct {
+	return r.readTool()
+}
+
+// readTool sets r.tool to the first function tool of "tools" unless tool_choice forbids tool
+// calls (OpenAI "none", Anthropic {"type": "none"}).
+func (r *request) readTool() *apiError {
+	var choice string // OpenAI: a string
+	var object struct {
 		Type string `json:"type"`
+	} // Anthropic: an object
+	raw := r.fields["tool_choice"]
+	none := json.Unmarshal(raw, &choice) == nil && choice == "none"
+	if r.dialect == DialectMessages {
+		none = json.Unmarshal(raw, &object) == nil && object.Type == "none"
 	}
-	_ = json.Unmarshal(r.fields["tool_choice"], &choice)
-	if choice.Type != "none" && present(r.fields["tools"]) {
-		var tools []struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"input_schema"`
+	if none {
+		return nil
+	}
+	var tools []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Parameters  json.RawMessage `json:"parameters"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Function    struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if present(r.fields["tools"]) && json.Unmarshal(r.fields["tools"], &tools) != nil {
+		return r.wrongType("tools", "an array", r.fields["tools"])
+	}
+	for _, t := range tools {
+		name, params, ok := t.Name, t.Parameters, t.Type == "function"
+		switch r.dialect {
+		case DialectChat:
+			name, params = t.Function.Name, t.Function.Parameters
+		case DialectMessages:
+			params, ok = t.InputSchema, t.Type == "" || t.Type == "custom"
 		}
-		if json.Unmarshal(r.fields["tools"], &tools) != nil {
-			return &apiError{status: 400, message: "tools: Input should be a valid list"}
-		}
-		for _, t := range tools {
-			if (t.Type == "" || t.Type == "custom") && t.Name != "" {
-				r.tool = &tool{name: t.Name, params: t.InputSchema}
-				break
-			}
+		if ok && name != "" {
+			r.tool = &tool{name: name, params: params}
+			break
 		}
 	}
 	return nil

@@ -94,9 +94,12 @@ func outputText(text string) obj {
 	return obj{{"type", "output_text"}, {"annotations", arr{}}, {"logprobs", arr{}}, {"text", text}}
 }
 
+// responsesAnswer is the non-streamed Responses answer.
+func responsesAnswer(r *request, a answer, g ids) obj { return responseObject(r, a, g, true) }
+
 // responseObject is the Responses API "response" object: the finished answer when final, else
 // the in-progress snapshot sent by response.created/in_progress (no output, usage null).
-func responseObject(r *request, a answer, g ids, created int64, final bool) obj {
+func responseObject(r *request, a answer, g ids, final bool) obj {
 	id := newResponsesItemIDs(g)
 	status, output, usage := "in_progress", arr{}, any(nil)
 	var incomplete any
@@ -157,10 +160,10 @@ func (s *responsesStream) add(typ string, members ...member) {
 }
 
 // responsesEvents is the full event sequence of a streamed Responses answer.
-func responsesEvents(e *encoder, r *request, a answer, g ids, created int64) []event {
+func responsesEvents(e *encoder, r *request, a answer, g ids) []event {
 	s := &responsesStream{e: e}
 	id := newResponsesItemIDs(g)
-	snapshot := responseObject(r, a, g, created, false)
+	snapshot := responseObject(r, a, g, false)
 	s.add("response.created", member{"response", snapshot})
 	s.add("response.in_progress", member{"response", snapshot})
 	index := 0
@@ -199,7 +202,7 @@ func responsesEvents(e *encoder, r *request, a answer, g ids, created int64) []e
 		s.add("response.content_part.done", append(common, member{"part", outputText(a.text)})...)
 		s.add("response.output_item.done", member{"output_index", index}, member{"item", messageItem(id.message, messageStatus(a), a.text, true)})
 	}
-	final := responseObject(r, a, g, created, true)
+	final := responseObject(r, a, g, true)
 	if a.truncated {
 		s.add("response.incomplete", member{"response", final})
 	} else {

@@ -7,60 +7,69 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
 // Server is the fake model server, an http.Handler. Make one with [New]; it is safe for
 // concurrent use.
 type Server struct {
-	cfg   config
-	calls atomic.Int64
+	cfg config
 }
 
 var _ http.Handler = (*Server)(nil)
 
 // New returns a Server configured by opts (see the With* functions). Nil options are ignored.
 func New(opts ...Option) *Server {
-	return &Server{cfg: newConfig(opts)}
+	s := &Server{}
+	for _, o := range opts {
+		if o != nil {
+			o(&s.cfg)
+		}
+	}
+	return s
 }
 
-// Calls returns the number of requests to the three model endpoints this Server has handled
-// so far, whatever their outcome (answers, validation errors, faults).
-func (s *Server) Calls() int64 { return s.calls.Load() }
+// dialectAPI is how one dialect answers: its JSON answer, its event stream and its in-stream
+// error event (seq is the sequence number the next event would have had).
+type dialectAPI struct {
+	dialect    Dialect
+	answer     func(*request, answer, ids) obj
+	events     func(*encoder, *request, answer, ids) []event
+	errorEvent func(seq int) event
+}
 
 // endpoints maps the model endpoints to their dialect (SPEC.md §1.6: exact path match).
-var endpoints = map[string]Dialect{
-	"/v1/responses":        DialectResponses,
-	"/v1/chat/completions": DialectChat,
-	"/v1/messages":         DialectMessages,
+var endpoints = map[string]dialectAPI{
+	"/v1/responses": {DialectResponses, responsesAnswer, responsesEvents, func(seq int) event {
+		return event{"error", []byte(`{"type":"error","code":"server_error","message":"The server had an error processing your request. Sorry about that!","param":null,"sequence_number":` + strconv.Itoa(seq) + `}`)}
+	}},
+	"/v1/chat/completions": {DialectChat, chatCompletion, chatEvents, func(int) event {
+		return event{"", []byte(`{"error":{"message":"The server had an error processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`)}
+	}},
+	"/v1/messages": {DialectMessages, anthropicMessage, messagesEvents, func(int) event {
+		return event{"error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}
+	}},
 }
 
-// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions, POST /v1/messages and
-// GET /v1/models; other paths get a 404, other methods a 405 and request bodies over 32 MiB a
-// 413, in the provider's error shape.
+// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions and POST /v1/messages; other
+// paths get a 404, other methods a 405 and request bodies over 32 MiB a 413, in the provider's
+// error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/v1/models" {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.writeMethodNotAllowed(w, r, DialectChat, "GET, HEAD")
-			return
-		}
-		s.writeModels(w, r)
-		return
-	}
-	d, ok := endpoints[r.URL.Path]
+	api, ok := endpoints[r.URL.Path]
 	if !ok {
 		writeError(w, DialectChat, newIDs([]byte(r.URL.Path)), &apiError{
 			status: http.StatusNotFound, message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
 		return
 	}
-	s.calls.Add(1)
+	d := api.dialect
 	if r.Method != http.MethodPost {
-		s.writeMethodNotAllowed(w, r, d, http.MethodPost)
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, d, newIDs([]byte(r.URL.Path)), &apiError{status: http.StatusMethodNotAllowed,
+			message: fmt.Sprintf("Method %s is not allowed for %s; use POST.", r.Method, r.URL.Path)})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -69,7 +78,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return // the client went away mid-body: nothing to answer
 	}
-	req, apiErr := parseRequest(d, body, s.cfg.alwaysReason)
+	req, apiErr := parseRequest(d, body)
 	if apiErr != nil {
 		writeError(w, d, newIDs(body), apiErr)
 		return
@@ -92,40 +101,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := plan(req)
-	created := s.cfg.now().Unix()
 	var e encoder
-	if !req.stream {
-		var v any
-		switch d {
-		case DialectResponses:
-			v = responseObject(req, a, g, created, true)
-		case DialectChat:
-			v = chatCompletion(req, a, g, created)
-		default:
-			v = anthropicMessage(req, a, g)
-		}
-		b := e.enc(v)
-		if e.err != nil {
-			writeError(w, d, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
-			return
-		}
-		writeJSONAnswer(w, d, g, b, f)
-		return
-	}
+	var b []byte
 	var events []event
-	switch d {
-	case DialectResponses:
-		events = responsesEvents(&e, req, a, g, created)
-	case DialectChat:
-		events = chatEvents(&e, req, a, g, created)
-	default:
-		events = messagesEvents(&e, req, a, g)
+	if req.stream {
+		events = api.events(&e, req, a, g)
+	} else {
+		b = e.enc(api.answer(req, a, g))
 	}
-	if e.err != nil {
+	switch {
+	case e.err != nil:
 		writeError(w, d, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
-		return
+	case req.stream:
+		s.writeStream(w, r, api, g, events, f)
+	default:
+		writeJSONAnswer(w, d, g, b, f)
 	}
-	s.writeStream(w, r, d, g, events, f)
 }
 
 // setRequestID sets the provider's request id header.
@@ -140,18 +131,16 @@ func setRequestID(h http.Header, d Dialect, g ids) {
 
 // writeJSONAnswer sends a JSON answer, cut as f says (only CutAbort applies to JSON).
 func writeJSONAnswer(w http.ResponseWriter, d Dialect, g ids, b []byte, f Fault) {
-	h := w.Header()
-	setRequestID(h, d, g)
-	h.Set("Content-Type", "application/json")
-	if f.Cut == CutAbort {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		_ = http.NewResponseController(w).Flush()
-		panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
+	if f.Cut != CutAbort {
+		writeBody(w, d, g, http.StatusOK, "application/json", b)
+		return
 	}
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	setRequestID(w.Header(), d, g)
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	_, _ = w.Write(b[:len(b)/2])
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
 }
 
 // event is one server-sent event; name is "" for Chat's data-only events.
@@ -162,9 +151,9 @@ type event struct {
 
 // writeStream sends events as text/event-stream, flushing each one, pausing cfg.chunkDelay
 // between two events, and cut as f says.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, d Dialect, g ids, events []event, f Fault) {
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, api dialectAPI, g ids, events []event, f Fault) {
 	h := w.Header()
-	setRequestID(h, d, g)
+	setRequestID(h, api.dialect, g)
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -172,7 +161,13 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, d Dialect, 
 	_ = rc.Flush()
 	for i, ev := range events {
 		if f.Cut != CutNone && i == f.CutAfter {
-			cutStream(w, rc, d, f.Cut, i)
+			if f.Cut == CutAbort {
+				panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
+			}
+			if f.Cut == CutErrorEvent {
+				_ = writeEvent(w, api.errorEvent(i))
+				_ = rc.Flush()
+			}
 			return
 		}
 		if i > 0 && s.cfg.chunkDelay > 0 && !sleep(r.Context(), s.cfg.chunkDelay) {
@@ -188,35 +183,10 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, d Dialect, 
 func writeEvent(w io.Writer, ev event) error {
 	var buf []byte
 	if ev.name != "" {
-		buf = append(buf, "event: "...)
-		buf = append(buf, ev.name...)
-		buf = append(buf, '\n')
+		buf = fmt.Appendf(buf, "event: %s\n", ev.name)
 	}
-	buf = append(buf, "data: "...)
-	buf = append(buf, ev.data...)
-	buf = append(buf, "\n\n"...)
-	_, err := w.Write(buf)
+	_, err := w.Write(fmt.Appendf(buf, "data: %s\n\n", ev.data))
 	return err
-}
-
-// cutStream ends a stream early; seq is the sequence number the next event would have had.
-func cutStream(w http.ResponseWriter, rc *http.ResponseController, d Dialect, c Cut, seq int) {
-	switch c {
-	case CutAbort:
-		panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
-	case CutErrorEvent:
-		var ev event
-		switch d {
-		case DialectResponses:
-			ev = event{"error", []byte(`{"type":"error","code":"server_error","message":"The server had an error processing your request. Sorry about that!","param":null,"sequence_number":` + strconv.Itoa(seq) + `}`)}
-		case DialectChat:
-			ev = event{"", []byte(`{"error":{"message":"The server had an error processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`)}
-		default:
-			ev = event{"error", []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}
-		}
-		_ = writeEvent(w, ev)
-		_ = rc.Flush()
-	}
 }
 
 // sleep waits d or until ctx ends; it reports whether the full d elapsed.
@@ -229,12 +199,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// writeMethodNotAllowed answers 405 in the dialect's error shape.
-func (s *Server) writeMethodNotAllowed(w http.ResponseWriter, r *http.Request, d Dialect, allow string) {
-	w.Header().Set("Allow", allow)
-	writeError(w, d, newIDs([]byte(r.URL.Path)), &apiError{
-		status: http.StatusMethodNotAllowed, message: fmt.Sprintf("Method %s is not allowed for %s; use %s.", r.Method, r.URL.Path, allow),
-	})
 }

@@ -8,7 +8,7 @@
 // ([Start]) and stops it when the test ends, unless GYMTRACE_REQUIRE_JAEGER=1, in which case the
 // missing environment fails the test: a test that needs Jaeger never skips.
 //
-// [Jaeger.GetTrace] and [Jaeger.WaitForSpans] poll GET /api/traces/<trace id> until the spans arrive
+// [Jaeger.WaitForSpans] polls GET /api/traces/<trace id> until the spans arrive
 // and decode the answer into [Trace]: spans with their operation name, references, tags, logs and
 // process. Every address is on the loopback interface; FromEnv refuses any other host.
 //

@@ -12,17 +12,11 @@ import (
 	"time"
 )
 
-// DefaultWaitTimeout bounds [Jaeger.GetTrace] and [Jaeger.WaitForSpans] when ctx has no deadline.
+// DefaultWaitTimeout bounds [Jaeger.WaitForSpans] when ctx has no deadline.
 const DefaultWaitTimeout = 30 * time.Second
 
 // pollInterval is the pause between two queries while waiting for spans.
 const pollInterval = 50 * time.Millisecond
-
-// GetTrace waits until Jaeger holds at least one span of the trace and returns the trace.
-// traceID is 16 or 32 hex digits (trace.TraceID.String() gives 32). See [Jaeger.WaitForSpans].
-func (j Jaeger) GetTrace(ctx context.Context, traceID string) (*Trace, error) {
-	return j.WaitForSpans(ctx, traceID, 1)
-}
 
 // WaitForSpans polls GET {QueryURL}/api/traces/{traceID} every 50ms until the trace has at least
 // minSpans spans and returns it; a 404 ("trace not found") means "not yet". It waits until ctx ends,

@@ -35,26 +35,17 @@ type File struct {
 	Cases    []Case `json:"cases"`
 }
 
-// Root returns the repository's testdata directory (found from this source file's location).
-func Root(t testing.TB) string {
+// Dir returns the repository's testdata/<name> (found from this source file's location) and fails
+// the test when it does not exist.
+func Dir(t testing.TB, name string) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("testvectors: cannot locate source file")
 	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata")
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", name)
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("testvectors: testdata missing at %s: %v (copy ../shared/vectors and ../shared/conformance)", dir, err)
-	}
-	return dir
-}
-
-// Dir returns testdata/<name> and fails the test when it does not exist.
-func Dir(t testing.TB, name string) string {
-	t.Helper()
-	dir := filepath.Join(Root(t), name)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("testvectors: %s missing: %v", dir, err)
+		t.Fatalf("testvectors: %s missing: %v (copy ../shared/vectors and ../shared/conformance)", dir, err)
 	}
 	return dir
 }

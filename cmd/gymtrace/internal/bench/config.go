@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -114,11 +115,9 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		c.Command = GymtraceCommand(exe)
 	}
-	if c.TempDir == "" {
-		c.TempDir = os.TempDir()
-	}
 	// The proxies get the capture directory as a flag that must be absolute; a relative TMPDIR is
 	// taken from the working directory.
+	c.TempDir = cmp.Or(c.TempDir, os.TempDir())
 	abs, err := filepath.Abs(c.TempDir)
 	if err != nil {
 		return c, fmt.Errorf("bench: temporary directory %q (TMPDIR): %w", c.TempDir, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -194,30 +195,16 @@ func (c *Cell) computeRatios() {
 // concurrency 32; when that cell did not run, the first workload run at the concurrency closest to
 // 32 (the smaller one on a tie). It returns nil for a report without cells.
 func (r *Report) Headline() *Cell {
-	type key struct{ other, dist, conc int }
-	keyOf := func(c *Cell) key {
-		k := key{dist: c.Concurrency - headlineConcurrency, conc: c.Concurrency}
-		if k.dist < 0 {
-			k.dist = -k.dist
-		}
+	rank := func(c *Cell) []int {
+		other, dist := 0, c.Concurrency-headlineConcurrency
 		if c.Workload != headlineWorkload {
-			k.other = 1
+			other = 1
 		}
-		return k
-	}
-	less := func(a, b key) bool {
-		if a.other != b.other {
-			return a.other < b.other
-		}
-		if a.dist != b.dist {
-			return a.dist < b.dist
-		}
-		return a.conc < b.conc
+		return []int{other, max(dist, -dist), c.Concurrency}
 	}
 	var best *Cell
 	for i := range r.Cells {
-		c := &r.Cells[i]
-		if best == nil || less(keyOf(c), keyOf(best)) {
+		if c := &r.Cells[i]; best == nil || slices.Compare(rank(c), rank(best)) < 0 {
 			best = c
 		}
 	}

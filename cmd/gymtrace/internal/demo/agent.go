@@ -96,7 +96,7 @@ func runEpisode(ctx context.Context, client *http.Client, tp trace.TracerProvide
 
 	compacted := false
 	for len(ep.calls) < maxCalls {
-		c, err := ep.call(ctx, client, base, conv, p, conv.request)
+		c, err := ep.call(ctx, client, base, conv, p, false)
 		if err != nil {
 			return ep, err
 		}
@@ -117,16 +117,16 @@ func runEpisode(ctx context.Context, client *http.Client, tp trace.TracerProvide
 	return ep, fmt.Errorf("no final answer after %d calls", maxCalls)
 }
 
-// call makes the episode's next model call with the body body(stream) and appends it to ep.calls.
-// Calls alternate between streamed and not, starting as p says.
-func (ep *episode) call(ctx context.Context, client *http.Client, base string, conv conversation, p plannedRollout, body func(stream bool) any) (Call, error) {
+// call makes the episode's next model call (the summarizing call when summary is set) and appends
+// it to ep.calls. Calls alternate between streamed and not, starting as p says.
+func (ep *episode) call(ctx context.Context, client *http.Client, base string, conv conversation, p plannedRollout, summary bool) (Call, error) {
 	n := len(ep.calls)
 	c := Call{Dialect: p.dialect, Stream: (n%2 == 0) == p.streamFirst}
 	read := conv.readJSON
 	if c.Stream {
 		read = conv.readStream
 	}
-	err := post(ctx, client, base+"/v1"+conv.path(), body(c.Stream), &c, func(r io.Reader) error { return read(r, &c) })
+	err := post(ctx, client, base+"/v1"+conv.path(), conv.request(c.Stream, summary), &c, func(r io.Reader) error { return read(r, &c) })
 	ep.calls = append(ep.calls, c)
 	if err != nil {
 		return c, fmt.Errorf("call %d (%s, stream %t): %w", n+1, p.dialect, c.Stream, err)
@@ -142,7 +142,7 @@ func (ep *episode) call(ctx context.Context, client *http.Client, base string, c
 func (ep *episode) compact(ctx context.Context, client *http.Client, base string, conv conversation, p plannedRollout) error {
 	before := int(contextTokens(ep.calls[len(ep.calls)-1]))
 	cctx, comp := agentobs.StartCompaction(ctx, "auto")
-	c, err := ep.call(cctx, client, base, conv, p, conv.summaryRequest)
+	c, err := ep.call(cctx, client, base, conv, p, true)
 	ep.calls[len(ep.calls)-1].Compaction = true
 	// SPEC §6.5: a compaction's model calls never confer ownership; the join resolves them only to
 	// calls its invocation owns. The summarizing call — answered or failed, it was captured — is the

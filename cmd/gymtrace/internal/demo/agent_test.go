@@ -35,11 +35,7 @@ func callOnce(t *testing.T, client *http.Client, base string, cv conversation, d
 	if stream {
 		read = cv.readStream
 	}
-	body := cv.request
-	if summary {
-		body = cv.summaryRequest
-	}
-	require.NoError(t, post(t.Context(), client, base+cv.path(), body(stream), &c,
+	require.NoError(t, post(t.Context(), client, base+cv.path(), cv.request(stream, summary), &c,
 		func(r io.Reader) error { return read(r, &c) }))
 	return c
 }
@@ -74,9 +70,9 @@ func TestConversationStreamMatchesJSON(t *testing.T) {
 			}
 			sameHistory := func(step string) {
 				t.Helper()
-				ja, err := json.Marshal(jsonConv.request(false))
+				ja, err := json.Marshal(jsonConv.request(false, false))
 				require.NoError(t, err)
-				jb, err := json.Marshal(streamConv.request(false))
+				jb, err := json.Marshal(streamConv.request(false, false))
 				require.NoError(t, err)
 				assert.JSONEq(t, string(ja), string(jb), "same history after %s", step)
 			}
@@ -140,19 +136,19 @@ func TestConversationRequests(t *testing.T) {
 				require.NoError(t, err)
 				return string(b)
 			}
-			req := body(conv.request(false))
+			req := body(conv.request(false, false))
 			assert.Equal(t, systemPrompt, at(req, tc.system))
 			assert.NotContains(t, req, "tool_choice", "the first calls may call the tool")
 			assert.NotEmpty(t, req["tools"])
 
-			sum := body(conv.summaryRequest(true))
+			sum := body(conv.request(true, true))
 			assert.Equal(t, summarizerPrompt, at(sum, tc.system))
 			assert.JSONEq(t, tc.toolChoice, choice(sum))
 			assert.NotEmpty(t, sum["tools"], "the tool stays defined for the history's tool calls")
 			assert.Equal(t, true, sum["stream"])
 
 			conv.compact("The calculator tool returned: 36")
-			after := body(conv.request(false))
+			after := body(conv.request(false, false))
 			assert.Equal(t, systemPrompt, at(after, tc.system))
 			assert.JSONEq(t, tc.toolChoice, choice(after))
 			history := after["messages"]

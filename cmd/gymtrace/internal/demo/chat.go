@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,24 +77,16 @@ type chatRequest struct {
 
 func (*chatConversation) path() string { return "/chat/completions" }
 
-func (cv *chatConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *chatConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far under the system message system, and tool_choice
-// "none" when noToolCalls is set (the tool is still offered: the history may hold its calls).
-func (cv *chatConversation) build(stream bool, system string, noToolCalls bool) chatRequest {
+// request is a request with the history so far under a system message (see conversation.request);
+// tool_choice "none" still offers the tool: the history may hold its calls.
+func (cv *chatConversation) request(stream, summary bool) any {
 	var tool chatTool
 	tool.Type = "function"
 	tool.Function.Name, tool.Function.Description = toolName, toolDescription
 	tool.Function.Parameters = json.RawMessage(toolSchema)
 	req := chatRequest{
 		Model:               chatModel,
-		Messages:            append([]any{chatMessage{Role: "system", Content: system}}, cv.messages...),
+		Messages:            append([]any{chatMessage{Role: "system", Content: instructions(summary)}}, cv.messages...),
 		Tools:               []chatTool{tool},
 		ReasoningEffort:     "low",
 		MaxCompletionTokens: maxOutputTokens,
@@ -102,7 +95,7 @@ func (cv *chatConversation) build(stream bool, system string, noToolCalls bool) 
 	if stream {
 		req.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = "none"
 	}
 	return req
@@ -147,8 +140,8 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 		Model   string `json:"model"`
 		Choices []struct {
 			Message struct {
-				Content          *string        `json:"content"`
-				ReasoningContent *string        `json:"reasoning_content"`
+				Content          string         `json:"content"` // null reads as ""
+				ReasoningContent string         `json:"reasoning_content"`
 				ToolCalls        []chatToolCall `json:"tool_calls"`
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
@@ -163,12 +156,7 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 	}
 	ch := o.Choices[0]
 	c.ResponseID, c.Model, c.FinishReason = o.ID, o.Model, ch.FinishReason
-	if ch.Message.Content != nil {
-		c.Text = *ch.Message.Content
-	}
-	if ch.Message.ReasoningContent != nil {
-		c.Reasoning = *ch.Message.ReasoningContent
-	}
+	c.Text, c.Reasoning = ch.Message.Content, ch.Message.ReasoningContent
 	for _, tc := range ch.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -180,7 +168,6 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 // readStream reads chat.completion.chunk events until "data: [DONE]", accumulating choice 0's
 // content, reasoning_content and tool calls (by tool index), its finish_reason and the usage chunk.
 func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
-	sr := newSSEReader(r)
 	var text, reasoning strings.Builder
 	type partial struct {
 		id, name string
@@ -188,16 +175,9 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 	}
 	calls := map[int]*partial{}
 	var usage *chatUsage
-	for {
-		ev, err := sr.next()
-		if errors.Is(err, io.EOF) {
-			return errors.New("stream ended without data: [DONE]")
-		}
-		if err != nil {
-			return err
-		}
+	err := readEvents(r, maxSSEEvent, "data: [DONE]", func(ev sseEvent) (bool, error) {
 		if ev.data == "[DONE]" {
-			break
+			return true, nil
 		}
 		var chunk struct {
 			ID      string          `json:"id"`
@@ -206,8 +186,8 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			Choices []struct {
 				Index int `json:"index"`
 				Delta struct {
-					Content          *string `json:"content"`
-					ReasoningContent *string `json:"reasoning_content"`
+					Content          string `json:"content"` // null reads as ""
+					ReasoningContent string `json:"reasoning_content"`
 					ToolCalls        []struct {
 						Index    int    `json:"index"`
 						ID       string `json:"id"`
@@ -222,10 +202,10 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			Usage *chatUsage `json:"usage"`
 		}
 		if err := json.Unmarshal([]byte(ev.data), &chunk); err != nil {
-			return fmt.Errorf("chunk: %w", err)
+			return false, fmt.Errorf("chunk: %w", err)
 		}
 		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			return fmt.Errorf("stream error: %s", chunk.Error)
+			return false, fmt.Errorf("stream error: %s", chunk.Error)
 		}
 		c.ResponseID, c.Model = chunk.ID, chunk.Model
 		if chunk.Usage != nil {
@@ -235,30 +215,25 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 			if ch.Index != 0 {
 				continue
 			}
-			if ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
-			}
-			if ch.Delta.ReasoningContent != nil {
-				reasoning.WriteString(*ch.Delta.ReasoningContent)
-			}
+			text.WriteString(ch.Delta.Content)
+			reasoning.WriteString(ch.Delta.ReasoningContent)
 			for _, d := range ch.Delta.ToolCalls {
 				p := calls[d.Index]
 				if p == nil {
 					p = &partial{}
 					calls[d.Index] = p
 				}
-				if d.ID != "" {
-					p.id = d.ID
-				}
-				if d.Function.Name != "" {
-					p.name = d.Function.Name
-				}
+				p.id, p.name = cmp.Or(d.ID, p.id), cmp.Or(d.Function.Name, p.name)
 				p.args.WriteString(d.Function.Arguments)
 			}
 			if ch.FinishReason != nil {
 				c.FinishReason = *ch.FinishReason
 			}
 		}
+		return false, nil
+	})
+	if err != nil {
+		return err
 	}
 	if usage == nil {
 		return errors.New("stream has no usage chunk (stream_options.include_usage was set)")

@@ -31,12 +31,10 @@ const maxOutputTokens = 2048
 type conversation interface {
 	// path is the API path under the "/v1" base URL, e.g. "/responses".
 	path() string
-	// request returns the body of the next call: the history so far, the tool and the options
-	// (tool_choice "none" once the history was compacted).
-	request(stream bool) any
-	// summaryRequest returns the body of a summarizing call: the history so far under the
-	// summarizer's instructions instead of the system prompt, with tool_choice "none".
-	summaryRequest(stream bool) any
+	// request returns the body of the next call: the history so far under the system prompt,
+	// the tool and the options, with tool_choice "none" once the history was compacted; for a
+	// summarizing call (summary), under the summarizer's instructions and with tool_choice "none".
+	request(stream, summary bool) any
 	// compact replaces the history with one user message holding compactedPrefix + summary;
 	// later requests forbid tool calls (the work they did is in the summary).
 	compact(summary string)
@@ -60,4 +58,12 @@ func newConversation(d string, t task) (conversation, error) {
 		return newMessagesConversation(t), nil
 	}
 	return nil, fmt.Errorf("dialect %q: must be one of responses, chat, messages", d)
+}
+
+// instructions is the system prompt of a call: the summarizer's for a summarizing call.
+func instructions(summary bool) string {
+	if summary {
+		return summarizerPrompt
+	}
+	return systemPrompt
 }

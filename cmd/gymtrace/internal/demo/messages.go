@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,22 +74,14 @@ type messagesToolChoice struct {
 	Type string `json:"type"`
 }
 
-func (cv *messagesConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *messagesConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far under the system prompt system, and tool_choice
-// {"type": "none"} when noToolCalls is set (the tool is still offered: the API requires tool
-// definitions for a history holding tool_use blocks).
-func (cv *messagesConversation) build(stream bool, system string, noToolCalls bool) messagesRequest {
+// request is a request with the history so far under a system prompt (see conversation.request);
+// tool_choice {"type": "none"} still offers the tool: the API requires tool definitions for a
+// history holding tool_use blocks.
+func (cv *messagesConversation) request(stream, summary bool) any {
 	req := messagesRequest{
 		Model:     messagesModel,
 		MaxTokens: maxOutputTokens,
-		System:    system,
+		System:    instructions(summary),
 		Messages:  append([]messagesMessage(nil), cv.messages...),
 		Tools: []messagesTool{{
 			Name: toolName, Description: toolDescription, InputSchema: json.RawMessage(toolSchema),
@@ -97,7 +90,7 @@ func (cv *messagesConversation) build(stream bool, system string, noToolCalls bo
 		Thinking: messagesThinking{Type: "enabled", BudgetTokens: 1024},
 		Stream:   stream,
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = &messagesToolChoice{Type: "none"}
 	}
 	return req
@@ -112,21 +105,15 @@ type messagesUsage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 }
 
-// merge takes the fields u carries.
+// merge takes the fields v carries.
 func (u *messagesUsage) merge(v *messagesUsage) {
 	if v == nil {
 		return
 	}
-	for _, f := range []struct{ dst, src **int64 }{
-		{&u.InputTokens, &v.InputTokens},
-		{&u.CacheCreationInputTokens, &v.CacheCreationInputTokens},
-		{&u.CacheReadInputTokens, &v.CacheReadInputTokens},
-		{&u.OutputTokens, &v.OutputTokens},
-	} {
-		if *f.src != nil {
-			*f.dst = *f.src
-		}
-	}
+	u.InputTokens = cmp.Or(v.InputTokens, u.InputTokens)
+	u.CacheCreationInputTokens = cmp.Or(v.CacheCreationInputTokens, u.CacheCreationInputTokens)
+	u.CacheReadInputTokens = cmp.Or(v.CacheReadInputTokens, u.CacheReadInputTokens)
+	u.OutputTokens = cmp.Or(v.OutputTokens, u.OutputTokens)
 }
 
 func (u *messagesUsage) usage() (Usage, error) {
@@ -199,21 +186,13 @@ func (cv *messagesConversation) readJSON(r io.Reader, c *Call) error {
 // readStream reads message_start, content_block_start/delta/stop, message_delta and message_stop
 // events, rebuilding the content blocks by index (tool input from its partial_json deltas).
 func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
-	sr := newSSEReader(r)
 	var (
 		blocks  []incomingBlock
-		partial = map[int]*strings.Builder{} // tool_use input JSON by block index
+		partial = map[int]string{} // tool_use input JSON by block index
 		usage   messagesUsage
 		started bool
 	)
-	for {
-		ev, err := sr.next()
-		if errors.Is(err, io.EOF) {
-			return errors.New("stream ended without message_stop")
-		}
-		if err != nil {
-			return err
-		}
+	return readEvents(r, maxSSEEvent, "message_stop", func(ev sseEvent) (bool, error) {
 		var e struct {
 			Type    string `json:"type"`
 			Message *struct {
@@ -234,30 +213,30 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			Usage *messagesUsage `json:"usage"`
 		}
 		if err := json.Unmarshal([]byte(ev.data), &e); err != nil {
-			return fmt.Errorf("event %q: %w", ev.name, err)
+			return false, fmt.Errorf("event %q: %w", ev.name, err)
 		}
 		if ev.name != "" && ev.name != e.Type {
-			return fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
+			return false, fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
 		}
 		switch e.Type {
 		case "message_start":
 			if e.Message == nil {
-				return errors.New("message_start without message")
+				return false, errors.New("message_start without message")
 			}
 			started = true
 			c.ResponseID, c.Model = e.Message.ID, e.Message.Model
 			usage.merge(&e.Message.Usage)
 		case "content_block_start":
 			if e.ContentBlock == nil || e.Index != len(blocks) {
-				return fmt.Errorf("content_block_start with index %d, want %d", e.Index, len(blocks))
+				return false, fmt.Errorf("content_block_start with index %d, want %d", e.Index, len(blocks))
 			}
 			blocks = append(blocks, *e.ContentBlock)
 			if e.ContentBlock.Type == "tool_use" {
-				partial[e.Index] = &strings.Builder{}
+				partial[e.Index] = ""
 			}
 		case "content_block_delta":
 			if e.Delta == nil || e.Index < 0 || e.Index >= len(blocks) {
-				return fmt.Errorf("content_block_delta for unknown block %d", e.Index)
+				return false, fmt.Errorf("content_block_delta for unknown block %d", e.Index)
 			}
 			b := &blocks[e.Index]
 			switch e.Delta.Type {
@@ -268,18 +247,18 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			case "signature_delta":
 				b.Signature += e.Delta.Signature
 			case "input_json_delta":
-				if p := partial[e.Index]; p != nil {
-					p.WriteString(e.Delta.PartialJSON)
+				if p, ok := partial[e.Index]; ok {
+					partial[e.Index] = p + e.Delta.PartialJSON
 				}
 			}
 		case "content_block_stop":
-			if p := partial[e.Index]; p != nil && e.Index < len(blocks) {
+			if p, ok := partial[e.Index]; ok && e.Index < len(blocks) {
 				blocks[e.Index].Input = nil
-				if p.Len() > 0 {
-					if !json.Valid([]byte(p.String())) {
-						return fmt.Errorf("tool_use input %q is not JSON", p.String())
+				if p != "" {
+					if !json.Valid([]byte(p)) {
+						return false, fmt.Errorf("tool_use input %q is not JSON", p)
 					}
-					blocks[e.Index].Input = json.RawMessage(p.String())
+					blocks[e.Index].Input = json.RawMessage(p)
 				}
 			}
 		case "message_delta":
@@ -288,20 +267,21 @@ func (cv *messagesConversation) readStream(r io.Reader, c *Call) error {
 			}
 			usage.merge(e.Usage)
 		case "error":
-			return fmt.Errorf("stream error event: %s", ev.data)
+			return false, fmt.Errorf("stream error event: %s", ev.data)
 		case "message_stop":
 			if !started {
-				return errors.New("message_stop before message_start")
+				return false, errors.New("message_stop before message_start")
 			}
 			u, err := usage.usage()
 			if err != nil {
-				return err
+				return false, err
 			}
 			c.Usage = u
 			cv.finish(blocks, c)
-			return nil
+			return true, nil
 		}
-	}
+		return false, nil
+	})
 }
 
 func (cv *messagesConversation) addToolResult(tc ToolCall, result string) {

@@ -88,7 +88,7 @@ func summaryTable(rs []Rollout) table {
 		t.rows = append(t.rows, []string{
 			r.ID, strconv.Itoa(r.Capture.Calls), strings.Join(r.Capture.Dialects, ","),
 			optInt(m.TokensIn), optInt(m.TokensOut), optInt(m.TokensReasoning), optInt(m.CachedTokens),
-			optMS(m.LatencyTotalMS), strconv.Itoa(r.Capture.Errors), string(ojson.AppendFloat(nil, r.Reward)),
+			optFloat(m.LatencyTotalMS, 1), strconv.Itoa(r.Capture.Errors), string(ojson.AppendFloat(nil, r.Reward)),
 		})
 		recs += r.Capture.Calls
 		errs += r.Capture.Errors
@@ -102,7 +102,7 @@ func summaryTable(rs []Rollout) table {
 		m := capture.Aggregate(total)
 		t.rows = append(t.rows, []string{
 			"total", strconv.Itoa(recs), "", optInt(m.TokensIn), optInt(m.TokensOut), optInt(m.TokensReasoning),
-			optInt(m.CachedTokens), optMS(m.LatencyTotalMS), strconv.Itoa(errs),
+			optInt(m.CachedTokens), optFloat(m.LatencyTotalMS, 1), strconv.Itoa(errs),
 			"mean " + strconv.FormatFloat(reward/float64(len(rs)), 'f', 2, 64),
 		})
 	}
@@ -165,14 +165,6 @@ func optFloat(p *float64, prec int) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*p, 'f', prec, 64)
-}
-
-// optMS formats a nullable latency in milliseconds with one decimal, "-" for null.
-func optMS(p *float64) string {
-	if p == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*p, 'f', 1, 64)
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but letters, digits and

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -67,20 +66,12 @@ type responsesRequest struct {
 
 func (*responsesConversation) path() string { return "/responses" }
 
-func (cv *responsesConversation) request(stream bool) any {
-	return cv.build(stream, systemPrompt, cv.compacted)
-}
-
-func (cv *responsesConversation) summaryRequest(stream bool) any {
-	return cv.build(stream, summarizerPrompt, true)
-}
-
-// build is a request with the history so far, the given instructions, and tool_choice "none" when
-// noToolCalls is set (the tool is still offered: the history may hold its calls).
-func (cv *responsesConversation) build(stream bool, instructions string, noToolCalls bool) responsesRequest {
+// request is a request with the history so far under instructions (see conversation.request);
+// tool_choice "none" still offers the tool: the history may hold its calls.
+func (cv *responsesConversation) request(stream, summary bool) any {
 	req := responsesRequest{
 		Model:        responsesModel,
-		Instructions: instructions,
+		Instructions: instructions(summary),
 		Input:        append([]any(nil), cv.input...),
 		Tools: []responsesTool{{
 			Type: "function", Name: toolName, Description: toolDescription,
@@ -90,7 +81,7 @@ func (cv *responsesConversation) build(stream bool, instructions string, noToolC
 		MaxOutputTokens: maxOutputTokens,
 		Stream:          stream,
 	}
-	if noToolCalls {
+	if summary || cv.compacted {
 		req.ToolChoice = "none"
 	}
 	return req
@@ -187,17 +178,9 @@ func (cv *responsesConversation) readJSON(r io.Reader, c *Call) error {
 // readStream reads response.* events until response.completed or response.incomplete, checking
 // that the text and argument deltas add up to the final response.
 func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
-	sr := newSSEReader(r)
 	var text strings.Builder
-	args := map[string]*strings.Builder{} // by item_id
-	for {
-		ev, err := sr.next()
-		if errors.Is(err, io.EOF) {
-			return errors.New("stream ended without response.completed")
-		}
-		if err != nil {
-			return err
-		}
+	args := map[string]string{} // by item_id
+	return readEvents(r, maxSSEEvent, "response.completed", func(ev sseEvent) (bool, error) {
 		var e struct {
 			Type     string           `json:"type"`
 			ItemID   string           `json:"item_id"`
@@ -206,42 +189,40 @@ func (cv *responsesConversation) readStream(r io.Reader, c *Call) error {
 			Response *responsesObject `json:"response"`
 		}
 		if err := json.Unmarshal([]byte(ev.data), &e); err != nil {
-			return fmt.Errorf("event %q: %w", ev.name, err)
+			return false, fmt.Errorf("event %q: %w", ev.name, err)
 		}
 		if ev.name != "" && ev.name != e.Type {
-			return fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
+			return false, fmt.Errorf("event name %q but data type %q", ev.name, e.Type)
 		}
 		switch e.Type {
 		case "response.output_text.delta":
 			text.WriteString(e.Delta)
 		case "response.function_call_arguments.delta":
-			if args[e.ItemID] == nil {
-				args[e.ItemID] = &strings.Builder{}
-			}
-			args[e.ItemID].WriteString(e.Delta)
+			args[e.ItemID] += e.Delta
 		case "response.failed", "error":
-			return fmt.Errorf("stream error event %s: %s", e.Type, ev.data)
+			return false, fmt.Errorf("stream error event %s: %s", e.Type, ev.data)
 		case "response.completed", "response.incomplete":
 			if e.Response == nil {
-				return fmt.Errorf("%s event without response", e.Type)
+				return false, fmt.Errorf("%s event without response", e.Type)
 			}
 			if err := cv.apply(e.Response, c); err != nil {
-				return err
+				return false, err
 			}
 			if text.String() != c.Text {
-				return fmt.Errorf("streamed text %q differs from the final response's %q", text.String(), c.Text)
+				return false, fmt.Errorf("streamed text %q differs from the final response's %q", text.String(), c.Text)
 			}
 			if len(args) != len(c.ToolCalls) {
-				return fmt.Errorf("%d function calls streamed, %d in the final response", len(args), len(c.ToolCalls))
+				return false, fmt.Errorf("%d function calls streamed, %d in the final response", len(args), len(c.ToolCalls))
 			}
 			for _, it := range e.Response.Output {
-				if b := args[it.ID]; it.Type == "function_call" && (b == nil || b.String() != it.Arguments) {
-					return fmt.Errorf("streamed arguments of %s differ from the final response's %q", it.ID, it.Arguments)
+				if a, ok := args[it.ID]; it.Type == "function_call" && (!ok || a != it.Arguments) {
+					return false, fmt.Errorf("streamed arguments of %s differ from the final response's %q", it.ID, it.Arguments)
 				}
 			}
-			return nil
+			return true, nil
 		}
-	}
+		return false, nil
+	})
 }
 
 func (cv *responsesConversation) addToolResult(tc ToolCall, result string) {

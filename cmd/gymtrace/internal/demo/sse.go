@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -20,53 +19,42 @@ type sseEvent struct {
 	data string
 }
 
-// errSSEEventTooLarge is returned for an event larger than maxSSEEvent.
-var errSSEEventTooLarge = errors.New("sse: event too large")
+var (
+	// errSSEEventTooLarge is returned for an event larger than the bound.
+	errSSEEventTooLarge = errors.New("sse: event too large")
+	// errStreamEnded is returned when the body ends before the stream's terminal event.
+	errStreamEnded = errors.New("stream ended without")
+)
 
-// sseReader reads server-sent events as a client does, framed by the proxy's own decoder
-// (stream.Decoder, WHATWG HTML "Interpreting an event stream"): an event without data is not
-// dispatched, nor is an unfinished event at the end of the body. It is not safe for concurrent use.
-type sseReader struct {
-	r     io.Reader
-	d     *stream.Decoder
-	max   int // largest event accepted, in bytes
-	buf   []byte
-	queue []sseEvent
-	err   error // what ends the reading once queue is empty: io.EOF, a read error or errSSEEventTooLarge
-}
-
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: r, max: maxSSEEvent}
-}
-
-// next returns the next event. It returns io.EOF when the body ended and any other read error as
-// it is.
-func (s *sseReader) next() (sseEvent, error) {
-	if s.d == nil {
-		s.buf = make([]byte, 32<<10)
-		s.d = stream.NewDecoder(func(e stream.Event) {
-			switch {
-			case e.Overflow:
-				s.err = fmt.Errorf("%w: over %d bytes", errSSEEventTooLarge, s.max)
-			case e.DataLines > 0 && !e.AtEOF && s.err == nil:
-				s.queue = append(s.queue, sseEvent{name: string(e.Name), data: string(e.Data)})
-			}
-		}, stream.WithMaxEventBytes(s.max))
-	}
-	for len(s.queue) == 0 {
-		if s.err != nil {
-			return sseEvent{}, s.err
+// readEvents reads the server-sent events of r as a client does, framed by the proxy's own decoder
+// (stream.Decoder, WHATWG HTML "Interpreting an event stream": an event without data is not
+// dispatched, nor is an unfinished event at the end of the body), and hands each to handle until
+// handle reports done or fails. It returns handle's error, a read error, errSSEEventTooLarge for
+// an event over max bytes, or errStreamEnded ("stream ended without " + terminal) when the body
+// ends first.
+func readEvents(r io.Reader, max int, terminal string, handle func(sseEvent) (done bool, err error)) error {
+	var done bool
+	var err error
+	d := stream.NewDecoder(func(e stream.Event) {
+		switch {
+		case done || err != nil:
+		case e.Overflow:
+			err = fmt.Errorf("%w: over %d bytes", errSSEEventTooLarge, max)
+		case e.DataLines > 0 && !e.AtEOF:
+			done, err = handle(sseEvent{name: string(e.Name), data: string(e.Data)})
 		}
-		n, err := s.r.Read(s.buf)
-		s.d.Feed(s.buf[:n])
-		if errors.Is(err, io.EOF) {
-			s.d.Close()
-			s.err = cmp.Or(s.err, io.EOF)
-		} else if err != nil {
-			s.err = cmp.Or(s.err, err)
+	}, stream.WithMaxEventBytes(max))
+	buf := make([]byte, 32<<10)
+	for !done && err == nil {
+		n, rerr := r.Read(buf)
+		d.Feed(buf[:n])
+		if errors.Is(rerr, io.EOF) {
+			d.Close()
+			rerr = fmt.Errorf("%w %s", errStreamEnded, terminal)
+		}
+		if rerr != nil && !done && err == nil {
+			err = rerr
 		}
 	}
-	ev := s.queue[0]
-	s.queue = s.queue[1:]
-	return ev, nil
+	return err
 }

@@ -1,10 +1,11 @@
 package demo
 
 import (
+	"cmp"
 	"errors"
-	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,20 +13,14 @@ import (
 
 // readAllEvents reads every event of stream; err is the error that ended the reading (nil at EOF).
 func readAllEvents(stream string, maxEvent int) (events []sseEvent, err error) {
-	r := newSSEReader(strings.NewReader(stream))
-	if maxEvent > 0 {
-		r.max = maxEvent
-	}
-	for {
-		ev, err := r.next()
-		if errors.Is(err, io.EOF) {
-			return events, nil
-		}
-		if err != nil {
-			return events, err
-		}
+	err = readEvents(strings.NewReader(stream), cmp.Or(maxEvent, maxSSEEvent), "the end", func(ev sseEvent) (bool, error) {
 		events = append(events, ev)
+		return false, nil
+	})
+	if errors.Is(err, errStreamEnded) {
+		return events, nil
 	}
+	return events, err
 }
 
 func TestSSEReader(t *testing.T) {
@@ -62,6 +57,26 @@ func TestSSEReaderEventTooLarge(t *testing.T) {
 	got, err := readAllEvents("data: 12\n\ndata: 123456789\n\n", 8)
 	require.ErrorIs(t, err, errSSEEventTooLarge)
 	assert.Equal(t, []sseEvent{{"", "12"}}, got)
+}
+
+// TestReadEventsEnds checks how a read ends: when handle is done (later events unread), when the
+// body ends first (errStreamEnded naming the terminal event), and on a read error.
+func TestReadEventsEnds(t *testing.T) {
+	var got []sseEvent
+	err := readEvents(strings.NewReader("data: 1\n\ndata: 2\n\n"), maxSSEEvent, "x", func(ev sseEvent) (bool, error) {
+		got = append(got, ev)
+		return true, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []sseEvent{{"", "1"}}, got)
+
+	none := func(sseEvent) (bool, error) { return false, nil }
+	err = readEvents(strings.NewReader("data: 1\n\ndata: 2\n"), maxSSEEvent, "message_stop", none)
+	require.ErrorIs(t, err, errStreamEnded)
+	assert.EqualError(t, err, "stream ended without message_stop")
+
+	boom := errors.New("boom")
+	require.ErrorIs(t, readEvents(iotest.ErrReader(boom), maxSSEEvent, "x", none), boom)
 }
 
 // encodeEvents writes events back as an LF-framed stream.

@@ -10,38 +10,22 @@ import (
 
 // task is one arithmetic question of the demo's tiny benchmark.
 type task struct {
-	index  int    // _ng_task_index
-	a, b   int64  // operands
-	op     byte   // '+', '-' or '*'
+	index int // _ng_task_index
+	operation
 	prompt string // the user message
 }
 
 // newTask returns task i: a deterministic question "What is a op b?" (operands and operator vary
 // with i).
 func newTask(i int) task {
-	t := task{
-		index: i,
-		a:     int64(12 + (7*i)%89),
-		b:     int64(3 + (5*i)%17),
-		op:    "*+-"[i%3],
-	}
-	t.prompt = fmt.Sprintf("What is %d %c %d? Use the calculator tool.", t.a, t.op, t.b)
+	op := operation{a: int64(12 + (7*i)%89), b: int64(3 + (5*i)%17), op: string("*+-"[i%3])}
+	t := task{index: i, operation: op}
+	t.prompt = fmt.Sprintf("What is %d %s %d? Use the calculator tool.", t.a, t.op, t.b)
 	return t
 }
 
 // answer is the task's expected result, as decimal text.
-func (t task) answer() string {
-	var r int64
-	switch t.op {
-	case '+':
-		r = t.a + t.b
-	case '-':
-		r = t.a - t.b
-	default:
-		r = t.a * t.b
-	}
-	return strconv.FormatInt(r, 10)
-}
+func (t task) answer() string { return strconv.FormatInt(t.value(), 10) }
 
 // reward is 1.0 when the final answer states the expected result as a whole number, else 0.0.
 func (t task) reward(finalAnswer string) float64 {
