@@ -116,20 +116,9 @@ func appendRecord(dst []byte, r Record) ([]byte, error) {
 }
 
 func appendGaps(dst []byte, gaps []ObservationGap) []byte {
-	return appendList(dst, gaps, ObservationGap.appendJSON)
+	return appendSlice(dst, gaps, func(d []byte, g ObservationGap) []byte { return g.appendJSON(d) })
 }
 
 func appendRefs(dst []byte, refs []ModelCallRef) []byte {
-	return appendList(dst, refs, ModelCallRef.appendJSON)
-}
-
-func appendList[T any](dst []byte, elems []T, write func(T, []byte) []byte) []byte {
-	dst = append(dst, '[')
-	for i, e := range elems {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = write(e, dst)
-	}
-	return append(dst, ']')
+	return appendSlice(dst, refs, func(d []byte, r ModelCallRef) []byte { return r.appendJSON(d) })
 }

@@ -325,13 +325,12 @@ func (d *lineDecoder) hexID(key string, n int, nullable bool) []byte {
 	if d.err != nil || (nullable && v.IsNull()) {
 		return out
 	}
-	s, ok := v.AsString()
-	if !ok || len(s) != 2*n || !isLowerHex(s) {
+	s, _ := v.AsString()
+	if len(s) != 2*n {
 		d.fail(key, fmt.Sprintf("is not %d lowercase hex characters", 2*n))
-		return out
-	}
-	_, _ = hex.Decode(out, []byte(s))
-	if allZero(out) {
+	} else if _, err := hex.Decode(out, []byte(s)); err != nil || hex.EncodeToString(out) != s {
+		d.fail(key, fmt.Sprintf("is not %d lowercase hex characters", 2*n))
+	} else if !slices.ContainsFunc(out, func(c byte) bool { return c != 0 }) {
 		d.fail(key, "is all zeros")
 	}
 	return out
@@ -436,72 +435,31 @@ func sliceValue(elems []ojson.Value) (attribute.Value, bool) {
 	}
 	switch elems[0].Kind() {
 	case ojson.KindString:
-		out := make([]string, len(elems))
-		for i, e := range elems {
-			s, ok := e.AsString()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = s
-		}
-		return attribute.StringSliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.AsString)
+		return attribute.StringSliceValue(out), ok
 	case ojson.KindBool:
-		out := make([]bool, len(elems))
-		for i, e := range elems {
-			b, ok := e.AsBool()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = b
-		}
-		return attribute.BoolSliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.AsBool)
+		return attribute.BoolSliceValue(out), ok
 	case ojson.KindNumber:
-		allInt := true
-		for _, e := range elems {
-			if e.Kind() != ojson.KindNumber {
-				return attribute.Value{}, false
-			}
-			allInt = allInt && e.IsInteger()
+		if !slices.ContainsFunc(elems, func(e ojson.Value) bool { return !e.IsInteger() }) {
+			out, ok := sliceOf(elems, ojson.Value.Int64)
+			return attribute.Int64SliceValue(out), ok
 		}
-		if allInt {
-			out := make([]int64, len(elems))
-			for i, e := range elems {
-				n, ok := e.Int64()
-				if !ok {
-					return attribute.Value{}, false
-				}
-				out[i] = n
-			}
-			return attribute.Int64SliceValue(out), true
-		}
-		out := make([]float64, len(elems))
-		for i, e := range elems {
-			f, ok := e.Float64()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = f
-		}
-		return attribute.Float64SliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.Float64)
+		return attribute.Float64SliceValue(out), ok
 	}
 	return attribute.Value{}, false
 }
 
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
+// sliceOf reads every element with get; ok is false when one does not read.
+func sliceOf[T any](elems []ojson.Value, get func(ojson.Value) (T, bool)) ([]T, bool) {
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		v, ok := get(e)
+		if !ok {
+			return nil, false
 		}
+		out[i] = v
 	}
-	return true
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	return out, true
 }

@@ -288,10 +288,8 @@ func (r *resolver) breakCycles(all []*mapped) {
 // invocationAttr is the invocation id an invoke_agent span names: gymtrace.agent.invocation.id, else
 // its span id.
 func invocationAttr(s *ObservationSpan) string {
-	if s.Attributes != nil {
-		if id, ok, err := attrString(s.Attributes, semconv.GymtraceAgentInvocationIDKey); err == nil && ok && id != "" {
-			return id
-		}
+	if id, _ := (&attrReader{a: s.Attributes}).str(semconv.GymtraceAgentInvocationIDKey); id != "" {
+		return id
 	}
 	return s.SpanID.String()
 }
