@@ -217,29 +217,36 @@ func (e *entry) setAttributes(attrs ...attribute.KeyValue) {
 	e.span.SetAttributes(attrs...)
 }
 
-// finish ends the entry at the recorder's current time with the given final attributes and
-// status; it reports false when the entry had already ended. The span ends after e.mu is
-// released.
-func (e *entry) finish(r *Recorder, code codes.Code, description string, attrs ...attribute.KeyValue) bool {
+// finish ends the entry at the recorder's current time with gymtrace.observation.status status,
+// attrs, error.type ([errorType] of err and explicitType), the gymtrace.model_call.ids of its calls
+// and span status Error (err's text, else status) unless status is completed or unknown. Later
+// calls do nothing. The span ends after e.mu is released.
+func (e *entry) finish(r *Recorder, status string, err error, explicitType string, attrs ...attribute.KeyValue) {
+	attrs = append([]attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(status)}, attrs...)
+	if t := errorType(err, explicitType); t != "" {
+		attrs = append(attrs, semconv.ErrorType(t))
+	}
 	e.mu.Lock()
 	if e.ended {
 		e.mu.Unlock()
-		return false
+		return
 	}
 	e.ended = true
 	if len(e.calls) > 0 {
 		attrs = append(attrs, semconv.GymtraceModelCallIDsKey.StringSlice(slices.Clone(e.calls)))
 	}
 	e.setAttributes(attrs...)
-	if code == codes.Error {
+	if status != string(InvocationStatusCompleted) && status != string(InvocationStatusUnknown) {
 		e.status = codes.Error
-		e.span.SetStatus(codes.Error, description)
+		if err != nil {
+			status = err.Error()
+		}
+		e.span.SetStatus(codes.Error, status)
 	}
 	end := r.now()
 	e.end = end
 	e.mu.Unlock()
 	e.span.End(trace.WithTimestamp(end))
-	return true
 }
 
 // errEnded is returned when a model call is recorded on an observation that has ended.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -146,28 +146,25 @@ func (inv *Invocation) End(err error, opts ...EndOption) {
 		return
 	}
 	cfg := newEndConfig(opts)
-	status := cfg.invStatus
-	switch status {
-	case InvocationStatusCompleted, InvocationStatusFailed, InvocationStatusIncomplete, InvocationStatusUnknown:
-	default:
-		switch {
-		case err == nil:
-			status = InvocationStatusCompleted
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			status = InvocationStatusIncomplete
-		default:
-			status = InvocationStatusFailed
-		}
+	status := endStatus(cfg.invStatus, invocationStatuses, err, InvocationStatusCompleted, InvocationStatusIncomplete,
+		InvocationStatusIncomplete, InvocationStatusFailed)
+	inv.e.finish(inv.rec, string(status), err, cfg.errorType)
+}
+
+// endStatus is explicit when it is one of valid, else derived from err: nil → completed,
+// context.DeadlineExceeded → deadline, context.Canceled → canceled, any other error → failed.
+func endStatus[S ~string](explicit S, valid []string, err error, completed, deadline, canceled, failed S) S {
+	switch {
+	case slices.Contains(valid, string(explicit)):
+		return explicit
+	case err == nil:
+		return completed
+	case errors.Is(err, context.DeadlineExceeded):
+		return deadline
+	case errors.Is(err, context.Canceled):
+		return canceled
 	}
-	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(status))}
-	if t := errorType(err, cfg.errorType); t != "" {
-		attrs = append(attrs, semconv.ErrorType(t))
-	}
-	code := codes.Unset
-	if status == InvocationStatusFailed || status == InvocationStatusIncomplete {
-		code = codes.Error
-	}
-	inv.e.finish(inv.rec, code, statusDescription(err, string(status)), attrs...)
+	return failed
 }
 
 // errorType returns the error type of an ending observation: explicit when set, else derived from
@@ -191,12 +188,4 @@ func errorType(err error, explicit string) string {
 		}
 	}
 	return "_OTHER"
-}
-
-// statusDescription is the span status description of an ending observation.
-func statusDescription(err error, status string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return status
 }

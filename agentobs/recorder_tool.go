@@ -2,10 +2,8 @@ package agentobs
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -94,29 +92,7 @@ func (tc *ToolCall) End(err error, opts ...EndOption) {
 		return
 	}
 	cfg := newEndConfig(opts)
-	status := cfg.toolStatus
-	switch status {
-	case ToolCallStatusCompleted, ToolCallStatusFailed, ToolCallStatusTimeout, ToolCallStatusCancelled,
-		ToolCallStatusIncomplete, ToolCallStatusUnknown:
-	default:
-		switch {
-		case err == nil:
-			status = ToolCallStatusCompleted
-		case errors.Is(err, context.DeadlineExceeded):
-			status = ToolCallStatusTimeout
-		case errors.Is(err, context.Canceled):
-			status = ToolCallStatusCancelled
-		default:
-			status = ToolCallStatusFailed
-		}
-	}
-	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(status))}
-	if t := errorType(err, cfg.errorType); t != "" {
-		attrs = append(attrs, semconv.ErrorType(t))
-	}
-	code := codes.Error
-	if status == ToolCallStatusCompleted || status == ToolCallStatusUnknown {
-		code = codes.Unset
-	}
-	tc.e.finish(tc.rec, code, statusDescription(err, string(status)), attrs...)
+	status := endStatus(cfg.toolStatus, toolCallStatuses, err, ToolCallStatusCompleted, ToolCallStatusTimeout,
+		ToolCallStatusCancelled, ToolCallStatusFailed)
+	tc.e.finish(tc.rec, string(status), err, cfg.errorType)
 }
