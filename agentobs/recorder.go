@@ -24,25 +24,19 @@ import (
 const instrumentationName = "github.com/gymtrace/gymtrace/agentobs"
 
 // Option configures a [Recorder] built by [NewRecorder].
-type Option interface {
-	applyRecorder(*recorderConfig)
-}
+type Option func(*recorderConfig)
 
 type recorderConfig struct {
 	runID string
 	clock func() time.Time
 }
 
-type recorderOptionFunc func(*recorderConfig)
-
-func (f recorderOptionFunc) applyRecorder(c *recorderConfig) { f(c) }
-
 // WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [sdk.WithRunID]):
 // spans started without a parent in the rollout's trace get the run's rollout root
 // (rollout.ID{Run: runID, Rollout: id}.RootSpanContext()) as their parent. Default "": no run namespace. A non-empty runID
 // must pass rollout.ValidateRun, else NewRecorder fails.
 func WithRunID(runID string) Option {
-	return recorderOptionFunc(func(c *recorderConfig) { c.runID = runID })
+	return func(c *recorderConfig) { c.runID = runID }
 }
 
 // WithClock replaces the clock the recorder measures with (default time.Now). All times of one
@@ -50,11 +44,11 @@ func WithRunID(runID string) Option {
 // then (monotonic when the clock's readings carry one, as time.Now's do), so intervals never run
 // backwards when the wall clock is stepped. Meant for tests; nil keeps the default.
 func WithClock(clock func() time.Time) Option {
-	return recorderOptionFunc(func(c *recorderConfig) {
+	return func(c *recorderConfig) {
 		if clock != nil {
 			c.clock = clock
 		}
-	})
+	}
 }
 
 // Recorder records one rollout's agent observations — invocations ([Recorder.StartInvocation]),
@@ -105,7 +99,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 	cfg := recorderConfig{clock: time.Now}
 	for _, o := range opts {
 		if o != nil {
-			o.applyRecorder(&cfg)
+			o(&cfg)
 		}
 	}
 	if err := capture.ValidateRolloutID(rolloutID); err != nil {

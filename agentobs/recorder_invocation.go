@@ -12,29 +12,21 @@ import (
 )
 
 // InvocationOption configures an invocation started by [Recorder.StartInvocation].
-type InvocationOption interface {
-	applyInvocation(*invocationConfig)
-}
+type InvocationOption func(*invocationConfig)
 
 type invocationConfig struct {
 	agentID string
 }
 
-type invocationOptionFunc func(*invocationConfig)
-
-func (f invocationOptionFunc) applyInvocation(c *invocationConfig) { f(c) }
-
 // WithAgentID sets gen_ai.agent.id, the agent's own identifier in the GenAI conventions (e.g. an
 // assistant id). It is not the invocation id: many invocations of one agent share it. Default: not
 // set.
 func WithAgentID(id string) InvocationOption {
-	return invocationOptionFunc(func(c *invocationConfig) { c.agentID = id })
+	return func(c *invocationConfig) { c.agentID = id }
 }
 
 // EndOption configures how an observation ends ([Invocation.End], [ToolCall.End]).
-type EndOption interface {
-	applyEnd(*endConfig)
-}
+type EndOption func(*endConfig)
 
 type endConfig struct {
 	errorType  string
@@ -42,33 +34,29 @@ type endConfig struct {
 	toolStatus ToolCallStatus
 }
 
-type endOptionFunc func(*endConfig)
-
-func (f endOptionFunc) applyEnd(c *endConfig) { f(c) }
-
 // WithErrorType sets the error_type (and the span's error.type) instead of the one derived from the
 // error (see [Invocation.End]). Ignored when "".
 func WithErrorType(t string) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.errorType = t })
+	return func(c *endConfig) { c.errorType = t }
 }
 
 // WithInvocationStatus sets an invocation's status instead of the one derived from the error.
 // Ignored by other observations, and when it is not one of the InvocationStatus values.
 func WithInvocationStatus(s InvocationStatus) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.invStatus = s })
+	return func(c *endConfig) { c.invStatus = s }
 }
 
 // WithToolCallStatus sets a tool call's status instead of the one derived from the error. Ignored
 // by other observations, and when it is not one of the ToolCallStatus values.
 func WithToolCallStatus(s ToolCallStatus) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.toolStatus = s })
+	return func(c *endConfig) { c.toolStatus = s }
 }
 
 func newEndConfig(opts []EndOption) endConfig {
 	var c endConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyEnd(&c)
+			o(&c)
 		}
 	}
 	return c
@@ -98,7 +86,7 @@ func (r *Recorder) StartInvocation(ctx context.Context, name string, opts ...Inv
 	var cfg invocationConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyInvocation(&cfg)
+			o(&cfg)
 		}
 	}
 	attrs := []attribute.KeyValue{

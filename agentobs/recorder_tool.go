@@ -9,23 +9,17 @@ import (
 )
 
 // ToolCallOption configures a tool call started by [StartToolCall].
-type ToolCallOption interface {
-	applyToolCall(*toolCallConfig)
-}
+type ToolCallOption func(*toolCallConfig)
 
 type toolCallConfig struct {
 	sandboxID string
 }
 
-type toolCallOptionFunc func(*toolCallConfig)
-
-func (f toolCallOptionFunc) applyToolCall(c *toolCallConfig) { f(c) }
-
 // WithSandboxID names the sandbox the tool runs in (sandbox_id, gymtrace.sandbox.id): the
 // enclosing sandbox, shared by every call that runs there — not a per-call resource attribution.
 // Default: none.
 func WithSandboxID(id string) ToolCallOption {
-	return toolCallOptionFunc(func(c *toolCallConfig) { c.sandboxID = id })
+	return func(c *toolCallConfig) { c.sandboxID = id }
 }
 
 // ToolCall is one tool call in progress (SPEC §6.2 ToolCallObservation), timed by the recorder
@@ -58,7 +52,7 @@ func StartToolCall(ctx context.Context, name, toolCallID string, opts ...ToolCal
 	var cfg toolCallConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyToolCall(&cfg)
+			o(&cfg)
 		}
 	}
 	r := s.rec
