@@ -39,7 +39,9 @@ func fieldError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// validate checks SPEC §6.2: Type must be "responses_api_models".
+// The validate methods implement the exported Validate methods (documented below) without the
+// "agentobs: <what>: " prefix, so that a containing value can add the field path.
+
 func (m ModelServerRef) validate() error {
 	if m.Type != ModelRefTypeResponsesAPIModels {
 		return fieldError("type", fmt.Errorf("%s is not %q", strconv.Quote(m.Type), ModelRefTypeResponsesAPIModels))
@@ -47,9 +49,6 @@ func (m ModelServerRef) validate() error {
 	return nil
 }
 
-// validate checks SPEC §6.2: a non-empty ModelCallID, or a ModelRef together with a non-empty
-// ResponseID; else the error says "model_call_id or both model_ref and response_id are required".
-// A set ModelRef must itself be valid.
 func (r ModelCallRef) validate() error {
 	if r.ModelRef != nil {
 		if err := r.ModelRef.validate(); err != nil {
@@ -62,11 +61,9 @@ func (r ModelCallRef) validate() error {
 	return nil
 }
 
-// validate checks nothing beyond the type: any code, invocation id and detail are valid (SPEC §6.2).
 func (ObservationGap) validate() error { return nil }
 
-// The records' validate methods check SPEC §6.2 as their [Record.Validate] documents say: the
-// rules of their field table ([validateFields]), and a tool call's timing.
+// A record's rules are those of its field table ([validateFields]), and a tool call's timing.
 
 func (a AgentInvocation) validate() error { return errors.Join(validateFields(a.fields())...) }
 
@@ -85,11 +82,6 @@ func (c ContextCompactionObservation) validate() error {
 
 func (s SandboxObservation) validate() error { return errors.Join(validateFields(s.fields())...) }
 
-// validate checks SPEC §6.2: every record is non-nil and valid; invocation ids are unique among
-// the AgentInvocations ("invocation_id must be unique within an observation bundle"); following
-// parent_invocation_id among the invocations present never returns to an invocation already on
-// the path ("parent_invocation_id must not form a cycle"; a self-parent is a cycle); a parent
-// that is not present ends the path and is allowed. Errors name the record by index.
 func (b AgentObservationBundle) validate() error {
 	var errs []error
 	invocations := make(map[string]*AgentInvocation)
