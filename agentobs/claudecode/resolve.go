@@ -121,7 +121,7 @@ func AssociateCompactionCalls(bundle agentobs.AgentObservationBundle, calls []ca
 			continue
 		}
 		call := &calls[cands[0]]
-		ref := agentobs.ModelCallRef{ModelCallID: cloneString(call.ModelCallID), ResponseID: cloneString(call.ResponseID)}
+		ref := agentobs.ModelCallRef{ModelCallID: clonePtr(call.ModelCallID), ResponseID: clonePtr(call.ResponseID)}
 		if call.ModelRef != nil {
 			ref.ModelRef = &agentobs.ModelServerRef{Type: call.ModelRef.Type, Name: call.ModelRef.Name}
 		}
