@@ -146,7 +146,7 @@ func BundleFromSpans(spans []ObservationSpan) AgentObservationBundle {
 		if m.dropped {
 			continue
 		}
-		r := m.record()
+		r := m.rec
 		if err := r.Validate(); err != nil {
 			b.Gaps = append(b.Gaps, spanGapFor(m, err.Error()))
 			continue
@@ -164,7 +164,11 @@ func spanGap(s *ObservationSpan, reason string) ObservationGap {
 // spanGapFor is spanGap naming the record's invocation.
 func spanGapFor(m *mapped, reason string) ObservationGap {
 	g := spanGap(m.span, reason)
-	if id := m.invocationID(); id != "" {
+	id := m.owner // a tool call's or compaction's invocation; "" for a sandbox
+	if m.inv != nil {
+		id = m.inv.InvocationID
+	}
+	if id != "" {
 		g.InvocationID = Ptr(id)
 	}
 	return g

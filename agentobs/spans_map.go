@@ -23,6 +23,7 @@ type mapped struct {
 	span *ObservationSpan
 	kind string
 
+	rec  Record // the record: one of inv, tool, comp and sb
 	inv  *AgentInvocation
 	tool *ToolCallObservation
 	comp *ContextCompactionObservation
@@ -45,32 +46,6 @@ type mapped struct {
 type timedRef struct {
 	ref ModelCallRef
 	at  time.Time
-}
-
-// record returns the mapped record.
-func (m *mapped) record() Record {
-	switch {
-	case m.inv != nil:
-		return m.inv
-	case m.tool != nil:
-		return m.tool
-	case m.comp != nil:
-		return m.comp
-	}
-	return m.sb
-}
-
-// invocationID returns the invocation a record belongs to ("" for a sandbox).
-func (m *mapped) invocationID() string {
-	switch {
-	case m.inv != nil:
-		return m.inv.InvocationID
-	case m.tool != nil:
-		return m.tool.InvocationID
-	case m.comp != nil:
-		return m.comp.InvocationID
-	}
-	return ""
 }
 
 // mapSpan maps one observation span of the given kind. An error means no record can be built from
@@ -108,7 +83,7 @@ func (m *mapped) mapInvocation(r *attrReader) {
 	inv.DurationMS = durationMS(s)
 	inv.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
 	inv.ModelCalls = m.collectRefs(r, inv.InvocationID)
-	m.inv = inv
+	m.inv, m.rec = inv, inv
 }
 
 func (m *mapped) mapToolCall(r *attrReader) {
@@ -133,7 +108,7 @@ func (m *mapped) mapToolCall(r *attrReader) {
 	t.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
 	t.Status = spanStatus(s, r.status(), deref(t.ErrorType), ToolCallStatusIncomplete, ToolCallStatusFailed,
 		ToolCallStatusCompleted, ToolCallStatusTimeout, ToolCallStatusCancelled)
-	m.tool = t
+	m.tool, m.rec = t, t
 }
 
 func (m *mapped) mapCompaction(r *attrReader) {
@@ -167,7 +142,7 @@ func (m *mapped) mapCompaction(r *attrReader) {
 		}
 	}
 	c.ModelCalls = m.collectRefs(r, c.InvocationID)
-	m.comp = c
+	m.comp, m.rec = c, c
 }
 
 func (m *mapped) mapSandbox(r *attrReader) {
@@ -185,7 +160,7 @@ func (m *mapped) mapSandbox(r *attrReader) {
 	sb.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
 	sb.Outcome = spanStatus(s, r.status(), deref(sb.ErrorType), SandboxOutcomeUnknown, SandboxOutcomeFailed,
 		SandboxOutcomeCompleted, SandboxOutcomeTimeout, SandboxOutcomeOOM, SandboxOutcomeSandboxError, SandboxOutcomeCancelled)
-	m.sb = sb
+	m.sb, m.rec = sb, sb
 }
 
 // collectRefs returns the span's model-call references in this order, each reference once: the
