@@ -109,7 +109,7 @@ func (b AgentObservationBundle) AppendJSON(dst []byte) ([]byte, error) {
 }
 
 func appendRecord(dst []byte, r Record) ([]byte, error) {
-	if r == nil || isNilRecord(r) {
+	if isNilRecord(r) {
 		return dst, errorf("nil record")
 	}
 	return r.appendJSON(dst)

@@ -223,22 +223,9 @@ func (r *resolver) resolve(m *mapped) {
 			m.inv.SpawnedByToolCallID = Ptr(tool.tool.ToolCallID)
 		}
 	case m.tool != nil:
-		if m.owner == "" {
-			m.owner, _ = r.walk(m.span)
-			m.tool.InvocationID = m.owner
-		}
-		if m.owner == "" {
-			m.dropped = true
-			m.gap(semconv.GapObservationInvocationUnavailable, "", "tool_call:"+m.tool.ToolCallID)
-		}
+		r.own(m, &m.tool.InvocationID, "tool_call:"+m.tool.ToolCallID)
 	case m.comp != nil:
-		if m.owner == "" {
-			m.owner, _ = r.walk(m.span)
-			m.comp.InvocationID = m.owner
-		}
-		if m.owner == "" {
-			m.dropped = true
-			m.gap(semconv.GapObservationInvocationUnavailable, "", "context_compaction:"+m.span.SpanID.String())
+		if !r.own(m, &m.comp.InvocationID, "context_compaction:"+m.span.SpanID.String()) {
 			return
 		}
 		owner := r.invocations[m.owner]
@@ -261,6 +248,22 @@ func (r *resolver) resolve(m *mapped) {
 			}
 		}
 	}
+}
+
+// own finds the invocation of a tool call or compaction without an explicit one and stores it in
+// m.owner and *invocationID; without one m is dropped with a gap (detail names m) and own reports
+// false.
+func (r *resolver) own(m *mapped, invocationID *string, detail string) bool {
+	if m.owner == "" {
+		m.owner, _ = r.walk(m.span)
+		*invocationID = m.owner
+	}
+	if m.owner == "" {
+		m.dropped = true
+		m.gap(semconv.GapObservationInvocationUnavailable, "", detail)
+		return false
+	}
+	return true
 }
 
 // breakCycles gives a null parent to each invocation (in record order) whose parent chain among

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -89,7 +90,7 @@ func (b AgentObservationBundle) validate() error {
 	duplicate := false
 	for i, r := range b.Records {
 		path := indexPath("records", i)
-		if r == nil || isNilRecord(r) {
+		if isNilRecord(r) {
 			errs = append(errs, fieldError(path, errors.New("nil record")))
 			continue
 		}
@@ -140,20 +141,8 @@ func findCycle(order []string, invocations map[string]*AgentInvocation) (string,
 	return "", false
 }
 
-// isNilRecord reports a typed nil pointer stored in a Record.
-func isNilRecord(r Record) bool {
-	switch v := r.(type) {
-	case *AgentInvocation:
-		return v == nil
-	case *ToolCallObservation:
-		return v == nil
-	case *ContextCompactionObservation:
-		return v == nil
-	case *SandboxObservation:
-		return v == nil
-	}
-	return false
-}
+// isNilRecord reports a nil Record or a typed nil pointer stored in one (every Record is a pointer).
+func isNilRecord(r Record) bool { return r == nil || reflect.ValueOf(r).IsNil() }
 
 func validateRefs(field string, refs []ModelCallRef) []error {
 	var errs []error
