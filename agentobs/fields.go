@@ -277,23 +277,9 @@ func (o *obj) read(f field) {
 			}
 		}
 	case **ModelServerRef:
-		if present && !v.IsNull() {
-			m, err := decodeModelServerRef(v, joinPath(o.path, f.key))
-			if err != nil {
-				o.errs = append(o.errs, err)
-			} else {
-				*p = &m
-			}
-		}
+		*p = optObject(o, f.key, decodeModelServerRef)
 	case **ModelCallRef:
-		if present && !v.IsNull() {
-			r, err := decodeModelCallRef(v, joinPath(o.path, f.key))
-			if err != nil {
-				o.errs = append(o.errs, err)
-			} else {
-				*p = &r
-			}
-		}
+		*p = optObject(o, f.key, decodeModelCallRef)
 	case *[]ModelCallRef:
 		*p = list(o, f.key, decodeModelCallRef)
 	case *json.RawMessage:
@@ -309,6 +295,20 @@ func (o *obj) read(f field) {
 	default:
 		o.fail(f.key, fmt.Errorf("unsupported field type %T", f.ptr))
 	}
+}
+
+// optObject reads a nullable object with decode (missing or null → nil).
+func optObject[T any](o *obj, key string, decode func(ojson.Value, string) (T, error)) *T {
+	v, ok := o.get(key)
+	if !ok || v.IsNull() {
+		return nil
+	}
+	x, err := decode(v, joinPath(o.path, key))
+	if err != nil {
+		o.errs = append(o.errs, err)
+		return nil
+	}
+	return &x
 }
 
 // validateFields checks the rules a table states: enum literals, finite numbers, ge=0, nested
