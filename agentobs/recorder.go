@@ -176,7 +176,7 @@ func (e *entry) snapshot() ObservationSpan {
 	return ObservationSpan{
 		TraceID: e.traceID, SpanID: e.spanID, ParentSpanID: e.parentID, Name: e.name,
 		Kind: trace.SpanKindInternal, StartTime: e.start, EndTime: e.end, StatusCode: e.status,
-		Attributes: attrList(slices.Clone(e.attrs)), Events: slices.Clone(e.events), Links: slices.Clone(e.links),
+		Attributes: capture.Attributes(slices.Clone(e.attrs)), Events: slices.Clone(e.events), Links: slices.Clone(e.links),
 	}
 }
 
@@ -256,13 +256,13 @@ func (e *entry) recordCall(r *Recorder, ref ModelCallRef, target trace.SpanConte
 		return errEnded
 	}
 	at := r.now()
-	e.events = append(e.events, SpanEvent{Name: semconv.GymtraceModelCallEventName, Time: at, Attributes: attrList(attrs)})
+	e.events = append(e.events, SpanEvent{Name: semconv.GymtraceModelCallEventName, Time: at, Attributes: capture.Attributes(attrs)})
 	if ref.ModelCallID != nil {
 		e.calls = append(e.calls, *ref.ModelCallID)
 	}
 	e.span.AddEvent(semconv.GymtraceModelCallEventName, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 	if target.IsValid() {
-		e.links = append(e.links, SpanLink{TraceID: target.TraceID(), SpanID: target.SpanID(), Attributes: attrList(attrs)})
+		e.links = append(e.links, SpanLink{TraceID: target.TraceID(), SpanID: target.SpanID(), Attributes: capture.Attributes(attrs)})
 		e.span.AddLink(trace.Link{SpanContext: target, Attributes: attrs})
 	}
 	return nil

@@ -393,7 +393,3 @@ func (r *attrReader) status() string {
 func attrTypeError(k attribute.Key, v attribute.Value, want string) error {
 	return fmt.Errorf("%s is %s, want %s", k, v.Type(), want)
 }
-
-// attrList adapts an attribute slice to [capture.AttributeLookup] (the last value of a repeated key
-// wins, as in the SDK).
-type attrList = capture.Attributes
