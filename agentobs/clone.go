@@ -1,146 +1,66 @@
 package agentobs
 
-import (
-	"bytes"
-	"encoding/json"
-)
-
 // Clone returns a deep copy of b: no slice, pointer or conversation item of the copy is shared
 // with b, so either can be changed without affecting the other.
 func (b AgentObservationBundle) Clone() AgentObservationBundle {
-	out := AgentObservationBundle{Source: b.Source}
-	if b.Records != nil {
-		out.Records = make([]Record, len(b.Records))
-		for i, r := range b.Records {
-			out.Records[i] = cloneRecord(r)
-		}
-	}
-	out.Gaps = cloneGaps(b.Gaps)
-	return out
+	b.Records = cloneSlice(b.Records, cloneRecord)
+	b.Gaps = cloneSlice(b.Gaps, ObservationGap.Clone)
+	return b
 }
 
 // Clone returns a deep copy of a.
-func (a AgentInvocation) Clone() AgentInvocation {
-	a.ParentInvocationID = clonePtr(a.ParentInvocationID)
-	a.SpawnedByToolCallID = clonePtr(a.SpawnedByToolCallID)
-	a.DurationMS = clonePtr(a.DurationMS)
-	a.ErrorType = clonePtr(a.ErrorType)
-	a.ModelCalls = cloneRefs(a.ModelCalls)
-	if a.Conversation != nil {
-		conv := make([]json.RawMessage, len(a.Conversation))
-		for i, item := range a.Conversation {
-			conv[i] = bytes.Clone(item)
-		}
-		a.Conversation = conv
-	}
-	return a
-}
+func (a AgentInvocation) Clone() AgentInvocation { cloneFields(a.fields()); return a }
 
 // Clone returns a deep copy of t.
-func (t ToolCallObservation) Clone() ToolCallObservation {
-	t.SandboxID = clonePtr(t.SandboxID)
-	t.ToolName = clonePtr(t.ToolName)
-	t.StartedAt = clonePtr(t.StartedAt)
-	t.CompletedAt = clonePtr(t.CompletedAt)
-	t.DurationMS = clonePtr(t.DurationMS)
-	t.TimingSource = clonePtr(t.TimingSource)
-	t.ErrorType = clonePtr(t.ErrorType)
-	return t
-}
+func (t ToolCallObservation) Clone() ToolCallObservation { cloneFields(t.fields()); return t }
 
 // Clone returns a deep copy of c.
 func (c ContextCompactionObservation) Clone() ContextCompactionObservation {
-	c.ObservedAt = clonePtr(c.ObservedAt)
-	c.Trigger = clonePtr(c.Trigger)
-	c.TokensBefore = clonePtr(c.TokensBefore)
-	c.TokensAfter = clonePtr(c.TokensAfter)
-	c.Summary = clonePtr(c.Summary)
-	c.FirstKeptItemID = clonePtr(c.FirstKeptItemID)
-	if c.BeforeModelCall != nil {
-		r := c.BeforeModelCall.Clone()
-		c.BeforeModelCall = &r
-	}
-	c.ModelCalls = cloneRefs(c.ModelCalls)
-	if c.AfterModelCall != nil {
-		r := c.AfterModelCall.Clone()
-		c.AfterModelCall = &r
-	}
+	cloneFields(c.fields())
 	return c
 }
 
 // Clone returns a deep copy of s.
-func (s SandboxObservation) Clone() SandboxObservation {
-	s.Provider = clonePtr(s.Provider)
-	s.SandboxID = clonePtr(s.SandboxID)
-	s.ExitCode = clonePtr(s.ExitCode)
-	s.WallTimeS = clonePtr(s.WallTimeS)
-	s.CPUTimeS = clonePtr(s.CPUTimeS)
-	s.PeakMemoryMiB = clonePtr(s.PeakMemoryMiB)
-	s.ResourceUsageSource = clonePtr(s.ResourceUsageSource)
-	s.ErrorType = clonePtr(s.ErrorType)
-	return s
-}
+func (s SandboxObservation) Clone() SandboxObservation { cloneFields(s.fields()); return s }
 
 // Clone returns a deep copy of r.
-func (r ModelCallRef) Clone() ModelCallRef {
-	r.ModelCallID = clonePtr(r.ModelCallID)
-	r.ModelRef = clonePtr(r.ModelRef)
-	r.ResponseID = clonePtr(r.ResponseID)
-	return r
-}
+func (r ModelCallRef) Clone() ModelCallRef { cloneFields(r.fields()); return r }
 
 // Clone returns a deep copy of g.
-func (g ObservationGap) Clone() ObservationGap {
-	g.InvocationID = clonePtr(g.InvocationID)
-	g.Detail = clonePtr(g.Detail)
-	return g
-}
+func (g ObservationGap) Clone() ObservationGap { cloneFields(g.fields()); return g }
 
 // cloneRecord deep-copies one record; nil (or a typed nil) stays nil of the same type.
 func cloneRecord(r Record) Record {
 	switch v := r.(type) {
 	case *AgentInvocation:
-		if v != nil {
-			c := v.Clone()
-			return &c
-		}
+		return cloneWith(v, AgentInvocation.Clone)
 	case *ToolCallObservation:
-		if v != nil {
-			c := v.Clone()
-			return &c
-		}
+		return cloneWith(v, ToolCallObservation.Clone)
 	case *ContextCompactionObservation:
-		if v != nil {
-			c := v.Clone()
-			return &c
-		}
+		return cloneWith(v, ContextCompactionObservation.Clone)
 	case *SandboxObservation:
-		if v != nil {
-			c := v.Clone()
-			return &c
-		}
+		return cloneWith(v, SandboxObservation.Clone)
 	}
 	return r
 }
 
-func cloneRefs(refs []ModelCallRef) []ModelCallRef {
-	if refs == nil {
+// cloneWith returns a pointer to clone(*p), or nil for nil.
+func cloneWith[T any](p *T, clone func(T) T) *T {
+	if p == nil {
 		return nil
 	}
-	out := make([]ModelCallRef, len(refs))
-	for i, r := range refs {
-		out[i] = r.Clone()
-	}
-	return out
+	c := clone(*p)
+	return &c
 }
 
-func cloneGaps(gaps []ObservationGap) []ObservationGap {
-	if gaps == nil {
+// cloneSlice returns a copy of s with every element copied by clone (nil stays nil).
+func cloneSlice[T any](s []T, clone func(T) T) []T {
+	if s == nil {
 		return nil
 	}
-	out := make([]ObservationGap, len(gaps))
-	for i, g := range gaps {
-		out[i] = g.Clone()
+	out := make([]T, len(s))
+	for i, e := range s {
+		out[i] = clone(e)
 	}
 	return out
 }

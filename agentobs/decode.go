@@ -46,99 +46,68 @@ func parseDocument(data []byte) (ojson.Value, error) {
 	return v.CollapseDuplicates(), nil
 }
 
-// unmarshal is the body of every UnmarshalJSON: parse, decode with fn, validate.
-func unmarshal[T any](data []byte, what string, decode func(ojson.Value, string) (T, error), validate func(T) error) (T, error) {
-	var zero T
+// unmarshal is the body of every UnmarshalJSON: parse, decode with fn, validate, and store in dst
+// only when all three succeed.
+func unmarshal[T any](dst *T, data []byte, what string, decode func(ojson.Value, string) (T, error), validate func(T) error) error {
 	v, err := parseDocument(data)
 	if err != nil {
-		return zero, errorf("decode %s: %w", what, err)
+		return errorf("decode %s: %w", what, err)
 	}
 	out, err := decode(v, "")
+	if err == nil {
+		err = validate(out)
+	}
 	if err != nil {
-		return zero, errorf("decode %s: %w", what, err)
+		return errorf("decode %s: %w", what, err)
 	}
-	if err := validate(out); err != nil {
-		return zero, errorf("decode %s: %w", what, err)
-	}
-	return out, nil
+	*dst = out
+	return nil
 }
 
 // UnmarshalJSON decodes and validates a bundle (see [DecodeBundle]). On error b is unchanged.
 func (b *AgentObservationBundle) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, "bundle", decodeBundle, AgentObservationBundle.validate)
-	if err == nil {
-		*b = out
-	}
-	return err
+	return unmarshal(b, data, "bundle", decodeBundle, AgentObservationBundle.validate)
 }
 
 // UnmarshalJSON decodes a model server reference: required string keys type (which must be
 // "responses_api_models") and name; other keys are ignored. On error m is unchanged.
 func (m *ModelServerRef) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, "model_ref", decodeModelServerRef, ModelServerRef.validate)
-	if err == nil {
-		*m = out
-	}
-	return err
+	return unmarshal(m, data, "model_ref", decodeModelServerRef, ModelServerRef.validate)
 }
 
 // UnmarshalJSON decodes and validates a model-call reference. On error r is unchanged.
 func (r *ModelCallRef) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, "model call ref", decodeModelCallRef, ModelCallRef.validate)
-	if err == nil {
-		*r = out
-	}
-	return err
+	return unmarshal(r, data, "model call ref", decodeModelCallRef, ModelCallRef.validate)
 }
 
 // UnmarshalJSON decodes a gap: required string code, nullable strings invocation_id and detail.
 // On error g is unchanged.
 func (g *ObservationGap) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, "gap", decodeGap, ObservationGap.validate)
-	if err == nil {
-		*g = out
-	}
-	return err
+	return unmarshal(g, data, "gap", decodeGap, ObservationGap.validate)
 }
 
 // UnmarshalJSON decodes and validates an invocation; "kind", when present, must be
 // "agent_invocation". On error a is unchanged.
 func (a *AgentInvocation) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, KindAgentInvocation, decodeInvocation, AgentInvocation.validate)
-	if err == nil {
-		*a = out
-	}
-	return err
+	return unmarshal(a, data, KindAgentInvocation, decodeInvocation, AgentInvocation.validate)
 }
 
 // UnmarshalJSON decodes and validates a tool call; "kind", when present, must be "tool_call". An
 // "output" key is rejected like any unknown key (SPEC §6.2). On error t is unchanged.
 func (t *ToolCallObservation) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, KindToolCall, decodeToolCall, ToolCallObservation.validate)
-	if err == nil {
-		*t = out
-	}
-	return err
+	return unmarshal(t, data, KindToolCall, decodeToolCall, ToolCallObservation.validate)
 }
 
 // UnmarshalJSON decodes and validates a compaction; "kind", when present, must be
 // "context_compaction". On error c is unchanged.
 func (c *ContextCompactionObservation) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, KindContextCompaction, decodeCompaction, ContextCompactionObservation.validate)
-	if err == nil {
-		*c = out
-	}
-	return err
+	return unmarshal(c, data, KindContextCompaction, decodeCompaction, ContextCompactionObservation.validate)
 }
 
 // UnmarshalJSON decodes and validates a sandbox observation; "kind", when present, must be
 // "sandbox"; "role" is required. On error s is unchanged.
 func (s *SandboxObservation) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, KindSandbox, decodeSandbox, SandboxObservation.validate)
-	if err == nil {
-		*s = out
-	}
-	return err
+	return unmarshal(s, data, KindSandbox, decodeSandbox, SandboxObservation.validate)
 }
 
 // obj reads the members of one JSON object, collecting every error.
@@ -328,20 +297,6 @@ func list[T any](o *obj, key string, elem func(ojson.Value, string) (T, error)) 
 	return out
 }
 
-// optRef reads an Optional[ModelCallRef].
-func (o *obj) optRef(key string) *ModelCallRef {
-	v, ok := o.get(key)
-	if !ok || v.IsNull() {
-		return nil
-	}
-	r, err := decodeModelCallRef(v, joinPath(o.path, key))
-	if err != nil {
-		o.errs = append(o.errs, err)
-		return nil
-	}
-	return &r
-}
-
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -368,30 +323,39 @@ func decodeModelServerRef(v ojson.Value, path string) (ModelServerRef, error) {
 	return m, o.err()
 }
 
+// decodeAs decodes v (at path) into a new T through its field table; kind is its "kind" ("" for
+// none).
+func decodeAs[T any, P interface {
+	*T
+	fielder
+}](v ojson.Value, path, kind string) (T, error) {
+	var out T
+	err := decodeFields(v, path, kind, P(&out).fields())
+	return out, err
+}
+
 func decodeModelCallRef(v ojson.Value, path string) (ModelCallRef, error) {
-	o, err := newObj(v, path, false, "model_call_id", "model_ref", "response_id")
-	if err != nil {
-		return ModelCallRef{}, err
-	}
-	r := ModelCallRef{ModelCallID: o.optStr("model_call_id"), ResponseID: o.optStr("response_id")}
-	if mv, ok := o.get("model_ref"); ok && !mv.IsNull() {
-		m, err := decodeModelServerRef(mv, joinPath(path, "model_ref"))
-		if err != nil {
-			o.errs = append(o.errs, err)
-		} else {
-			r.ModelRef = &m
-		}
-	}
-	return r, o.err()
+	return decodeAs[ModelCallRef](v, path, "")
 }
 
 func decodeGap(v ojson.Value, path string) (ObservationGap, error) {
-	o, err := newObj(v, path, false, "code", "invocation_id", "detail")
-	if err != nil {
-		return ObservationGap{}, err
-	}
-	g := ObservationGap{Code: o.reqStr("code"), InvocationID: o.optStr("invocation_id"), Detail: o.optStr("detail")}
-	return g, o.err()
+	return decodeAs[ObservationGap](v, path, "")
+}
+
+func decodeInvocation(v ojson.Value, path string) (AgentInvocation, error) {
+	return decodeAs[AgentInvocation](v, path, KindAgentInvocation)
+}
+
+func decodeToolCall(v ojson.Value, path string) (ToolCallObservation, error) {
+	return decodeAs[ToolCallObservation](v, path, KindToolCall)
+}
+
+func decodeCompaction(v ojson.Value, path string) (ContextCompactionObservation, error) {
+	return decodeAs[ContextCompactionObservation](v, path, KindContextCompaction)
+}
+
+func decodeSandbox(v ojson.Value, path string) (SandboxObservation, error) {
+	return decodeAs[SandboxObservation](v, path, KindSandbox)
 }
 
 func decodeConversationItem(v ojson.Value, path string) (json.RawMessage, error) {
@@ -399,109 +363,6 @@ func decodeConversationItem(v ojson.Value, path string) (json.RawMessage, error)
 		return nil, pathError(path, fmt.Errorf("a JSON %s, not an object", v.Kind()))
 	}
 	return json.RawMessage(v.AppendJSON(nil)), nil
-}
-
-func decodeInvocation(v ojson.Value, path string) (AgentInvocation, error) {
-	o, err := newObj(v, path, false, "kind", "invocation_id", "parent_invocation_id", "spawned_by_tool_call_id",
-		"status", "duration_ms", "error_type", "model_calls", "conversation")
-	if err != nil {
-		return AgentInvocation{}, err
-	}
-	o.kind(KindAgentInvocation)
-	a := AgentInvocation{
-		InvocationID:        o.reqStr("invocation_id"),
-		ParentInvocationID:  o.optStr("parent_invocation_id"),
-		SpawnedByToolCallID: o.optStr("spawned_by_tool_call_id"),
-		Status: InvocationStatus(o.enum("status", string(InvocationStatusUnknown),
-			"completed", "failed", "incomplete", "unknown")),
-		DurationMS:   o.optFloat("duration_ms"),
-		ErrorType:    o.optStr("error_type"),
-		ModelCalls:   list(o, "model_calls", decodeModelCallRef),
-		Conversation: list(o, "conversation", decodeConversationItem),
-	}
-	return a, o.err()
-}
-
-func decodeToolCall(v ojson.Value, path string) (ToolCallObservation, error) {
-	o, err := newObj(v, path, false, "kind", "invocation_id", "tool_call_id", "sandbox_id", "tool_name",
-		"started_at", "completed_at", "duration_ms", "timing_source", "status", "error_type")
-	if err != nil {
-		return ToolCallObservation{}, err
-	}
-	o.kind(KindToolCall)
-	t := ToolCallObservation{
-		InvocationID: o.reqStr("invocation_id"),
-		ToolCallID:   o.reqStr("tool_call_id"),
-		SandboxID:    o.optStr("sandbox_id"),
-		ToolName:     o.optStr("tool_name"),
-		StartedAt:    o.optFloat("started_at"),
-		CompletedAt:  o.optFloat("completed_at"),
-		DurationMS:   o.optFloat("duration_ms"),
-		Status: ToolCallStatus(o.enum("status", string(ToolCallStatusUnknown),
-			"completed", "failed", "timeout", "cancelled", "incomplete", "unknown")),
-		ErrorType: o.optStr("error_type"),
-	}
-	if ts, ok := o.get("timing_source"); ok && !ts.IsNull() {
-		s := TimingSource(o.enum("timing_source", "", "executor", "artifact", "harness"))
-		if s != "" {
-			t.TimingSource = &s
-		}
-	}
-	return t, o.err()
-}
-
-func decodeCompaction(v ojson.Value, path string) (ContextCompactionObservation, error) {
-	o, err := newObj(v, path, false, "kind", "invocation_id", "observed_at", "trigger", "tokens_before",
-		"tokens_after", "outcome", "summary", "first_kept_item_id", "before_model_call", "model_calls",
-		"after_model_call")
-	if err != nil {
-		return ContextCompactionObservation{}, err
-	}
-	o.kind(KindContextCompaction)
-	c := ContextCompactionObservation{
-		InvocationID: o.reqStr("invocation_id"),
-		ObservedAt:   o.optFloat("observed_at"),
-		Trigger:      o.optStr("trigger"),
-		TokensBefore: o.optInt("tokens_before"),
-		TokensAfter:  o.optInt("tokens_after"),
-		Outcome: CompactionOutcome(o.enum("outcome", string(CompactionOutcomeUnknown),
-			"completed", "failed", "aborted", "unknown")),
-		Summary:         o.optStr("summary"),
-		FirstKeptItemID: o.optStr("first_kept_item_id"),
-		BeforeModelCall: o.optRef("before_model_call"),
-		ModelCalls:      list(o, "model_calls", decodeModelCallRef),
-		AfterModelCall:  o.optRef("after_model_call"),
-	}
-	return c, o.err()
-}
-
-func decodeSandbox(v ojson.Value, path string) (SandboxObservation, error) {
-	o, err := newObj(v, path, false, "kind", "role", "provider", "sandbox_id", "outcome", "exit_code",
-		"wall_time_s", "cpu_time_s", "peak_memory_mib", "resource_usage_source", "error_type")
-	if err != nil {
-		return SandboxObservation{}, err
-	}
-	o.kind(KindSandbox)
-	var role SandboxRole
-	if _, ok := o.get("role"); ok {
-		role = SandboxRole(o.enum("role", "", "agent", "verifier", "environment"))
-	} else {
-		o.fail("role", errors.New("field required"))
-	}
-	s := SandboxObservation{
-		Role:      role,
-		Provider:  o.optStr("provider"),
-		SandboxID: o.optStr("sandbox_id"),
-		Outcome: SandboxOutcome(o.enum("outcome", string(SandboxOutcomeUnknown),
-			"completed", "failed", "timeout", "oom", "sandbox_error", "cancelled", "unknown")),
-		ExitCode:            o.optInt("exit_code"),
-		WallTimeS:           o.optFloat("wall_time_s"),
-		CPUTimeS:            o.optFloat("cpu_time_s"),
-		PeakMemoryMiB:       o.optFloat("peak_memory_mib"),
-		ResourceUsageSource: o.optStr("resource_usage_source"),
-		ErrorType:           o.optStr("error_type"),
-	}
-	return s, o.err()
 }
 
 // decodeRecord dispatches on the required "kind" (the discriminator of SPEC §6.2).
@@ -517,21 +378,20 @@ func decodeRecord(v ojson.Value, path string) (Record, error) {
 	if !ok {
 		return nil, pathError(joinPath(path, "kind"), fmt.Errorf("a JSON %s, not a string", kv.Kind()))
 	}
-	switch kind {
-	case KindAgentInvocation:
-		r, err := decodeInvocation(v, path)
-		return &r, err
-	case KindToolCall:
-		r, err := decodeToolCall(v, path)
-		return &r, err
-	case KindContextCompaction:
-		r, err := decodeCompaction(v, path)
-		return &r, err
-	case KindSandbox:
-		r, err := decodeSandbox(v, path)
-		return &r, err
+	newRecord, ok := recordTypes[kind]
+	if !ok {
+		return nil, pathError(joinPath(path, "kind"), fmt.Errorf("unknown record kind %s (want agent_invocation, tool_call, context_compaction or sandbox)", strconv.Quote(kind)))
 	}
-	return nil, pathError(joinPath(path, "kind"), fmt.Errorf("unknown record kind %s (want agent_invocation, tool_call, context_compaction or sandbox)", strconv.Quote(kind)))
+	r := newRecord()
+	return r, decodeFields(v, path, kind, r.fields())
+}
+
+// recordTypes makes an empty record of each kind.
+var recordTypes = map[string]func() Record{
+	KindAgentInvocation:   func() Record { return new(AgentInvocation) },
+	KindToolCall:          func() Record { return new(ToolCallObservation) },
+	KindContextCompaction: func() Record { return new(ContextCompactionObservation) },
+	KindSandbox:           func() Record { return new(SandboxObservation) },
 }
 
 func decodeBundle(v ojson.Value, path string) (AgentObservationBundle, error) {

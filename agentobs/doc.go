@@ -28,40 +28,21 @@
 // captured call to at most one invocation and reports what it could not resolve as gaps (SPEC
 // §6.5). Join is idempotent (SPEC D11): joining a joined bundle with the same calls changes nothing.
 //
-// # Recorder
+// # Recorder, sandboxes and spans
 //
 // A [Recorder] records one rollout's observations as OpenTelemetry spans in the rollout's trace
-// (trace id derived from the rollout id, DESIGN.md "Trace per rollout") and in its own bundle
-// ([Recorder.Bundle], source "gymtrace"). It is context-first: [Recorder.StartInvocation] returns a
-// context carrying the invocation (span "invoke_agent {name}", kind INTERNAL); [StartToolCall] (span
-// "execute_tool {name}" with gen_ai.tool.call.id, timing measured by the SDK: timing_source
-// "executor"), [StartCompaction] (a span with gen_ai.conversation.compacted=true) and [RunSandboxed] /
-// [RecordSandbox] (span "sandbox {role}") attach to the invocation ctx carries. Model calls are linked
-// automatically by [Transport], which reads the capture proxy's X-Gymtrace-Model-Call-Id response
-// header and adds a ModelCallRef (and a gymtrace.model_call event) to the invocation of the request's
-// context; [RecordModelCall] does the same by hand. Recording never blocks on export: spans go to the
-// TracerProvider the caller configured. All of it is safe for concurrent use.
+// (DESIGN.md "Trace per rollout") and in its own bundle ([Recorder.Bundle]). It is context-first:
+// [Recorder.StartInvocation] returns a context carrying the invocation, to which [StartToolCall],
+// [StartCompaction], [RunSandboxed] / [RecordSandbox] and the model calls that [Transport] (or
+// [RecordModelCall]) sees attach. [RunSandboxed] fills a SandboxObservation with measured values
+// only; a configured limit is never reported as usage (SPEC §6.2).
 //
-// # Sandboxes
-//
-// [RunSandboxed] runs a command in its own process group and fills a SandboxObservation with measured
-// values only: wall time, CPU time (rusage or the cgroup's cpu.stat), peak memory (cgroup v2
-// memory.peak where a cgroup can be created, else rusage and a procfs sampler), exit code and an
-// outcome of completed, failed, timeout, cancelled, oom or sandbox_error. A memory limit is enforced by
-// the cgroup's memory.max, else by a watchdog that samples the process tree every 10 ms; a configured
-// limit is never reported as usage (SPEC §6.2).
-//
-// # Spans from any language
-//
-// One mapping turns spans into observations ([ObservationSpan], [BundleFromSpans]): invoke_agent →
-// AgentInvocation, execute_tool → ToolCallObservation, compaction spans → ContextCompactionObservation,
-// sandbox spans → SandboxObservation, gymtrace.model_call.id on span events and links → ModelCallRef;
-// invocation nesting follows the span parent chain. It reads only GenAI semantic-convention keys plus
-// gymtrace.rollout.id (and optional gymtrace.* keys), so a Python or TypeScript agent's spans build the
-// same bundle. [NewObservationProcessor] is an sdktrace.SpanProcessor that appends every observation
-// span synchronously to <rollout_id>.observations.jsonl beside the capture file (same id rules,
-// flock and fsync as the capture store); [ReadBundle] reads that file tolerantly and builds the bundle
-// that `gymtrace attach` joins when a rollout line carries no ng_agent_observations of its own.
+// One mapping turns spans into observations ([ObservationSpan], [BundleFromSpans]). It reads only
+// GenAI semantic-convention keys plus gymtrace.rollout.id (and optional gymtrace.* keys), so a
+// Python or TypeScript agent's spans build the same bundle. [NewObservationProcessor] appends every
+// observation span to <rollout_id>.observations.jsonl beside the capture file; [ReadBundle] reads
+// that file back into the bundle that `gymtrace attach` joins when a rollout line carries no
+// ng_agent_observations of its own.
 //
 // # Concurrency
 //

@@ -131,18 +131,18 @@ func (l ObservationLine) Span() ObservationSpan {
 	s := ObservationSpan{
 		TraceID: l.TraceID, SpanID: l.SpanID, ParentSpanID: l.ParentSpanID, Name: l.Name, Kind: l.Kind,
 		StartTime: l.StartTime, EndTime: l.EndTime, StatusCode: l.StatusCode,
-		Attributes: attrList(l.Attributes), DroppedEvents: l.DroppedEvents, DroppedLinks: l.DroppedLinks,
+		Attributes: capture.Attributes(l.Attributes), DroppedEvents: l.DroppedEvents, DroppedLinks: l.DroppedLinks,
 	}
 	if len(l.Events) > 0 {
 		s.Events = make([]SpanEvent, len(l.Events))
 		for i, e := range l.Events {
-			s.Events[i] = SpanEvent{Name: e.Name, Time: e.Time, Attributes: attrList(e.Attributes)}
+			s.Events[i] = SpanEvent{Name: e.Name, Time: e.Time, Attributes: capture.Attributes(e.Attributes)}
 		}
 	}
 	if len(l.Links) > 0 {
 		s.Links = make([]SpanLink, len(l.Links))
 		for i, k := range l.Links {
-			s.Links[i] = SpanLink{TraceID: k.TraceID, SpanID: k.SpanID, Attributes: attrList(k.Attributes)}
+			s.Links[i] = SpanLink{TraceID: k.TraceID, SpanID: k.SpanID, Attributes: capture.Attributes(k.Attributes)}
 		}
 	}
 	return s

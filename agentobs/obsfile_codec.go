@@ -38,13 +38,13 @@ func (l ObservationLine) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"name":`...)
 	dst = ojson.AppendString(dst, l.Name)
 	dst = append(dst, `,"kind":`...)
-	dst = ojson.AppendString(dst, spanKindName(l.Kind))
+	dst = ojson.AppendString(dst, nameOf(spanKindNames, l.Kind, "unspecified"))
 	dst = append(dst, `,"start_time_unix_nano":`...)
 	dst = appendTime(dst, l.StartTime)
 	dst = append(dst, `,"end_time_unix_nano":`...)
 	dst = appendTime(dst, l.EndTime)
 	dst = append(dst, `,"status_code":`...)
-	dst = ojson.AppendString(dst, statusName(l.StatusCode))
+	dst = ojson.AppendString(dst, nameOf(statusNames, l.StatusCode, "unset"))
 	dst = append(dst, `,"attributes":`...)
 	dst = appendAttributes(dst, l.Attributes)
 	dst = append(dst, `,"events":[`...)
@@ -176,21 +176,25 @@ var spanKindNames = map[trace.SpanKind]string{
 	trace.SpanKindConsumer:    "consumer",
 }
 
-func spanKindName(k trace.SpanKind) string {
-	if s, ok := spanKindNames[k]; ok {
+var statusNames = map[codes.Code]string{codes.Unset: "unset", codes.Ok: "ok", codes.Error: "error"}
+
+// nameOf is names[k], or def when k has no name.
+func nameOf[K comparable](names map[K]string, k K, def string) string {
+	if s, ok := names[k]; ok {
 		return s
 	}
-	return "unspecified"
+	return def
 }
 
-func statusName(c codes.Code) string {
-	switch c {
-	case codes.Ok:
-		return "ok"
-	case codes.Error:
-		return "error"
+// valueOf is the key whose name is name, and whether there is one.
+func valueOf[K comparable](names map[K]string, name string) (K, bool) {
+	for k, n := range names {
+		if n == name {
+			return k, true
+		}
 	}
-	return "unset"
+	var zero K
+	return zero, false
 }
 
 // DecodeObservationLine decodes one line of the observations file (the format of
@@ -219,29 +223,13 @@ func DecodeObservationLine(b []byte) (ObservationLine, error) {
 	l.SpanID = trace.SpanID(d.hexID("span_id", 8, false))
 	l.ParentSpanID = trace.SpanID(d.hexID("parent_span_id", 8, true))
 	l.Name = d.str("name")
-	kind := d.str("kind")
-	if d.err == nil {
-		l.Kind = -1
-		for k, name := range spanKindNames {
-			if name == kind {
-				l.Kind = k
-			}
-		}
-		if l.Kind < 0 {
-			d.fail("kind", "is not a span kind")
-		}
+	var ok bool
+	if l.Kind, ok = valueOf(spanKindNames, d.str("kind")); d.err == nil && !ok {
+		d.fail("kind", "is not a span kind")
 	}
 	l.StartTime = d.time("start_time_unix_nano")
 	l.EndTime = d.time("end_time_unix_nano")
-	switch status := d.str("status_code"); {
-	case d.err != nil:
-	case status == "unset":
-		l.StatusCode = codes.Unset
-	case status == "ok":
-		l.StatusCode = codes.Ok
-	case status == "error":
-		l.StatusCode = codes.Error
-	default:
+	if l.StatusCode, ok = valueOf(statusNames, d.str("status_code")); d.err == nil && !ok {
 		d.fail("status_code", "is not unset, ok or error")
 	}
 	l.Attributes = d.attributes(d.member("attributes"), "attributes")
@@ -325,13 +313,12 @@ func (d *lineDecoder) hexID(key string, n int, nullable bool) []byte {
 	if d.err != nil || (nullable && v.IsNull()) {
 		return out
 	}
-	s, ok := v.AsString()
-	if !ok || len(s) != 2*n || !isLowerHex(s) {
+	s, _ := v.AsString()
+	if len(s) != 2*n {
 		d.fail(key, fmt.Sprintf("is not %d lowercase hex characters", 2*n))
-		return out
-	}
-	_, _ = hex.Decode(out, []byte(s))
-	if allZero(out) {
+	} else if _, err := hex.Decode(out, []byte(s)); err != nil || hex.EncodeToString(out) != s {
+		d.fail(key, fmt.Sprintf("is not %d lowercase hex characters", 2*n))
+	} else if !slices.ContainsFunc(out, func(c byte) bool { return c != 0 }) {
 		d.fail(key, "is all zeros")
 	}
 	return out
@@ -436,72 +423,31 @@ func sliceValue(elems []ojson.Value) (attribute.Value, bool) {
 	}
 	switch elems[0].Kind() {
 	case ojson.KindString:
-		out := make([]string, len(elems))
-		for i, e := range elems {
-			s, ok := e.AsString()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = s
-		}
-		return attribute.StringSliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.AsString)
+		return attribute.StringSliceValue(out), ok
 	case ojson.KindBool:
-		out := make([]bool, len(elems))
-		for i, e := range elems {
-			b, ok := e.AsBool()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = b
-		}
-		return attribute.BoolSliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.AsBool)
+		return attribute.BoolSliceValue(out), ok
 	case ojson.KindNumber:
-		allInt := true
-		for _, e := range elems {
-			if e.Kind() != ojson.KindNumber {
-				return attribute.Value{}, false
-			}
-			allInt = allInt && e.IsInteger()
+		if !slices.ContainsFunc(elems, func(e ojson.Value) bool { return !e.IsInteger() }) {
+			out, ok := sliceOf(elems, ojson.Value.Int64)
+			return attribute.Int64SliceValue(out), ok
 		}
-		if allInt {
-			out := make([]int64, len(elems))
-			for i, e := range elems {
-				n, ok := e.Int64()
-				if !ok {
-					return attribute.Value{}, false
-				}
-				out[i] = n
-			}
-			return attribute.Int64SliceValue(out), true
-		}
-		out := make([]float64, len(elems))
-		for i, e := range elems {
-			f, ok := e.Float64()
-			if !ok {
-				return attribute.Value{}, false
-			}
-			out[i] = f
-		}
-		return attribute.Float64SliceValue(out), true
+		out, ok := sliceOf(elems, ojson.Value.Float64)
+		return attribute.Float64SliceValue(out), ok
 	}
 	return attribute.Value{}, false
 }
 
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
+// sliceOf reads every element with get; ok is false when one does not read.
+func sliceOf[T any](elems []ojson.Value, get func(ojson.Value) (T, bool)) ([]T, bool) {
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		v, ok := get(e)
+		if !ok {
+			return nil, false
 		}
+		out[i] = v
 	}
-	return true
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	return out, true
 }

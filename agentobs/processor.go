@@ -82,27 +82,21 @@ func (o observationLine) AppendTo(dst []byte) []byte { return o.l.AppendJSON(dst
 func (o observationLine) Problems() capture.Problems { return nil }
 
 // ProcessorOption configures an [ObservationProcessor].
-type ProcessorOption interface {
-	applyProcessor(*processorConfig)
-}
+type ProcessorOption func(*processorConfig)
 
 type processorConfig struct {
 	logger        *slog.Logger
 	meterProvider metric.MeterProvider
 }
 
-type processorOptionFunc func(*processorConfig)
-
-func (f processorOptionFunc) applyProcessor(c *processorConfig) { f(c) }
-
 // WithProcessorLogger sets the logger of write failures and dropped spans (default: slog.Default()
 // at the time NewObservationProcessor runs). A nil logger keeps the default.
 func WithProcessorLogger(l *slog.Logger) ProcessorOption {
-	return processorOptionFunc(func(c *processorConfig) {
+	return func(c *processorConfig) {
 		if l != nil {
 			c.logger = l
 		}
-	})
+	}
 }
 
 // WithProcessorMeterProvider sets the meter provider of the processor's counters: the span
@@ -114,7 +108,7 @@ func WithProcessorLogger(l *slog.Logger) ProcessorOption {
 // gymtrace.observations.unattributed (no rollout id). Default: a no-op provider (libraries never
 // read the global one); nil keeps the default.
 func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
-	return processorOptionFunc(func(c *processorConfig) { c.meterProvider = mp })
+	return func(c *processorConfig) { c.meterProvider = mp }
 }
 
 // errShutdown is the cause of an observation span that ended after Shutdown.
@@ -156,7 +150,7 @@ func NewObservationProcessor(store *capture.Store, opts ...ProcessorOption) (*Ob
 	cfg := processorConfig{logger: slog.Default()}
 	for _, o := range opts {
 		if o != nil {
-			o.applyProcessor(&cfg)
+			o(&cfg)
 		}
 	}
 	w, err := capture.NewWriter(store, ObservationLines{}, capture.WithMeterProvider(cfg.meterProvider))

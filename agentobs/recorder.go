@@ -24,25 +24,19 @@ import (
 const instrumentationName = "github.com/gymtrace/gymtrace/agentobs"
 
 // Option configures a [Recorder] built by [NewRecorder].
-type Option interface {
-	applyRecorder(*recorderConfig)
-}
+type Option func(*recorderConfig)
 
 type recorderConfig struct {
 	runID string
 	clock func() time.Time
 }
 
-type recorderOptionFunc func(*recorderConfig)
-
-func (f recorderOptionFunc) applyRecorder(c *recorderConfig) { f(c) }
-
 // WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [sdk.WithRunID]):
 // spans started without a parent in the rollout's trace get the run's rollout root
 // (rollout.ID{Run: runID, Rollout: id}.RootSpanContext()) as their parent. Default "": no run namespace. A non-empty runID
 // must pass rollout.ValidateRun, else NewRecorder fails.
 func WithRunID(runID string) Option {
-	return recorderOptionFunc(func(c *recorderConfig) { c.runID = runID })
+	return func(c *recorderConfig) { c.runID = runID }
 }
 
 // WithClock replaces the clock the recorder measures with (default time.Now). All times of one
@@ -50,11 +44,11 @@ func WithRunID(runID string) Option {
 // then (monotonic when the clock's readings carry one, as time.Now's do), so intervals never run
 // backwards when the wall clock is stepped. Meant for tests; nil keeps the default.
 func WithClock(clock func() time.Time) Option {
-	return recorderOptionFunc(func(c *recorderConfig) {
+	return func(c *recorderConfig) {
 		if clock != nil {
 			c.clock = clock
 		}
-	})
+	}
 }
 
 // Recorder records one rollout's agent observations — invocations ([Recorder.StartInvocation]),
@@ -105,7 +99,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 	cfg := recorderConfig{clock: time.Now}
 	for _, o := range opts {
 		if o != nil {
-			o.applyRecorder(&cfg)
+			o(&cfg)
 		}
 	}
 	if err := capture.ValidateRolloutID(rolloutID); err != nil {
@@ -182,7 +176,7 @@ func (e *entry) snapshot() ObservationSpan {
 	return ObservationSpan{
 		TraceID: e.traceID, SpanID: e.spanID, ParentSpanID: e.parentID, Name: e.name,
 		Kind: trace.SpanKindInternal, StartTime: e.start, EndTime: e.end, StatusCode: e.status,
-		Attributes: attrList(slices.Clone(e.attrs)), Events: slices.Clone(e.events), Links: slices.Clone(e.links),
+		Attributes: capture.Attributes(slices.Clone(e.attrs)), Events: slices.Clone(e.events), Links: slices.Clone(e.links),
 	}
 }
 
@@ -217,29 +211,36 @@ func (e *entry) setAttributes(attrs ...attribute.KeyValue) {
 	e.span.SetAttributes(attrs...)
 }
 
-// finish ends the entry at the recorder's current time with the given final attributes and
-// status; it reports false when the entry had already ended. The span ends after e.mu is
-// released.
-func (e *entry) finish(r *Recorder, code codes.Code, description string, attrs ...attribute.KeyValue) bool {
+// finish ends the entry at the recorder's current time with gymtrace.observation.status status,
+// attrs, error.type ([errorType] of err and explicitType), the gymtrace.model_call.ids of its calls
+// and span status Error (err's text, else status) unless status is completed or unknown. Later
+// calls do nothing. The span ends after e.mu is released.
+func (e *entry) finish(r *Recorder, status string, err error, explicitType string, attrs ...attribute.KeyValue) {
+	attrs = append([]attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(status)}, attrs...)
+	if t := errorType(err, explicitType); t != "" {
+		attrs = append(attrs, semconv.ErrorType(t))
+	}
 	e.mu.Lock()
 	if e.ended {
 		e.mu.Unlock()
-		return false
+		return
 	}
 	e.ended = true
 	if len(e.calls) > 0 {
 		attrs = append(attrs, semconv.GymtraceModelCallIDsKey.StringSlice(slices.Clone(e.calls)))
 	}
 	e.setAttributes(attrs...)
-	if code == codes.Error {
+	if status != string(InvocationStatusCompleted) && status != string(InvocationStatusUnknown) {
 		e.status = codes.Error
-		e.span.SetStatus(codes.Error, description)
+		if err != nil {
+			status = err.Error()
+		}
+		e.span.SetStatus(codes.Error, status)
 	}
 	end := r.now()
 	e.end = end
 	e.mu.Unlock()
 	e.span.End(trace.WithTimestamp(end))
-	return true
 }
 
 // errEnded is returned when a model call is recorded on an observation that has ended.
@@ -255,13 +256,13 @@ func (e *entry) recordCall(r *Recorder, ref ModelCallRef, target trace.SpanConte
 		return errEnded
 	}
 	at := r.now()
-	e.events = append(e.events, SpanEvent{Name: semconv.GymtraceModelCallEventName, Time: at, Attributes: attrList(attrs)})
+	e.events = append(e.events, SpanEvent{Name: semconv.GymtraceModelCallEventName, Time: at, Attributes: capture.Attributes(attrs)})
 	if ref.ModelCallID != nil {
 		e.calls = append(e.calls, *ref.ModelCallID)
 	}
 	e.span.AddEvent(semconv.GymtraceModelCallEventName, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 	if target.IsValid() {
-		e.links = append(e.links, SpanLink{TraceID: target.TraceID(), SpanID: target.SpanID(), Attributes: attrList(attrs)})
+		e.links = append(e.links, SpanLink{TraceID: target.TraceID(), SpanID: target.SpanID(), Attributes: capture.Attributes(attrs)})
 		e.span.AddLink(trace.Link{SpanContext: target, Attributes: attrs})
 	}
 	return nil

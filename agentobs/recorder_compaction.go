@@ -2,10 +2,8 @@ package agentobs
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -73,20 +71,9 @@ func (c *Compaction) End(res CompactionResult) {
 	if c == nil {
 		return
 	}
-	outcome := res.Outcome
-	switch outcome {
-	case CompactionOutcomeCompleted, CompactionOutcomeFailed, CompactionOutcomeAborted, CompactionOutcomeUnknown:
-	default:
-		switch {
-		case res.Err == nil:
-			outcome = CompactionOutcomeCompleted
-		case errors.Is(res.Err, context.Canceled), errors.Is(res.Err, context.DeadlineExceeded):
-			outcome = CompactionOutcomeAborted
-		default:
-			outcome = CompactionOutcomeFailed
-		}
-	}
-	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(outcome))}
+	outcome := endStatus(res.Outcome, compactionOutcomes, res.Err, CompactionOutcomeCompleted, CompactionOutcomeAborted,
+		CompactionOutcomeAborted, CompactionOutcomeFailed)
+	var attrs []attribute.KeyValue
 	if res.TokensBefore != nil {
 		attrs = append(attrs, semconv.GymtraceCompactionTokensBeforeKey.Int(*res.TokensBefore))
 	}
@@ -99,12 +86,5 @@ func (c *Compaction) End(res CompactionResult) {
 	if res.FirstKeptItemID != nil {
 		attrs = append(attrs, semconv.GymtraceCompactionFirstKeptItemIDKey.String(*res.FirstKeptItemID))
 	}
-	if t := errorType(res.Err, ""); t != "" {
-		attrs = append(attrs, semconv.ErrorType(t))
-	}
-	code := codes.Error
-	if outcome == CompactionOutcomeCompleted || outcome == CompactionOutcomeUnknown {
-		code = codes.Unset
-	}
-	c.e.finish(c.rec, code, statusDescription(res.Err, string(outcome)), attrs...)
+	c.e.finish(c.rec, string(outcome), res.Err, "", attrs...)
 }

@@ -4,37 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // InvocationOption configures an invocation started by [Recorder.StartInvocation].
-type InvocationOption interface {
-	applyInvocation(*invocationConfig)
-}
+type InvocationOption func(*invocationConfig)
 
 type invocationConfig struct {
 	agentID string
 }
 
-type invocationOptionFunc func(*invocationConfig)
-
-func (f invocationOptionFunc) applyInvocation(c *invocationConfig) { f(c) }
-
 // WithAgentID sets gen_ai.agent.id, the agent's own identifier in the GenAI conventions (e.g. an
 // assistant id). It is not the invocation id: many invocations of one agent share it. Default: not
 // set.
 func WithAgentID(id string) InvocationOption {
-	return invocationOptionFunc(func(c *invocationConfig) { c.agentID = id })
+	return func(c *invocationConfig) { c.agentID = id }
 }
 
 // EndOption configures how an observation ends ([Invocation.End], [ToolCall.End]).
-type EndOption interface {
-	applyEnd(*endConfig)
-}
+type EndOption func(*endConfig)
 
 type endConfig struct {
 	errorType  string
@@ -42,33 +34,29 @@ type endConfig struct {
 	toolStatus ToolCallStatus
 }
 
-type endOptionFunc func(*endConfig)
-
-func (f endOptionFunc) applyEnd(c *endConfig) { f(c) }
-
 // WithErrorType sets the error_type (and the span's error.type) instead of the one derived from the
 // error (see [Invocation.End]). Ignored when "".
 func WithErrorType(t string) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.errorType = t })
+	return func(c *endConfig) { c.errorType = t }
 }
 
 // WithInvocationStatus sets an invocation's status instead of the one derived from the error.
 // Ignored by other observations, and when it is not one of the InvocationStatus values.
 func WithInvocationStatus(s InvocationStatus) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.invStatus = s })
+	return func(c *endConfig) { c.invStatus = s }
 }
 
 // WithToolCallStatus sets a tool call's status instead of the one derived from the error. Ignored
 // by other observations, and when it is not one of the ToolCallStatus values.
 func WithToolCallStatus(s ToolCallStatus) EndOption {
-	return endOptionFunc(func(c *endConfig) { c.toolStatus = s })
+	return func(c *endConfig) { c.toolStatus = s }
 }
 
 func newEndConfig(opts []EndOption) endConfig {
 	var c endConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyEnd(&c)
+			o(&c)
 		}
 	}
 	return c
@@ -98,7 +86,7 @@ func (r *Recorder) StartInvocation(ctx context.Context, name string, opts ...Inv
 	var cfg invocationConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyInvocation(&cfg)
+			o(&cfg)
 		}
 	}
 	attrs := []attribute.KeyValue{
@@ -146,28 +134,25 @@ func (inv *Invocation) End(err error, opts ...EndOption) {
 		return
 	}
 	cfg := newEndConfig(opts)
-	status := cfg.invStatus
-	switch status {
-	case InvocationStatusCompleted, InvocationStatusFailed, InvocationStatusIncomplete, InvocationStatusUnknown:
-	default:
-		switch {
-		case err == nil:
-			status = InvocationStatusCompleted
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			status = InvocationStatusIncomplete
-		default:
-			status = InvocationStatusFailed
-		}
+	status := endStatus(cfg.invStatus, invocationStatuses, err, InvocationStatusCompleted, InvocationStatusIncomplete,
+		InvocationStatusIncomplete, InvocationStatusFailed)
+	inv.e.finish(inv.rec, string(status), err, cfg.errorType)
+}
+
+// endStatus is explicit when it is one of valid, else derived from err: nil → completed,
+// context.DeadlineExceeded → deadline, context.Canceled → canceled, any other error → failed.
+func endStatus[S ~string](explicit S, valid []string, err error, completed, deadline, canceled, failed S) S {
+	switch {
+	case slices.Contains(valid, string(explicit)):
+		return explicit
+	case err == nil:
+		return completed
+	case errors.Is(err, context.DeadlineExceeded):
+		return deadline
+	case errors.Is(err, context.Canceled):
+		return canceled
 	}
-	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(status))}
-	if t := errorType(err, cfg.errorType); t != "" {
-		attrs = append(attrs, semconv.ErrorType(t))
-	}
-	code := codes.Unset
-	if status == InvocationStatusFailed || status == InvocationStatusIncomplete {
-		code = codes.Error
-	}
-	inv.e.finish(inv.rec, code, statusDescription(err, string(status)), attrs...)
+	return failed
 }
 
 // errorType returns the error type of an ending observation: explicit when set, else derived from
@@ -191,12 +176,4 @@ func errorType(err error, explicit string) string {
 		}
 	}
 	return "_OTHER"
-}
-
-// statusDescription is the span status description of an ending observation.
-func statusDescription(err error, status string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return status
 }

@@ -2,32 +2,24 @@ package agentobs
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // ToolCallOption configures a tool call started by [StartToolCall].
-type ToolCallOption interface {
-	applyToolCall(*toolCallConfig)
-}
+type ToolCallOption func(*toolCallConfig)
 
 type toolCallConfig struct {
 	sandboxID string
 }
 
-type toolCallOptionFunc func(*toolCallConfig)
-
-func (f toolCallOptionFunc) applyToolCall(c *toolCallConfig) { f(c) }
-
 // WithSandboxID names the sandbox the tool runs in (sandbox_id, gymtrace.sandbox.id): the
 // enclosing sandbox, shared by every call that runs there — not a per-call resource attribution.
 // Default: none.
 func WithSandboxID(id string) ToolCallOption {
-	return toolCallOptionFunc(func(c *toolCallConfig) { c.sandboxID = id })
+	return func(c *toolCallConfig) { c.sandboxID = id }
 }
 
 // ToolCall is one tool call in progress (SPEC §6.2 ToolCallObservation), timed by the recorder
@@ -60,7 +52,7 @@ func StartToolCall(ctx context.Context, name, toolCallID string, opts ...ToolCal
 	var cfg toolCallConfig
 	for _, o := range opts {
 		if o != nil {
-			o.applyToolCall(&cfg)
+			o(&cfg)
 		}
 	}
 	r := s.rec
@@ -94,29 +86,7 @@ func (tc *ToolCall) End(err error, opts ...EndOption) {
 		return
 	}
 	cfg := newEndConfig(opts)
-	status := cfg.toolStatus
-	switch status {
-	case ToolCallStatusCompleted, ToolCallStatusFailed, ToolCallStatusTimeout, ToolCallStatusCancelled,
-		ToolCallStatusIncomplete, ToolCallStatusUnknown:
-	default:
-		switch {
-		case err == nil:
-			status = ToolCallStatusCompleted
-		case errors.Is(err, context.DeadlineExceeded):
-			status = ToolCallStatusTimeout
-		case errors.Is(err, context.Canceled):
-			status = ToolCallStatusCancelled
-		default:
-			status = ToolCallStatusFailed
-		}
-	}
-	attrs := []attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(string(status))}
-	if t := errorType(err, cfg.errorType); t != "" {
-		attrs = append(attrs, semconv.ErrorType(t))
-	}
-	code := codes.Error
-	if status == ToolCallStatusCompleted || status == ToolCallStatusUnknown {
-		code = codes.Unset
-	}
-	tc.e.finish(tc.rec, code, statusDescription(err, string(status)), attrs...)
+	status := endStatus(cfg.toolStatus, toolCallStatuses, err, ToolCallStatusCompleted, ToolCallStatusTimeout,
+		ToolCallStatusCancelled, ToolCallStatusFailed)
+	tc.e.finish(tc.rec, string(status), err, cfg.errorType)
 }

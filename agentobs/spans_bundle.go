@@ -146,7 +146,7 @@ func BundleFromSpans(spans []ObservationSpan) AgentObservationBundle {
 		if m.dropped {
 			continue
 		}
-		r := m.record()
+		r := m.rec
 		if err := r.Validate(); err != nil {
 			b.Gaps = append(b.Gaps, spanGapFor(m, err.Error()))
 			continue
@@ -164,7 +164,11 @@ func spanGap(s *ObservationSpan, reason string) ObservationGap {
 // spanGapFor is spanGap naming the record's invocation.
 func spanGapFor(m *mapped, reason string) ObservationGap {
 	g := spanGap(m.span, reason)
-	if id := m.invocationID(); id != "" {
+	id := m.owner // a tool call's or compaction's invocation; "" for a sandbox
+	if m.inv != nil {
+		id = m.inv.InvocationID
+	}
+	if id != "" {
 		g.InvocationID = Ptr(id)
 	}
 	return g
@@ -219,22 +223,9 @@ func (r *resolver) resolve(m *mapped) {
 			m.inv.SpawnedByToolCallID = Ptr(tool.tool.ToolCallID)
 		}
 	case m.tool != nil:
-		if m.owner == "" {
-			m.owner, _ = r.walk(m.span)
-			m.tool.InvocationID = m.owner
-		}
-		if m.owner == "" {
-			m.dropped = true
-			m.gap(semconv.GapObservationInvocationUnavailable, "", "tool_call:"+m.tool.ToolCallID)
-		}
+		r.own(m, &m.tool.InvocationID, "tool_call:"+m.tool.ToolCallID)
 	case m.comp != nil:
-		if m.owner == "" {
-			m.owner, _ = r.walk(m.span)
-			m.comp.InvocationID = m.owner
-		}
-		if m.owner == "" {
-			m.dropped = true
-			m.gap(semconv.GapObservationInvocationUnavailable, "", "context_compaction:"+m.span.SpanID.String())
+		if !r.own(m, &m.comp.InvocationID, "context_compaction:"+m.span.SpanID.String()) {
 			return
 		}
 		owner := r.invocations[m.owner]
@@ -257,6 +248,22 @@ func (r *resolver) resolve(m *mapped) {
 			}
 		}
 	}
+}
+
+// own finds the invocation of a tool call or compaction without an explicit one and stores it in
+// m.owner and *invocationID; without one m is dropped with a gap (detail names m) and own reports
+// false.
+func (r *resolver) own(m *mapped, invocationID *string, detail string) bool {
+	if m.owner == "" {
+		m.owner, _ = r.walk(m.span)
+		*invocationID = m.owner
+	}
+	if m.owner == "" {
+		m.dropped = true
+		m.gap(semconv.GapObservationInvocationUnavailable, "", detail)
+		return false
+	}
+	return true
 }
 
 // breakCycles gives a null parent to each invocation (in record order) whose parent chain among
@@ -288,10 +295,8 @@ func (r *resolver) breakCycles(all []*mapped) {
 // invocationAttr is the invocation id an invoke_agent span names: gymtrace.agent.invocation.id, else
 // its span id.
 func invocationAttr(s *ObservationSpan) string {
-	if s.Attributes != nil {
-		if id, ok, err := attrString(s.Attributes, semconv.GymtraceAgentInvocationIDKey); err == nil && ok && id != "" {
-			return id
-		}
+	if id, _ := (&attrReader{a: s.Attributes}).str(semconv.GymtraceAgentInvocationIDKey); id != "" {
+		return id
 	}
 	return s.SpanID.String()
 }

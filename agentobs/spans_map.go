@@ -23,6 +23,7 @@ type mapped struct {
 	span *ObservationSpan
 	kind string
 
+	rec  Record // the record: one of inv, tool, comp and sb
 	inv  *AgentInvocation
 	tool *ToolCallObservation
 	comp *ContextCompactionObservation
@@ -47,177 +48,85 @@ type timedRef struct {
 	at  time.Time
 }
 
-// record returns the mapped record.
-func (m *mapped) record() Record {
-	switch {
-	case m.inv != nil:
-		return m.inv
-	case m.tool != nil:
-		return m.tool
-	case m.comp != nil:
-		return m.comp
-	}
-	return m.sb
-}
-
-// invocationID returns the invocation a record belongs to ("" for a sandbox).
-func (m *mapped) invocationID() string {
-	switch {
-	case m.inv != nil:
-		return m.inv.InvocationID
-	case m.tool != nil:
-		return m.tool.InvocationID
-	case m.comp != nil:
-		return m.comp.InvocationID
-	}
-	return ""
-}
-
 // mapSpan maps one observation span of the given kind. An error means no record can be built from
 // it (a mistyped or invalid attribute); reference problems become gaps on the result instead.
 func mapSpan(s *ObservationSpan, kind string) (*mapped, error) {
-	a := s.Attributes
-	if a == nil {
-		a = attrList(nil)
-	}
+	r := &attrReader{a: s.Attributes}
 	m := &mapped{span: s, kind: kind}
-	var err error
 	switch kind {
 	case KindAgentInvocation:
-		err = m.mapInvocation(a)
+		m.mapInvocation(r)
 	case KindToolCall:
-		err = m.mapToolCall(a)
+		m.mapToolCall(r)
 	case KindContextCompaction:
-		err = m.mapCompaction(a)
+		m.mapCompaction(r)
 	case KindSandbox:
-		err = m.mapSandbox(a)
+		m.mapSandbox(r)
 	default:
-		err = fmt.Errorf("not an observation span")
+		r.fail(fmt.Errorf("not an observation span"))
 	}
-	if err != nil {
-		return nil, err
+	if r.err != nil {
+		return nil, r.err
 	}
 	return m, nil
 }
 
-func (m *mapped) mapInvocation(a capture.AttributeLookup) error {
+func (m *mapped) mapInvocation(r *attrReader) {
 	s := m.span
 	inv := &AgentInvocation{InvocationID: s.SpanID.String()}
-	id, ok, err := attrString(a, semconv.GymtraceAgentInvocationIDKey)
-	if err != nil {
-		return err
-	}
-	if ok && id != "" {
+	if id, _ := r.str(semconv.GymtraceAgentInvocationIDKey); id != "" {
 		inv.InvocationID = id
 	}
-	if inv.ParentInvocationID, m.parentSet, err = attrStringPtr(a, semconv.GymtraceAgentParentInvocationIDKey); err != nil {
-		return err
-	}
-	if inv.SpawnedByToolCallID, m.spawnedSet, err = attrStringPtr(a, semconv.GymtraceAgentSpawnedByToolCallIDKey); err != nil {
-		return err
-	}
-	status, err := explicitStatus(a)
-	if err != nil {
-		return err
-	}
-	inv.Status = spanStatus(s, status, "", InvocationStatusIncomplete, InvocationStatusFailed, InvocationStatusCompleted)
+	inv.ParentInvocationID, m.parentSet = r.strPtr(semconv.GymtraceAgentParentInvocationIDKey)
+	inv.SpawnedByToolCallID, m.spawnedSet = r.strPtr(semconv.GymtraceAgentSpawnedByToolCallIDKey)
+	inv.Status = spanStatus(s, r.status(), "", InvocationStatusIncomplete, InvocationStatusFailed, InvocationStatusCompleted)
 	inv.DurationMS = durationMS(s)
-	if inv.ErrorType, _, err = attrStringPtr(a, semconv.ErrorTypeKey); err != nil {
-		return err
-	}
-	refs, err := m.collectRefs(a, inv.InvocationID)
-	if err != nil {
-		return err
-	}
-	inv.ModelCalls = refs
-	m.inv = inv
-	return nil
+	inv.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
+	inv.ModelCalls = m.collectRefs(r, inv.InvocationID)
+	m.inv, m.rec = inv, inv
 }
 
-func (m *mapped) mapToolCall(a capture.AttributeLookup) error {
+func (m *mapped) mapToolCall(r *attrReader) {
 	s := m.span
 	t := &ToolCallObservation{}
-	callID, ok, err := attrString(a, semconv.GenAIToolCallIDKey)
-	if err != nil {
-		return err
+	if t.ToolCallID, _ = r.str(semconv.GenAIToolCallIDKey); t.ToolCallID == "" {
+		r.fail(fmt.Errorf("%s is required on an execute_tool span", semconv.GenAIToolCallIDKey))
 	}
-	if !ok || callID == "" {
-		return fmt.Errorf("%s is required on an execute_tool span", semconv.GenAIToolCallIDKey)
-	}
-	t.ToolCallID = callID
-	if m.owner, _, err = attrString(a, semconv.GymtraceAgentInvocationIDKey); err != nil {
-		return err
-	}
+	m.owner, _ = r.str(semconv.GymtraceAgentInvocationIDKey)
 	t.InvocationID = m.owner
-	if t.SandboxID, _, err = attrStringPtr(a, semconv.GymtraceSandboxIDKey); err != nil {
-		return err
-	}
-	if t.ToolName, _, err = attrStringPtr(a, semconv.GenAIToolNameKey); err != nil {
-		return err
-	}
+	t.SandboxID, _ = r.strPtr(semconv.GymtraceSandboxIDKey)
+	t.ToolName, _ = r.strPtr(semconv.GenAIToolNameKey)
 	t.StartedAt = Ptr(capture.UnixSeconds(s.StartTime))
 	if !s.EndTime.IsZero() {
 		t.CompletedAt = Ptr(capture.UnixSeconds(s.EndTime))
 	}
 	t.DurationMS = durationMS(s)
-	src, ok, err := attrString(a, semconv.GymtraceToolTimingSourceKey)
-	if err != nil {
-		return err
-	}
-	if ok {
+	t.TimingSource = Ptr(TimingSourceExecutor)
+	if src, ok := r.str(semconv.GymtraceToolTimingSourceKey); ok {
 		t.TimingSource = Ptr(TimingSource(src))
-	} else {
-		t.TimingSource = Ptr(TimingSourceExecutor)
 	}
-	if t.ErrorType, _, err = attrStringPtr(a, semconv.ErrorTypeKey); err != nil {
-		return err
-	}
-	status, err := explicitStatus(a)
-	if err != nil {
-		return err
-	}
-	t.Status = spanStatus(s, status, deref(t.ErrorType), ToolCallStatusIncomplete, ToolCallStatusFailed, ToolCallStatusCompleted,
-		ToolCallStatusTimeout, ToolCallStatusCancelled)
-	m.tool = t
-	return nil
+	t.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
+	t.Status = spanStatus(s, r.status(), deref(t.ErrorType), ToolCallStatusIncomplete, ToolCallStatusFailed,
+		ToolCallStatusCompleted, ToolCallStatusTimeout, ToolCallStatusCancelled)
+	m.tool, m.rec = t, t
 }
 
-func (m *mapped) mapCompaction(a capture.AttributeLookup) error {
+func (m *mapped) mapCompaction(r *attrReader) {
 	s := m.span
 	c := &ContextCompactionObservation{}
-	var err error
-	if m.owner, _, err = attrString(a, semconv.GymtraceAgentInvocationIDKey); err != nil {
-		return err
-	}
+	m.owner, _ = r.str(semconv.GymtraceAgentInvocationIDKey)
 	c.InvocationID = m.owner
 	if !s.EndTime.IsZero() {
 		c.ObservedAt = Ptr(capture.UnixSeconds(s.EndTime))
 	}
-	if c.Trigger, _, err = attrStringPtr(a, semconv.GymtraceCompactionTriggerKey); err != nil {
-		return err
-	}
-	if c.TokensBefore, err = attrIntPtr(a, semconv.GymtraceCompactionTokensBeforeKey); err != nil {
-		return err
-	}
-	if c.TokensAfter, err = attrIntPtr(a, semconv.GymtraceCompactionTokensAfterKey); err != nil {
-		return err
-	}
-	if c.Summary, _, err = attrStringPtr(a, semconv.GymtraceCompactionSummaryKey); err != nil {
-		return err
-	}
-	if c.FirstKeptItemID, _, err = attrStringPtr(a, semconv.GymtraceCompactionFirstKeptItemIDKey); err != nil {
-		return err
-	}
-	errType, _, err := attrString(a, semconv.ErrorTypeKey)
-	if err != nil {
-		return err
-	}
-	status, err := explicitStatus(a)
-	if err != nil {
-		return err
-	}
-	c.Outcome = spanStatus(s, status, errType, CompactionOutcomeUnknown, CompactionOutcomeFailed, CompactionOutcomeCompleted,
-		CompactionOutcomeAborted)
+	c.Trigger, _ = r.strPtr(semconv.GymtraceCompactionTriggerKey)
+	c.TokensBefore = r.intPtr(semconv.GymtraceCompactionTokensBeforeKey)
+	c.TokensAfter = r.intPtr(semconv.GymtraceCompactionTokensAfterKey)
+	c.Summary, _ = r.strPtr(semconv.GymtraceCompactionSummaryKey)
+	c.FirstKeptItemID, _ = r.strPtr(semconv.GymtraceCompactionFirstKeptItemIDKey)
+	errType, _ := r.str(semconv.ErrorTypeKey)
+	c.Outcome = spanStatus(s, r.status(), errType, CompactionOutcomeUnknown, CompactionOutcomeFailed,
+		CompactionOutcomeCompleted, CompactionOutcomeAborted)
 	for _, f := range []struct {
 		key attribute.Key
 		dst **ModelCallRef
@@ -226,69 +135,32 @@ func (m *mapped) mapCompaction(a capture.AttributeLookup) error {
 		{semconv.GymtraceCompactionBeforeModelCallIDKey, &c.BeforeModelCall, &m.beforeSet},
 		{semconv.GymtraceCompactionAfterModelCallIDKey, &c.AfterModelCall, &m.afterSet},
 	} {
-		id, ok, err := attrString(a, f.key)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if id == "" {
-				return fmt.Errorf("%s is empty", f.key)
-			}
+		if id, ok := r.str(f.key); ok && id == "" {
+			r.fail(fmt.Errorf("%s is empty", f.key))
+		} else if ok {
 			*f.dst, *f.set = &ModelCallRef{ModelCallID: Ptr(id)}, true
 		}
 	}
-	refs, err := m.collectRefs(a, c.InvocationID)
-	if err != nil {
-		return err
-	}
-	c.ModelCalls = refs
-	m.comp = c
-	return nil
+	c.ModelCalls = m.collectRefs(r, c.InvocationID)
+	m.comp, m.rec = c, c
 }
 
-func (m *mapped) mapSandbox(a capture.AttributeLookup) error {
+func (m *mapped) mapSandbox(r *attrReader) {
 	s := m.span
 	sb := &SandboxObservation{}
-	role, _, err := attrString(a, semconv.GymtraceSandboxRoleKey)
-	if err != nil {
-		return err
-	}
+	role, _ := r.str(semconv.GymtraceSandboxRoleKey)
 	sb.Role = SandboxRole(role)
-	if sb.Provider, _, err = attrStringPtr(a, semconv.GymtraceSandboxProviderKey); err != nil {
-		return err
-	}
-	if sb.SandboxID, _, err = attrStringPtr(a, semconv.GymtraceSandboxIDKey); err != nil {
-		return err
-	}
-	if sb.ExitCode, err = attrIntPtr(a, semconv.GymtraceSandboxExitCodeKey); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		key attribute.Key
-		dst **float64
-	}{
-		{semconv.GymtraceSandboxWallTimeKey, &sb.WallTimeS},
-		{semconv.GymtraceSandboxCPUTimeKey, &sb.CPUTimeS},
-		{semconv.GymtraceSandboxPeakMemoryKey, &sb.PeakMemoryMiB},
-	} {
-		if *f.dst, err = attrFloatPtr(a, f.key); err != nil {
-			return err
-		}
-	}
-	if sb.ResourceUsageSource, _, err = attrStringPtr(a, semconv.GymtraceSandboxResourceUsageSourceKey); err != nil {
-		return err
-	}
-	if sb.ErrorType, _, err = attrStringPtr(a, semconv.ErrorTypeKey); err != nil {
-		return err
-	}
-	status, err := explicitStatus(a)
-	if err != nil {
-		return err
-	}
-	sb.Outcome = spanStatus(s, status, deref(sb.ErrorType), SandboxOutcomeUnknown, SandboxOutcomeFailed, SandboxOutcomeCompleted,
-		SandboxOutcomeTimeout, SandboxOutcomeOOM, SandboxOutcomeSandboxError, SandboxOutcomeCancelled)
-	m.sb = sb
-	return nil
+	sb.Provider, _ = r.strPtr(semconv.GymtraceSandboxProviderKey)
+	sb.SandboxID, _ = r.strPtr(semconv.GymtraceSandboxIDKey)
+	sb.ExitCode = r.intPtr(semconv.GymtraceSandboxExitCodeKey)
+	sb.WallTimeS = r.floatPtr(semconv.GymtraceSandboxWallTimeKey)
+	sb.CPUTimeS = r.floatPtr(semconv.GymtraceSandboxCPUTimeKey)
+	sb.PeakMemoryMiB = r.floatPtr(semconv.GymtraceSandboxPeakMemoryKey)
+	sb.ResourceUsageSource, _ = r.strPtr(semconv.GymtraceSandboxResourceUsageSourceKey)
+	sb.ErrorType, _ = r.strPtr(semconv.ErrorTypeKey)
+	sb.Outcome = spanStatus(s, r.status(), deref(sb.ErrorType), SandboxOutcomeUnknown, SandboxOutcomeFailed,
+		SandboxOutcomeCompleted, SandboxOutcomeTimeout, SandboxOutcomeOOM, SandboxOutcomeSandboxError, SandboxOutcomeCancelled)
+	m.sb, m.rec = sb, sb
 }
 
 // collectRefs returns the span's model-call references in this order, each reference once: the
@@ -296,7 +168,7 @@ func (m *mapped) mapSandbox(a capture.AttributeLookup) error {
 // reference attributes. An invalid event or link reference becomes a gap (the others are kept); a
 // span that lost events or links to a count limit and has no ids list gets a
 // GapObservationModelCallsDropped gap. It also fills m.timed from the events.
-func (m *mapped) collectRefs(a capture.AttributeLookup, invocationID string) ([]ModelCallRef, error) {
+func (m *mapped) collectRefs(a *attrReader, invocationID string) []ModelCallRef {
 	s := m.span
 	var refs []ModelCallRef
 	seen := make(map[refKey]bool)
@@ -307,10 +179,7 @@ func (m *mapped) collectRefs(a capture.AttributeLookup, invocationID string) ([]
 			refs = append(refs, r)
 		}
 	}
-	ids, hasIDs, err := attrStrings(a, semconv.GymtraceModelCallIDsKey)
-	if err != nil {
-		return nil, err
-	}
+	ids, hasIDs := a.strs(semconv.GymtraceModelCallIDsKey)
 	for i, id := range ids {
 		if id == "" {
 			m.gap(semconv.GapObservationSpanInvalid, invocationID, fmt.Sprintf("%s[%d] is empty", semconv.GymtraceModelCallIDsKey, i))
@@ -352,7 +221,7 @@ func (m *mapped) collectRefs(a capture.AttributeLookup, invocationID string) ([]
 		m.gap(semconv.GapObservationModelCallsDropped, invocationID,
 			fmt.Sprintf("span:%s:dropped_events=%d:dropped_links=%d", s.SpanID, s.DroppedEvents, s.DroppedLinks))
 	}
-	return refs, nil
+	return refs
 }
 
 // gap adds a gap about this span. Details of span-level problems name the span.
@@ -390,44 +259,26 @@ func keyOf(r ModelCallRef) refKey {
 // refFromAttributes reads a model-call reference from event or link attributes:
 // gymtrace.model_call.id, gen_ai.response.id, gymtrace.model_ref.type and gymtrace.model_ref.name
 // (the last two together). present is false when none of them is there.
-func refFromAttributes(a capture.AttributeLookup) (r ModelCallRef, present bool, err error) {
-	if a == nil {
-		return r, false, nil
-	}
-	var hasType, hasName bool
-	var refType, refName string
-	if r.ModelCallID, present, err = attrStringPtr(a, semconv.GymtraceModelCallIDKey); err != nil {
-		return r, true, err
-	}
-	resp, ok, err := attrStringPtr(a, semconv.GenAIResponseIDKey)
-	if err != nil {
-		return r, true, err
-	}
-	r.ResponseID, present = resp, present || ok
-	if refType, hasType, err = attrString(a, semconv.GymtraceModelRefTypeKey); err != nil {
-		return r, true, err
-	}
-	if refName, hasName, err = attrString(a, semconv.GymtraceModelRefNameKey); err != nil {
-		return r, true, err
-	}
-	present = present || hasType || hasName
+func refFromAttributes(attrs capture.AttributeLookup) (ref ModelCallRef, present bool, err error) {
+	r := attrReader{a: attrs}
+	var hasID, hasResp bool
+	ref.ModelCallID, hasID = r.strPtr(semconv.GymtraceModelCallIDKey)
+	ref.ResponseID, hasResp = r.strPtr(semconv.GenAIResponseIDKey)
+	refType, hasType := r.str(semconv.GymtraceModelRefTypeKey)
+	refName, hasName := r.str(semconv.GymtraceModelRefNameKey)
 	switch {
+	case r.err != nil:
+		return ref, true, r.err
 	case hasType && hasName:
-		r.ModelRef = &ModelServerRef{Type: refType, Name: refName}
+		ref.ModelRef = &ModelServerRef{Type: refType, Name: refName}
 	case hasType || hasName:
-		return r, true, fmt.Errorf("%s and %s must be set together", semconv.GymtraceModelRefTypeKey, semconv.GymtraceModelRefNameKey)
+		return ref, true, fmt.Errorf("%s and %s must be set together", semconv.GymtraceModelRefTypeKey, semconv.GymtraceModelRefNameKey)
+	case !hasID && !hasResp:
+		return ref, false, nil
 	}
-	if !present {
-		return r, false, nil
-	}
-	if err := r.Validate(); err != nil {
-		return r, true, err
-	}
-	return r, true, nil
+	return ref, true, ref.Validate()
 }
 
-// explicitStatus reads gymtrace.observation.status ("" when absent). Whether the value is valid for
-// the record's kind is checked with the record.
 // spanStatus derives an observation's status or outcome from its span, the same way for every
 // kind: the explicit gymtrace status attribute wins; a span that has not ended is notEnded; an error
 // span is its error.type when that names one of the kind's specific error outcomes (fromErrorType),
@@ -454,17 +305,6 @@ func deref(p *string) string {
 	return *p
 }
 
-func explicitStatus(a capture.AttributeLookup) (string, error) {
-	s, ok, err := attrString(a, semconv.GymtraceObservationStatusKey)
-	if err != nil {
-		return "", err
-	}
-	if ok && s == "" {
-		return "", fmt.Errorf("%s is empty", semconv.GymtraceObservationStatusKey)
-	}
-	return s, nil
-}
-
 // durationMS is the span's duration in milliseconds, or nil when it has not ended or ends before
 // it starts.
 func durationMS(s *ObservationSpan) *float64 {
@@ -474,75 +314,82 @@ func durationMS(s *ObservationSpan) *float64 {
 	return Ptr(float64(s.EndTime.Sub(s.StartTime).Nanoseconds()) / 1e6)
 }
 
-// Typed attribute readers: a present attribute of the wrong type is an error naming the key.
-
-func attrString(a capture.AttributeLookup, k attribute.Key) (string, bool, error) {
-	v, ok := a.Lookup(string(k))
-	if !ok {
-		return "", false, nil
-	}
-	if v.Type() != attribute.STRING {
-		return "", false, attrTypeError(k, v, "a string")
-	}
-	return v.AsString(), true, nil
+// attrReader reads typed attributes: a present attribute of the wrong type is an error naming the
+// key. The first error sticks, and later reads find nothing.
+type attrReader struct {
+	a   capture.AttributeLookup
+	err error
 }
 
-func attrStringPtr(a capture.AttributeLookup, k attribute.Key) (*string, bool, error) {
-	s, ok, err := attrString(a, k)
-	if err != nil || !ok {
-		return nil, false, err
+func (r *attrReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
 	}
-	return &s, true, nil
 }
 
-func attrStrings(a capture.AttributeLookup, k attribute.Key) ([]string, bool, error) {
-	v, ok := a.Lookup(string(k))
-	if !ok {
-		return nil, false, nil
+// value returns the attribute k when it is present and of one of the types ts (want names them).
+func (r *attrReader) value(k attribute.Key, want string, ts ...attribute.Type) (attribute.Value, bool) {
+	if r.err != nil || r.a == nil {
+		return attribute.Value{}, false
 	}
-	if v.Type() != attribute.STRINGSLICE {
-		return nil, false, attrTypeError(k, v, "a string slice")
+	v, ok := r.a.Lookup(string(k))
+	if ok && !slices.Contains(ts, v.Type()) {
+		r.fail(attrTypeError(k, v, want))
+		return attribute.Value{}, false
 	}
-	return v.AsStringSlice(), true, nil
+	return v, ok
 }
 
-func attrIntPtr(a capture.AttributeLookup, k attribute.Key) (*int, error) {
-	v, ok := a.Lookup(string(k))
-	if !ok {
-		return nil, nil
-	}
-	if v.Type() != attribute.INT64 {
-		return nil, attrTypeError(k, v, "an integer")
-	}
-	n := v.AsInt64()
-	if n < math.MinInt || n > math.MaxInt {
-		return nil, fmt.Errorf("%s = %d is out of range", k, n)
-	}
-	i := int(n)
-	return &i, nil
+func (r *attrReader) str(k attribute.Key) (string, bool) {
+	v, ok := r.value(k, "a string", attribute.STRING)
+	return v.AsString(), ok
 }
 
-func attrFloatPtr(a capture.AttributeLookup, k attribute.Key) (*float64, error) {
-	v, ok := a.Lookup(string(k))
+func (r *attrReader) strPtr(k attribute.Key) (*string, bool) {
+	if s, ok := r.str(k); ok {
+		return &s, true
+	}
+	return nil, false
+}
+
+func (r *attrReader) strs(k attribute.Key) ([]string, bool) {
+	v, ok := r.value(k, "a string slice", attribute.STRINGSLICE)
+	return v.AsStringSlice(), ok
+}
+
+func (r *attrReader) intPtr(k attribute.Key) *int {
+	v, ok := r.value(k, "an integer", attribute.INT64)
 	if !ok {
-		return nil, nil
+		return nil
 	}
-	var f float64
-	switch v.Type() {
-	case attribute.FLOAT64:
-		f = v.AsFloat64()
-	case attribute.INT64:
-		f = float64(v.AsInt64())
-	default:
-		return nil, attrTypeError(k, v, "a number")
+	if n := v.AsInt64(); n < math.MinInt || n > math.MaxInt {
+		r.fail(fmt.Errorf("%s = %d is out of range", k, n))
+		return nil
 	}
-	return &f, nil
+	return Ptr(int(v.AsInt64()))
+}
+
+func (r *attrReader) floatPtr(k attribute.Key) *float64 {
+	v, ok := r.value(k, "a number", attribute.FLOAT64, attribute.INT64)
+	switch {
+	case !ok:
+		return nil
+	case v.Type() == attribute.INT64:
+		return Ptr(float64(v.AsInt64()))
+	}
+	return Ptr(v.AsFloat64())
+}
+
+// status reads gymtrace.observation.status ("" when absent). Whether the value is valid for the
+// record's kind is checked with the record.
+func (r *attrReader) status() string {
+	s, ok := r.str(semconv.GymtraceObservationStatusKey)
+	if ok && s == "" {
+		r.fail(fmt.Errorf("%s is empty", semconv.GymtraceObservationStatusKey))
+	}
+	return s
 }
 
 func attrTypeError(k attribute.Key, v attribute.Value, want string) error {
 	return fmt.Errorf("%s is %s, want %s", k, v.Type(), want)
 }
-
-// attrList adapts an attribute slice to [capture.AttributeLookup] (the last value of a repeated key
-// wins, as in the SDK).
-type attrList = capture.Attributes

@@ -161,11 +161,7 @@ func (t TrajectoryTurn) validate() error {
 	if t.StepCount < 0 {
 		errs = append(errs, fieldError("step_count", fmt.Errorf("%d must be greater than or equal to 0", t.StepCount)))
 	}
-	errs = append(errs, finite("timestamp", &t.Timestamp))
-	errs = append(errs, validJSON("question", t.Question), validJSON("answer", t.Answer),
-		validJSON("reasoning_content", t.ReasoningContent))
-	errs = append(errs, validateRefs("model_calls", t.ModelCalls)...)
-	return errors.Join(errs...)
+	return errors.Join(append(errs, validateFields(t.fields())...)...)
 }
 
 // Validate reports whether c satisfies SPEC §5.6: finite timestamps, DurationMS >= 0, JSON values
@@ -174,11 +170,7 @@ func (c TrajectoryModelCall) Validate() error {
 	return wrapValidation("trajectory model call", c.validate())
 }
 
-func (c TrajectoryModelCall) validate() error {
-	return errors.Join(finite("started_at", c.StartedAt), finite("completed_at", c.CompletedAt),
-		nonNegative("duration_ms", c.DurationMS), validJSON("request", c.Request), validJSON("response", c.Response),
-		fieldError("response_metadata", c.ResponseMetadata.validate()), fieldError("token_stats", c.TokenStats.validate()))
-}
+func (c TrajectoryModelCall) validate() error { return errors.Join(validateFields(c.fields())...) }
 
 // Validate reports whether m satisfies SPEC §5.6: a valid ModelRef and LatencyTTFTMS >= 0.
 func (m TrajectoryResponseMetadata) Validate() error {
@@ -186,37 +178,69 @@ func (m TrajectoryResponseMetadata) Validate() error {
 }
 
 func (m TrajectoryResponseMetadata) validate() error {
-	var errs []error
-	if m.ModelRef != nil {
-		errs = append(errs, fieldError("model_ref", m.ModelRef.validate()))
-	}
-	return errors.Join(append(errs, nonNegative("latency_ttft_ms", m.LatencyTTFTMS))...)
+	return errors.Join(validateFields(m.fields())...)
 }
 
 // Validate reports whether s satisfies SPEC §5.6: every count, when set, is >= 0.
 func (s TrajectoryTokenStats) Validate() error { return wrapValidation("token stats", s.validate()) }
 
-func (s TrajectoryTokenStats) validate() error {
-	var errs []error
-	for _, f := range s.fields() {
-		if f.v != nil && *f.v < 0 {
-			errs = append(errs, fieldError(f.name, fmt.Errorf("%d must be greater than or equal to 0", *f.v)))
-		}
+func (s TrajectoryTokenStats) validate() error { return errors.Join(validateFields(s.fields())...) }
+
+func (t *TrajectoryTurn) fields() []field {
+	return []field{
+		{key: "invocation_id", ptr: &t.InvocationID},
+		{key: "task_id", ptr: &t.TaskID},
+		{key: "rollout_id", ptr: &t.RolloutID},
+		{key: "turn_no", ptr: &t.TurnNo},
+		{key: "timestamp", ptr: &t.Timestamp},
+		{key: "question", ptr: &t.Question},
+		{key: "answer", ptr: &t.Answer},
+		{key: "reasoning_content", ptr: &t.ReasoningContent},
+		{key: "resolved", ptr: &t.Resolved},
+		{key: "step_count", ptr: &t.StepCount},
+		{key: "model_calls", ptr: &t.ModelCalls},
 	}
-	return errors.Join(errs...)
 }
 
-func (s *TrajectoryTokenStats) fields() []struct {
-	name string
-	v    *int
-} {
-	return []struct {
-		name string
-		v    *int
-	}{
-		{"prompt_tokens", s.PromptTokens}, {"completion_tokens", s.CompletionTokens},
-		{"reasoning_tokens", s.ReasoningTokens}, {"total_tokens", s.TotalTokens}, {"cached_tokens", s.CachedTokens},
+func (c *TrajectoryModelCall) fields() []field {
+	return []field{
+		{key: "model_call_id", ptr: &c.ModelCallID},
+		{key: "started_at", ptr: &c.StartedAt},
+		{key: "completed_at", ptr: &c.CompletedAt},
+		{key: "duration_ms", ptr: &c.DurationMS, min0: true},
+		{key: "request", ptr: &c.Request},
+		{key: "response", ptr: &c.Response},
+		{key: "response_metadata", ptr: &c.ResponseMetadata},
+		{key: "token_stats", ptr: &c.TokenStats},
 	}
+}
+
+func (m *TrajectoryResponseMetadata) fields() []field {
+	return []field{
+		{key: "response_id", ptr: &m.ResponseID},
+		{key: "model_ref", ptr: &m.ModelRef},
+		{key: "model", ptr: &m.Model},
+		{key: "dialect", ptr: &m.Dialect},
+		{key: "status_code", ptr: &m.StatusCode},
+		{key: "response_status", ptr: &m.ResponseStatus},
+		{key: "finish_reason", ptr: &m.FinishReason},
+		{key: "error_category", ptr: &m.ErrorCategory},
+		{key: "latency_ttft_ms", ptr: &m.LatencyTTFTMS, min0: true},
+	}
+}
+
+func (s *TrajectoryTokenStats) fields() []field {
+	return []field{
+		{key: "prompt_tokens", ptr: &s.PromptTokens, min0: true},
+		{key: "completion_tokens", ptr: &s.CompletionTokens, min0: true},
+		{key: "reasoning_tokens", ptr: &s.ReasoningTokens, min0: true},
+		{key: "total_tokens", ptr: &s.TotalTokens, min0: true},
+		{key: "cached_tokens", ptr: &s.CachedTokens, min0: true},
+	}
+}
+
+func (t *TrajectoryToolCall) fields() []field {
+	return append(t.ToolCallObservation.fields(), field{key: "output", ptr: &t.Output})
 }
 
 // Validate reports whether t satisfies SPEC §5.6: the [ToolCallObservation] rules and a JSON Output.
@@ -277,14 +301,17 @@ func (t TrajectoryRecord) AppendJSON(dst []byte) ([]byte, error) {
 
 // appendArray appends elems as a JSON array of their JSON-mode dumps; an element's error names its
 // path, e.g. "turns[2]: ...".
-func appendArray[T interface{ appendJSON([]byte) ([]byte, error) }](dst []byte, field string, elems []T) ([]byte, error) {
+func appendArray[T any, P interface {
+	*T
+	appendJSON([]byte) ([]byte, error)
+}](dst []byte, field string, elems []T) ([]byte, error) {
 	dst = append(dst, '[')
-	for i, e := range elems {
+	for i := range elems {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = e.appendJSON(dst); err != nil {
+		if dst, err = P(&elems[i]).appendJSON(dst); err != nil {
 			return dst, fmt.Errorf("%s: %w", indexPath(field, i), err)
 		}
 	}
@@ -292,122 +319,24 @@ func appendArray[T interface{ appendJSON([]byte) ([]byte, error) }](dst []byte, 
 }
 
 // MarshalJSON writes the turn's JSON-mode dump.
-func (t TrajectoryTurn) MarshalJSON() ([]byte, error) { return t.appendJSON(nil) }
+func (t TrajectoryTurn) MarshalJSON() ([]byte, error) { return marshal(&t) }
 
-func (t TrajectoryTurn) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"invocation_id":`...)
-	dst = ojson.AppendString(dst, t.InvocationID)
-	dst = append(dst, `,"task_id":`...)
-	dst = ojson.AppendString(dst, t.TaskID)
-	dst = append(dst, `,"rollout_id":`...)
-	dst = ojson.AppendString(dst, t.RolloutID)
-	dst = append(dst, `,"turn_no":`...)
-	dst = strconv.AppendInt(dst, int64(t.TurnNo), 10)
-	dst = append(dst, `,"timestamp":`...)
-	dst = ojson.AppendFloat(dst, t.Timestamp)
-	var err error
-	for _, f := range []struct {
-		key string
-		raw json.RawMessage
-	}{{"question", t.Question}, {"answer", t.Answer}, {"reasoning_content", t.ReasoningContent}} {
-		dst = append(dst, ',')
-		dst = ojson.AppendString(dst, f.key)
-		dst = append(dst, ':')
-		if dst, err = appendAny(dst, f.raw); err != nil {
-			return nil, errorf("%s: %w", f.key, err)
-		}
-	}
-	dst = append(dst, `,"resolved":`...)
-	switch {
-	case t.Resolved == nil:
-		dst = append(dst, "null"...)
-	case *t.Resolved:
-		dst = append(dst, "true"...)
-	default:
-		dst = append(dst, "false"...)
-	}
-	dst = append(dst, `,"step_count":`...)
-	dst = strconv.AppendInt(dst, int64(t.StepCount), 10)
-	dst = append(dst, `,"model_calls":`...)
-	dst = appendRefs(dst, t.ModelCalls)
-	return append(dst, '}'), nil
+func (t *TrajectoryTurn) appendJSON(dst []byte) ([]byte, error) {
+	return appendFields(dst, "", t.fields())
 }
 
 // MarshalJSON writes the model call's JSON-mode dump.
-func (c TrajectoryModelCall) MarshalJSON() ([]byte, error) { return c.appendJSON(nil) }
+func (c TrajectoryModelCall) MarshalJSON() ([]byte, error) { return marshal(&c) }
 
-func (c TrajectoryModelCall) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"model_call_id":`...)
-	dst = appendStr(dst, c.ModelCallID)
-	dst = append(dst, `,"started_at":`...)
-	dst = appendFloat(dst, c.StartedAt)
-	dst = append(dst, `,"completed_at":`...)
-	dst = appendFloat(dst, c.CompletedAt)
-	dst = append(dst, `,"duration_ms":`...)
-	dst = appendFloat(dst, c.DurationMS)
-	dst = append(dst, `,"request":`...)
-	var err error
-	if dst, err = appendAny(dst, c.Request); err != nil {
-		return nil, errorf("request: %w", err)
-	}
-	dst = append(dst, `,"response":`...)
-	if dst, err = appendAny(dst, c.Response); err != nil {
-		return nil, errorf("response: %w", err)
-	}
-	m := c.ResponseMetadata
-	dst = append(dst, `,"response_metadata":{"response_id":`...)
-	dst = appendStr(dst, m.ResponseID)
-	dst = append(dst, `,"model_ref":`...)
-	if m.ModelRef != nil {
-		dst = m.ModelRef.appendJSON(dst)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	dst = append(dst, `,"model":`...)
-	dst = appendStr(dst, m.Model)
-	dst = append(dst, `,"dialect":`...)
-	dst = appendStr(dst, m.Dialect)
-	dst = append(dst, `,"status_code":`...)
-	dst = appendInt(dst, m.StatusCode)
-	dst = append(dst, `,"response_status":`...)
-	dst = appendStr(dst, m.ResponseStatus)
-	dst = append(dst, `,"finish_reason":`...)
-	dst = appendStr(dst, m.FinishReason)
-	dst = append(dst, `,"error_category":`...)
-	dst = appendStr(dst, m.ErrorCategory)
-	dst = append(dst, `,"latency_ttft_ms":`...)
-	dst = appendFloat(dst, m.LatencyTTFTMS)
-	dst = append(dst, `},"token_stats":{`...)
-	for i, f := range c.TokenStats.fields() {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = ojson.AppendString(dst, f.name)
-		dst = append(dst, ':')
-		dst = appendInt(dst, f.v)
-	}
-	return append(dst, "}}"...), nil
+func (c *TrajectoryModelCall) appendJSON(dst []byte) ([]byte, error) {
+	return appendFields(dst, "", c.fields())
 }
 
 // MarshalJSON writes the tool call's JSON-mode dump: the observation's keys, then "output".
-func (t TrajectoryToolCall) MarshalJSON() ([]byte, error) { return t.appendJSON(nil) }
+func (t TrajectoryToolCall) MarshalJSON() ([]byte, error) { return marshal(&t) }
 
-func (t TrajectoryToolCall) appendJSON(dst []byte) ([]byte, error) {
-	dst = t.ToolCallObservation.appendJSON(dst)
-	dst = append(dst[:len(dst)-1], `,"output":`...)
-	dst, err := appendAny(dst, t.Output)
-	if err != nil {
-		return nil, errorf("output: %w", err)
-	}
-	return append(dst, '}'), nil
-}
-
-// appendAny writes an Optional[Any] held as JSON text (nil = null), compacted.
-func appendAny(dst []byte, raw json.RawMessage) ([]byte, error) {
-	if raw == nil {
-		return append(dst, "null"...), nil
-	}
-	return ojson.Compact(dst, raw)
+func (t *TrajectoryToolCall) appendJSON(dst []byte) ([]byte, error) {
+	return appendFields(dst, KindToolCall, t.fields())
 }
 
 // DecodeTrajectory decodes and validates one ng_trajectory value under the decoding rules of
@@ -423,11 +352,7 @@ func DecodeTrajectory(data []byte) (TrajectoryRecord, error) {
 
 // UnmarshalJSON decodes and validates a trajectory (see [DecodeTrajectory]). On error t is unchanged.
 func (t *TrajectoryRecord) UnmarshalJSON(data []byte) error {
-	out, err := unmarshal(data, "trajectory", decodeTrajectory, TrajectoryRecord.validate)
-	if err == nil {
-		*t = out
-	}
-	return err
+	return unmarshal(t, data, "trajectory", decodeTrajectory, TrajectoryRecord.validate)
 }
 
 func decodeTrajectory(v ojson.Value, path string) (TrajectoryRecord, error) {
@@ -449,40 +374,6 @@ func decodeTrajectory(v ojson.Value, path string) (TrajectoryRecord, error) {
 	return t, o.err()
 }
 
-func decodeTurn(v ojson.Value, path string) (TrajectoryTurn, error) {
-	o, err := newObj(v, path, false, "invocation_id", "task_id", "rollout_id", "turn_no", "timestamp",
-		"question", "answer", "reasoning_content", "resolved", "step_count", "model_calls")
-	if err != nil {
-		return TrajectoryTurn{}, err
-	}
-	t := TrajectoryTurn{
-		InvocationID:     o.reqStr("invocation_id"),
-		TaskID:           o.reqStr("task_id"),
-		RolloutID:        o.reqStr("rollout_id"),
-		Question:         o.anyJSON("question"),
-		Answer:           o.anyJSON("answer"),
-		ReasoningContent: o.anyJSON("reasoning_content"),
-		ModelCalls:       list(o, "model_calls", decodeModelCallRef),
-	}
-	if p := required(o, "turn_no", o.optInt); p != nil {
-		t.TurnNo = *p
-	}
-	if p := required(o, "timestamp", o.optFloat); p != nil {
-		t.Timestamp = *p
-	}
-	if p := required(o, "step_count", o.optInt); p != nil {
-		t.StepCount = *p
-	}
-	if rv, ok := o.get("resolved"); ok && !rv.IsNull() {
-		if b, isBool := rv.AsBool(); isBool {
-			t.Resolved = &b
-		} else {
-			o.fail("resolved", fmt.Errorf("a JSON %s, not a bool or null", rv.Kind()))
-		}
-	}
-	return t, o.err()
-}
-
 // required reads a non-nullable value with read: a missing key or null is an error.
 func required[T any](o *obj, key string, read func(string) *T) *T {
 	v, ok := o.get(key)
@@ -497,101 +388,14 @@ func required[T any](o *obj, key string, read func(string) *T) *T {
 	return read(key)
 }
 
-// anyJSON reads an Optional[Any] as compact JSON text (missing or null → nil).
-func (o *obj) anyJSON(key string) json.RawMessage {
-	v, ok := o.get(key)
-	if !ok || v.IsNull() {
-		return nil
-	}
-	return json.RawMessage(v.AppendJSON(nil))
+func decodeTurn(v ojson.Value, path string) (TrajectoryTurn, error) {
+	return decodeAs[TrajectoryTurn](v, path, "")
 }
 
 func decodeTrajectoryModelCall(v ojson.Value, path string) (TrajectoryModelCall, error) {
-	o, err := newObj(v, path, false, "model_call_id", "started_at", "completed_at", "duration_ms", "request",
-		"response", "response_metadata", "token_stats")
-	if err != nil {
-		return TrajectoryModelCall{}, err
-	}
-	c := TrajectoryModelCall{
-		ModelCallID: o.optStr("model_call_id"),
-		StartedAt:   o.optFloat("started_at"),
-		CompletedAt: o.optFloat("completed_at"),
-		DurationMS:  o.optFloat("duration_ms"),
-		Request:     o.anyJSON("request"),
-		Response:    o.anyJSON("response"),
-	}
-	if mv, ok := o.get("response_metadata"); ok {
-		m, err := decodeResponseMetadata(mv, joinPath(path, "response_metadata"))
-		o.errs = append(o.errs, err)
-		c.ResponseMetadata = m
-	}
-	if sv, ok := o.get("token_stats"); ok {
-		s, err := decodeTokenStats(sv, joinPath(path, "token_stats"))
-		o.errs = append(o.errs, err)
-		c.TokenStats = s
-	}
-	return c, o.err()
-}
-
-func decodeResponseMetadata(v ojson.Value, path string) (TrajectoryResponseMetadata, error) {
-	o, err := newObj(v, path, false, "response_id", "model_ref", "model", "dialect", "status_code",
-		"response_status", "finish_reason", "error_category", "latency_ttft_ms")
-	if err != nil {
-		return TrajectoryResponseMetadata{}, err
-	}
-	m := TrajectoryResponseMetadata{
-		ResponseID:     o.optStr("response_id"),
-		Model:          o.optStr("model"),
-		Dialect:        o.optStr("dialect"),
-		StatusCode:     o.optInt("status_code"),
-		ResponseStatus: o.optStr("response_status"),
-		FinishReason:   o.optStr("finish_reason"),
-		ErrorCategory:  o.optStr("error_category"),
-		LatencyTTFTMS:  o.optFloat("latency_ttft_ms"),
-	}
-	if mv, ok := o.get("model_ref"); ok && !mv.IsNull() {
-		ref, err := decodeModelServerRef(mv, joinPath(path, "model_ref"))
-		if err != nil {
-			o.errs = append(o.errs, err)
-		} else {
-			m.ModelRef = &ref
-		}
-	}
-	return m, o.err()
-}
-
-func decodeTokenStats(v ojson.Value, path string) (TrajectoryTokenStats, error) {
-	o, err := newObj(v, path, false, "prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens",
-		"cached_tokens")
-	if err != nil {
-		return TrajectoryTokenStats{}, err
-	}
-	s := TrajectoryTokenStats{
-		PromptTokens:     o.optInt("prompt_tokens"),
-		CompletionTokens: o.optInt("completion_tokens"),
-		ReasoningTokens:  o.optInt("reasoning_tokens"),
-		TotalTokens:      o.optInt("total_tokens"),
-		CachedTokens:     o.optInt("cached_tokens"),
-	}
-	return s, o.err()
+	return decodeAs[TrajectoryModelCall](v, path, "")
 }
 
 func decodeTrajectoryToolCall(v ojson.Value, path string) (TrajectoryToolCall, error) {
-	var output json.RawMessage
-	if v.Kind() == ojson.KindObject {
-		// Split "output" off and decode the rest as a tool-call observation.
-		rest := make([]ojson.Member, 0, len(v.Members()))
-		for _, m := range v.Members() {
-			if m.Key == "output" {
-				if !m.Value.IsNull() {
-					output = json.RawMessage(m.Value.AppendJSON(nil))
-				}
-				continue
-			}
-			rest = append(rest, m)
-		}
-		v = ojson.Object(rest...)
-	}
-	t, err := decodeToolCall(v, path)
-	return TrajectoryToolCall{ToolCallObservation: t, Output: output}, err
+	return decodeAs[TrajectoryToolCall](v, path, KindToolCall)
 }

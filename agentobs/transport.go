@@ -113,17 +113,14 @@ func recordRef(ctx context.Context, ref ModelCallRef, target trace.SpanContext) 
 // SpanContext.
 func parseTraceResponse(v string) trace.SpanContext {
 	parts := strings.Split(strings.TrimSpace(v), "-")
-	if len(parts) != 4 || parts[0] != "00" || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 {
+	if len(parts) != 4 || parts[0] != "00" {
 		return trace.SpanContext{}
 	}
-	var tid trace.TraceID
-	var sid trace.SpanID
-	var flags [1]byte
-	if !isLowerHex(parts[1]) || !isLowerHex(parts[2]) || !isLowerHex(parts[3]) {
+	tid, tidErr := trace.TraceIDFromHex(parts[1]) // lowercase hex only, non-zero
+	sid, sidErr := trace.SpanIDFromHex(parts[2])
+	flags, flagsErr := hex.DecodeString(parts[3])
+	if tidErr != nil || sidErr != nil || flagsErr != nil || len(flags) != 1 || hex.EncodeToString(flags) != parts[3] {
 		return trace.SpanContext{}
 	}
-	_, _ = hex.Decode(tid[:], []byte(parts[1]))
-	_, _ = hex.Decode(sid[:], []byte(parts[2]))
-	_, _ = hex.Decode(flags[:], []byte(parts[3]))
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags[0]), Remote: true})
 }

@@ -52,7 +52,8 @@ type Record interface {
 	Validate() error
 	MarshalJSON() ([]byte, error)
 	validate() error
-	isRecord()
+	appendJSON([]byte) ([]byte, error)
+	fields() []field
 }
 
 // InvocationStatus is [AgentInvocation.Status] (SPEC §6.2). The zero value "" stands for the default

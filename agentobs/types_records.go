@@ -82,8 +82,3 @@ func (ContextCompactionObservation) Kind() string { return KindContextCompaction
 
 // Kind returns "sandbox".
 func (SandboxObservation) Kind() string { return KindSandbox }
-
-func (*AgentInvocation) isRecord()              {}
-func (*ToolCallObservation) isRecord()          {}
-func (*ContextCompactionObservation) isRecord() {}
-func (*SandboxObservation) isRecord()           {}

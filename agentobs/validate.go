@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -39,7 +40,9 @@ func fieldError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// validate checks SPEC §6.2: Type must be "responses_api_models".
+// The validate methods implement the exported Validate methods (documented below) without the
+// "agentobs: <what>: " prefix, so that a containing value can add the field path.
+
 func (m ModelServerRef) validate() error {
 	if m.Type != ModelRefTypeResponsesAPIModels {
 		return fieldError("type", fmt.Errorf("%s is not %q", strconv.Quote(m.Type), ModelRefTypeResponsesAPIModels))
@@ -47,9 +50,6 @@ func (m ModelServerRef) validate() error {
 	return nil
 }
 
-// validate checks SPEC §6.2: a non-empty ModelCallID, or a ModelRef together with a non-empty
-// ResponseID; else the error says "model_call_id or both model_ref and response_id are required".
-// A set ModelRef must itself be valid.
 func (r ModelCallRef) validate() error {
 	if r.ModelRef != nil {
 		if err := r.ModelRef.validate(); err != nil {
@@ -62,52 +62,14 @@ func (r ModelCallRef) validate() error {
 	return nil
 }
 
-// validate checks nothing beyond the type: any code, invocation id and detail are valid (SPEC §6.2).
 func (ObservationGap) validate() error { return nil }
 
-// validate checks SPEC §6.2: Status is one of completed, failed, incomplete, unknown (or "");
-// DurationMS, when set, is finite and >= 0; every model-call reference is valid; every
-// conversation item is one JSON object.
-func (a AgentInvocation) validate() error {
-	var errs []error
-	switch a.Status {
-	case "", InvocationStatusCompleted, InvocationStatusFailed, InvocationStatusIncomplete, InvocationStatusUnknown:
-	default:
-		errs = append(errs, enumError("status", string(a.Status), "completed", "failed", "incomplete", "unknown"))
-	}
-	errs = append(errs, nonNegative("duration_ms", a.DurationMS))
-	errs = append(errs, validateRefs("model_calls", a.ModelCalls)...)
-	for i, item := range a.Conversation {
-		v, err := ojson.Parse(item)
-		if err == nil && v.Kind() != ojson.KindObject {
-			err = fmt.Errorf("a JSON %s, not an object", v.Kind())
-		}
-		errs = append(errs, fieldError(indexPath("conversation", i), err))
-	}
-	return errors.Join(errs...)
-}
+// A record's rules are those of its field table ([validateFields]), and a tool call's timing.
 
-// validate checks SPEC §6.2: Status is one of completed, failed, timeout, cancelled, incomplete,
-// unknown (or ""); TimingSource, when set, is executor, artifact or harness; StartedAt and
-// CompletedAt, when set, are finite; DurationMS, when set, is finite and >= 0; when both timestamps
-// are set, "completed_at must not precede started_at".
+func (a AgentInvocation) validate() error { return errors.Join(validateFields(a.fields())...) }
+
 func (t ToolCallObservation) validate() error {
-	var errs []error
-	errs = append(errs, finite("started_at", t.StartedAt), finite("completed_at", t.CompletedAt))
-	errs = append(errs, nonNegative("duration_ms", t.DurationMS))
-	if t.TimingSource != nil {
-		switch *t.TimingSource {
-		case TimingSourceExecutor, TimingSourceArtifact, TimingSourceHarness:
-		default:
-			errs = append(errs, enumError("timing_source", string(*t.TimingSource), "executor", "artifact", "harness"))
-		}
-	}
-	switch t.Status {
-	case "", ToolCallStatusCompleted, ToolCallStatusFailed, ToolCallStatusTimeout, ToolCallStatusCancelled,
-		ToolCallStatusIncomplete, ToolCallStatusUnknown:
-	default:
-		errs = append(errs, enumError("status", string(t.Status), "completed", "failed", "timeout", "cancelled", "incomplete", "unknown"))
-	}
+	errs := validateFields(t.fields())
 	if t.StartedAt != nil && t.CompletedAt != nil && *t.CompletedAt < *t.StartedAt {
 		errs = append(errs, fmt.Errorf("%s (started_at %s, completed_at %s)", msgTiming,
 			ojson.AppendFloat(nil, *t.StartedAt), ojson.AppendFloat(nil, *t.CompletedAt)))
@@ -115,61 +77,12 @@ func (t ToolCallObservation) validate() error {
 	return errors.Join(errs...)
 }
 
-// validate checks SPEC §6.2: ObservedAt, when set, is finite; TokensBefore and TokensAfter, when
-// set, are >= 0 (TokensAfter may exceed TokensBefore); Outcome is one of completed, failed,
-// aborted, unknown (or ""); every model-call reference is valid.
 func (c ContextCompactionObservation) validate() error {
-	var errs []error
-	errs = append(errs, finite("observed_at", c.ObservedAt))
-	for _, f := range []struct {
-		name string
-		v    *int
-	}{{"tokens_before", c.TokensBefore}, {"tokens_after", c.TokensAfter}} {
-		if f.v != nil && *f.v < 0 {
-			errs = append(errs, fieldError(f.name, fmt.Errorf("%d must be greater than or equal to 0", *f.v)))
-		}
-	}
-	switch c.Outcome {
-	case "", CompactionOutcomeCompleted, CompactionOutcomeFailed, CompactionOutcomeAborted, CompactionOutcomeUnknown:
-	default:
-		errs = append(errs, enumError("outcome", string(c.Outcome), "completed", "failed", "aborted", "unknown"))
-	}
-	if c.BeforeModelCall != nil {
-		errs = append(errs, fieldError("before_model_call", c.BeforeModelCall.validate()))
-	}
-	errs = append(errs, validateRefs("model_calls", c.ModelCalls)...)
-	if c.AfterModelCall != nil {
-		errs = append(errs, fieldError("after_model_call", c.AfterModelCall.validate()))
-	}
-	return errors.Join(errs...)
+	return errors.Join(validateFields(c.fields())...)
 }
 
-// validate checks SPEC §6.2: Role is agent, verifier or environment (required); Outcome is one of
-// completed, failed, timeout, oom, sandbox_error, cancelled, unknown (or ""); WallTimeS, CPUTimeS
-// and PeakMemoryMiB, when set, are finite and >= 0.
-func (s SandboxObservation) validate() error {
-	var errs []error
-	switch s.Role {
-	case SandboxRoleAgent, SandboxRoleVerifier, SandboxRoleEnvironment:
-	default:
-		errs = append(errs, enumError("role", string(s.Role), "agent", "verifier", "environment"))
-	}
-	switch s.Outcome {
-	case "", SandboxOutcomeCompleted, SandboxOutcomeFailed, SandboxOutcomeTimeout, SandboxOutcomeOOM,
-		SandboxOutcomeSandboxError, SandboxOutcomeCancelled, SandboxOutcomeUnknown:
-	default:
-		errs = append(errs, enumError("outcome", string(s.Outcome), "completed", "failed", "timeout", "oom", "sandbox_error", "cancelled", "unknown"))
-	}
-	errs = append(errs, nonNegative("wall_time_s", s.WallTimeS), nonNegative("cpu_time_s", s.CPUTimeS),
-		nonNegative("peak_memory_mib", s.PeakMemoryMiB))
-	return errors.Join(errs...)
-}
+func (s SandboxObservation) validate() error { return errors.Join(validateFields(s.fields())...) }
 
-// validate checks SPEC §6.2: every record is non-nil and valid; invocation ids are unique among
-// the AgentInvocations ("invocation_id must be unique within an observation bundle"); following
-// parent_invocation_id among the invocations present never returns to an invocation already on
-// the path ("parent_invocation_id must not form a cycle"; a self-parent is a cycle); a parent
-// that is not present ends the path and is allowed. Errors name the record by index.
 func (b AgentObservationBundle) validate() error {
 	var errs []error
 	invocations := make(map[string]*AgentInvocation)
@@ -177,7 +90,7 @@ func (b AgentObservationBundle) validate() error {
 	duplicate := false
 	for i, r := range b.Records {
 		path := indexPath("records", i)
-		if r == nil || isNilRecord(r) {
+		if isNilRecord(r) {
 			errs = append(errs, fieldError(path, errors.New("nil record")))
 			continue
 		}
@@ -228,20 +141,8 @@ func findCycle(order []string, invocations map[string]*AgentInvocation) (string,
 	return "", false
 }
 
-// isNilRecord reports a typed nil pointer stored in a Record.
-func isNilRecord(r Record) bool {
-	switch v := r.(type) {
-	case *AgentInvocation:
-		return v == nil
-	case *ToolCallObservation:
-		return v == nil
-	case *ContextCompactionObservation:
-		return v == nil
-	case *SandboxObservation:
-		return v == nil
-	}
-	return false
-}
+// isNilRecord reports a nil Record or a typed nil pointer stored in one (every Record is a pointer).
+func isNilRecord(r Record) bool { return r == nil || reflect.ValueOf(r).IsNil() }
 
 func validateRefs(field string, refs []ModelCallRef) []error {
 	var errs []error

@@ -57,8 +57,8 @@ func (x *extractor) assembleInvocations() []*agentobs.AgentInvocation {
 		switch {
 		case isRoot:
 			a.Status = rootStatus
-			a.DurationMS = cloneFloat(x.opts.RootDurationMS)
-			a.ErrorType = cloneString(x.opts.RootErrorType)
+			a.DurationMS = clonePtr(x.opts.RootDurationMS)
+			a.ErrorType = clonePtr(x.opts.RootErrorType)
 		case linked:
 			switch link.status {
 			case agentobs.ToolCallStatusTimeout, agentobs.ToolCallStatusCancelled:
@@ -98,16 +98,10 @@ func cloneRef(r *agentobs.ModelCallRef) *agentobs.ModelCallRef {
 	return &c
 }
 
-func cloneFloat(f *float64) *float64 {
-	if f == nil {
+// clonePtr returns a pointer to a copy of *p, or nil for nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
 		return nil
 	}
-	return ptr(*f)
-}
-
-func cloneString(s *string) *string {
-	if s == nil {
-		return nil
-	}
-	return ptr(*s)
+	return ptr(*p)
 }

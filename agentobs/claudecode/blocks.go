@@ -42,34 +42,28 @@ func (x *extractor) assistantBlocks(inv *invocation, e event, message, content o
 			blockType = ""
 		}
 		switch {
-		case isString && blockType == "text":
-			text, ok := nonEmptyString(block.Get("text"))
+		case isString && (blockType == "text" || blockType == "thinking"):
+			text, ok := nonEmptyString(block.Get(blockType))
 			if !ok {
 				continue
 			}
-			id, ok := itemID(e, message, "text", index)
-			if !ok {
+			id, ok := itemID(e, message, blockType, index)
+			switch {
+			case !ok && blockType == "text":
 				x.gap(GapAssistantItemIDMissing, inv.id, nil)
-				continue
-			}
-			inv.conversation = append(inv.conversation, outputMessageItem(id, text))
-		case isString && blockType == "thinking":
-			thinking, ok := nonEmptyString(block.Get("thinking"))
-			if !ok {
-				continue
-			}
-			id, ok := itemID(e, message, "thinking", index)
-			if !ok {
+			case !ok:
 				x.gap(GapReasoningItemIDMissing, inv.id, nil)
-				continue
-			}
-			var signature *string
-			if sig, ok := block.Get("signature"); ok {
-				if s, ok := sig.AsString(); ok {
-					signature = &s
+			case blockType == "text":
+				inv.conversation = append(inv.conversation, outputMessageItem(id, text))
+			default:
+				var signature *string
+				if sig, ok := block.Get("signature"); ok {
+					if s, ok := sig.AsString(); ok {
+						signature = &s
+					}
 				}
+				inv.conversation = append(inv.conversation, reasoningItem(id, text, signature))
 			}
-			inv.conversation = append(inv.conversation, reasoningItem(id, thinking, signature))
 		case isString && blockType == "tool_use":
 			toolID, ok := nonEmptyString(block.Get("id"))
 			if !ok {
@@ -88,11 +82,7 @@ func (x *extractor) assistantBlocks(inv *invocation, e event, message, content o
 			key := toolKey{inv.id, toolID}
 			x.starts[key] = append(x.starts[key], toolStart{at: timestampIn(e, x.loc), name: name})
 		default:
-			var detail *string
-			if isString {
-				detail = ptr(blockType)
-			}
-			x.gap(GapUnsupportedAssistantContent, inv.id, detail)
+			x.gap(GapUnsupportedAssistantContent, inv.id, typeDetail(blockType, isString))
 		}
 	}
 }
@@ -142,11 +132,7 @@ func (x *extractor) userBlocks(inv *invocation, e event, role string, content oj
 				x.gap(GapUnsupportedUserContent, inv.id, ptr("text"))
 			}
 		default:
-			var detail *string
-			if isString {
-				detail = ptr(blockType)
-			}
-			x.gap(GapUnsupportedUserContent, inv.id, detail)
+			x.gap(GapUnsupportedUserContent, inv.id, typeDetail(blockType, isString))
 		}
 	}
 
@@ -182,6 +168,14 @@ func (x *extractor) userBlocks(inv *invocation, e event, role string, content oj
 		x.parents[child] = link
 		x.parentOrder = append(x.parentOrder, child)
 	}
+}
+
+// typeDetail is the gap detail of an unsupported block: its type when that is a string, else null.
+func typeDetail(blockType string, isString bool) *string {
+	if !isString {
+		return nil
+	}
+	return ptr(blockType)
 }
 
 // toolResultStatus is the reference's _status: is_error true → failed; toolUseResult.interrupted

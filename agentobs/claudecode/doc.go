@@ -17,15 +17,11 @@
 //
 // # What it produces
 //
-// [Extract] follows SPEC §6.4 step by step: one AgentInvocation per session or subagent (with its
-// model-call references, its parent and spawning tool call, and its conversation as Responses
-// items in the key order of SPEC §6.7), one ToolCallObservation per tool call timed from the
-// transcript (timing_source "artifact"), one ContextCompactionObservation per compaction, and a
-// gap for everything missing or ambiguous. Gaps never carry transcript content: a line that is
-// not JSON is reported as "<file name>:<line number>" and nothing of it is kept. [Observe] adds the
-// run-level rules of SPEC §6.3 (model_call_ownership_unavailable without a model server,
-// observation_parse_failed on failure, no_sandbox_runtime last) and [Run.Apply] derives the root
-// invocation's status, duration and compaction attempts from the CLI's stream-json output.
+// [Extract] follows SPEC §6.4 step by step: invocations per session or subagent, tool calls timed
+// from the transcript, compactions, and a gap for everything missing or ambiguous — never
+// transcript content (a line that is not JSON is reported as "<file name>:<line number>").
+// [Observe] adds the run-level rules of SPEC §6.3, and [Run.Apply] derives the root invocation's
+// status, duration and compaction attempts from the CLI's stream-json output.
 //
 // [AssociateCompactionCalls] is the compaction resolver of SPEC §6.6; [JoinCalls] runs it and then
 // the generic join (agentobs.Join) as SPEC §5.4 does for bundles whose source is "claude_code".

@@ -121,7 +121,7 @@ func AssociateCompactionCalls(bundle agentobs.AgentObservationBundle, calls []ca
 			continue
 		}
 		call := &calls[cands[0]]
-		ref := agentobs.ModelCallRef{ModelCallID: cloneString(call.ModelCallID), ResponseID: cloneString(call.ResponseID)}
+		ref := agentobs.ModelCallRef{ModelCallID: clonePtr(call.ModelCallID), ResponseID: clonePtr(call.ResponseID)}
 		if call.ModelRef != nil {
 			ref.ModelRef = &agentobs.ModelServerRef{Type: call.ModelRef.Type, Name: call.ModelRef.Name}
 		}
@@ -212,7 +212,7 @@ func refMatchesCall(ref agentobs.ModelCallRef, call *capture.ModelCallRecord) bo
 	if ref.ModelCallID != nil && *ref.ModelCallID != "" {
 		return call.ModelCallID != nil && *call.ModelCallID == *ref.ModelCallID
 	}
-	return modelRefEqual(ref.ModelRef, call.ModelRef) && strPtrEqual(ref.ResponseID, call.ResponseID)
+	return modelRefEqual(ref.ModelRef, call.ModelRef) && ptrEqual(ref.ResponseID, call.ResponseID)
 }
 
 // resolveCallIndex returns the call_index of the one call ref matches; false when ref is nil or
@@ -244,7 +244,8 @@ func modelRefIn(m *capture.ModelRef, refs []agentobs.ModelServerRef) bool {
 	return slices.ContainsFunc(refs, func(r agentobs.ModelServerRef) bool { return modelRefEqual(&r, m) })
 }
 
-func strPtrEqual(a, b *string) bool {
+// ptrEqual reports whether a and b are both nil or point to equal values.
+func ptrEqual[T comparable](a, b *T) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
@@ -253,13 +254,7 @@ func strPtrEqual(a, b *string) bool {
 
 // refEqual is ModelCallRef equality (all three fields).
 func refEqual(a, b agentobs.ModelCallRef) bool {
-	if !strPtrEqual(a.ModelCallID, b.ModelCallID) || !strPtrEqual(a.ResponseID, b.ResponseID) {
-		return false
-	}
-	if a.ModelRef == nil || b.ModelRef == nil {
-		return a.ModelRef == nil && b.ModelRef == nil
-	}
-	return *a.ModelRef == *b.ModelRef
+	return ptrEqual(a.ModelCallID, b.ModelCallID) && ptrEqual(a.ResponseID, b.ResponseID) && ptrEqual(a.ModelRef, b.ModelRef)
 }
 
 // isCompactionRequest reports whether the request's last message is a user message whose text

@@ -1,9 +1,9 @@
 // Package sandboxrun runs one command and measures what it used: wall time, CPU time and peak
 // memory as the operating system reports them, its exit code or signal, and an outcome in the
 // vocabulary of SPEC §6.2 SandboxObservation (completed, failed, timeout, oom, sandbox_error,
-// cancelled). It is the measuring half of agentobs's sandboxed runs (issue 4 part 3): every number
-// in a Result is measured, never a configured limit or an estimate (SPEC §6.2: cpu_time_s is the
-// cumulative measured CPU time, peak_memory_mib the measured high-water mark).
+// cancelled). It is the measuring half of agentobs's sandboxed runs: every number in a Result is
+// measured, never a configured limit or an estimate (SPEC §6.2: cpu_time_s is the cumulative
+// measured CPU time, peak_memory_mib the measured high-water mark).
 //
 // # Process model
 //
@@ -48,20 +48,14 @@
 //
 // The fallback enforces [Spec.MemoryLimitBytes] with the same sampler: when the summed resident
 // memory of the command's processes, or any one process's resident high-water mark, goes over the
-// limit, the group is killed with SIGKILL and the outcome is oom. This was chosen over RLIMIT_AS
-// for three reasons: RLIMIT_AS bounds virtual address space, not memory, and the Go
-// runtime alone reserves several hundred MiB of address space at start (a Go program fails in
-// runtime initialisation, "failed to reserve page summary memory", under a 512 MiB RLIMIT_AS on
-// this project's machines; JVMs and V8 behave alike), so a realistic limit would kill such commands
-// before they allocate anything; the death it causes (a failed allocation, handled or not, an
-// exit status, SIGSEGV or SIGABRT) cannot be told apart from an ordinary crash, so the oom outcome
-// would be a guess; and Go cannot set an rlimit between fork and exec, so it would need a ptrace
-// stop at exec or a racy prlimit after start. The watchdog limits resident memory, as memory.max
-// does, and knows exactly when it killed the command. Its cost is an overshoot: memory allocated
-// within one sampling interval (10 ms; for a descendant started since the last tree walk, up to
-// 100 ms) can exceed the limit before the watchdog acts. A
-// SIGKILL that Run did not send, while a limit was set in this mode, is also reported as oom (the
-// kernel's OOM killer may act during that overshoot).
+// limit, the group is killed with SIGKILL and the outcome is oom. RLIMIT_AS is not used: it bounds
+// virtual address space, which runtimes such as Go's, the JVM's and V8 reserve by the hundreds of
+// MiB at start; the death it causes cannot be told apart from an ordinary crash; and Go cannot set
+// an rlimit between fork and exec. The watchdog limits resident memory, as memory.max does, and
+// knows exactly when it killed the command. Its cost is an overshoot: memory allocated within one
+// sampling interval (10 ms; for a descendant started since the last tree walk, up to 100 ms) can
+// exceed the limit before the watchdog acts. A SIGKILL that Run did not send, while a limit was set
+// in this mode, is also reported as oom (the kernel's OOM killer may act during that overshoot).
 //
 // # Concurrency
 //
