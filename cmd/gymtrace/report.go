@@ -114,7 +114,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := atomicfile.Write(f.html, f.html, mode, func(w io.Writer) error {
-		if err := report.WriteHTML(w, rep, report.HTMLOptions{JaegerURL: jaeger}); err != nil {
+		if err := report.WriteHTML(w, rep, jaeger); err != nil {
 			return fmt.Errorf("write %s: %w", f.html, err)
 		}
 		return nil

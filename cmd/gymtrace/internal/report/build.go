@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,14 +12,6 @@ import (
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/rollout"
-)
-
-// Gap codes read from attachments (SPEC §5.3).
-const (
-	gapNoRecords         = capture.GapNoRecords
-	gapRecordsUnreadable = capture.GapRecordsUnreadable
-	gapIncomplete        = capture.GapIncomplete
-	gapUnreadable        = capture.GapUnreadable
 )
 
 // ErrNoCaptureDir is matched (errors.Is) by the error [Build] returns when the capture directory
@@ -87,11 +80,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	}
 
 	p := newProgress(&opts, len(items))
-	budget := opts.PayloadBudget
-	if budget <= 0 {
-		budget = DefaultPayloadBudget
-	}
-	pk := &payloadKeeper{max: opts.PayloadBytes, budget: budget}
+	pk := &payloadKeeper{max: opts.PayloadBytes, budget: cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)}
 	stores := []*capture.Store{store}
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
@@ -114,6 +103,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 
 // newRollout builds one rollout's row from its attachment.
 func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, pk *payloadKeeper) Rollout {
+	h, _ := rollouts.HealthOf(line, a)
 	r := Rollout{
 		ID:           a.RolloutID,
 		TraceID:      rollout.ID{Run: runID, Rollout: a.RolloutID}.TraceID().String(),
@@ -121,11 +111,8 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 		HasCapture:   hasCapture,
 		Metrics:      a.Metrics,
 		Gaps:         a.Gaps,
-	}
-	for _, g := range a.Gaps {
-		if g.Code == gapRecordsUnreadable {
-			r.DamagedLines = damagedCount(g.Detail)
-		}
+		DamagedLines: h.UnreadableLines,
+		health:       h,
 	}
 	r.Calls = make([]Call, len(a.Calls))
 	var ttft []float64
@@ -147,48 +134,36 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 
 // progress decides when Build calls Options.OnProgress.
 type progress struct {
-	fn       func(Progress)
-	every    int
-	interval time.Duration
-	total    int
-	start    time.Time
-	last     time.Time
-	since    int
-	done     int
-	calls    int
-	called   bool
+	fn                        func(Progress)
+	every                     int
+	interval                  time.Duration
+	start, last               time.Time
+	total, since, done, calls int
+	called                    bool
 }
 
 func newProgress(opts *Options, total int) *progress {
-	p := &progress{fn: opts.OnProgress, every: opts.ProgressEvery, interval: opts.ProgressInterval, total: total}
-	if p.every <= 0 {
-		p.every = DefaultProgressEvery
-	}
-	if p.interval <= 0 {
-		p.interval = DefaultProgressInterval
-	}
-	p.start = time.Now()
-	p.last = p.start
-	return p
+	now := time.Now()
+	return &progress{fn: opts.OnProgress, total: total, start: now, last: now,
+		every:    cmp.Or(max(opts.ProgressEvery, 0), DefaultProgressEvery),
+		interval: cmp.Or(max(opts.ProgressInterval, 0), DefaultProgressInterval)}
 }
 
 func (p *progress) rollout(calls int) {
 	p.done++
 	p.calls += calls
 	p.since++
-	if p.fn == nil || p.done == p.total {
-		return
-	}
 	now := time.Now()
-	if p.since < p.every && now.Sub(p.last) < p.interval {
+	if p.fn == nil || p.done == p.total || (p.since < p.every && now.Sub(p.last) < p.interval) {
 		return
 	}
 	p.since, p.last = 0, now
 	p.report(now)
 }
 
+// finish reports the end, when progress was reported before.
 func (p *progress) finish() {
-	if p.fn != nil && p.called {
+	if p.called {
 		p.report(time.Now())
 	}
 }

@@ -227,18 +227,17 @@ func barSVG(b bars) (template.HTML, string) {
 	return svgForHTML(out), ""
 }
 
-// maxBar returns the tallest bar: the largest value, or the largest per-category sum when stacked.
+// maxBar returns the tallest bar: the largest value, or the largest per-category sum when stacked
+// (every series has one value per category).
 func maxBar(series [][]float64, stack bool) float64 {
 	top := 0.0
-	for i := 0; len(series) > 0 && i < len(series[0]); i++ {
+	for i := range series[0] {
 		sum := 0.0
 		for _, s := range series {
-			if i < len(s) {
-				if stack {
-					sum += s[i]
-				} else {
-					sum = max(sum, s[i])
-				}
+			if stack {
+				sum += s[i]
+			} else {
+				sum = max(sum, s[i])
 			}
 		}
 		top = max(top, sum)

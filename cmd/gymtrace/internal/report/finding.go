@@ -79,20 +79,10 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		r.Flags = append(r.Flags, k)
 		out = append(out, Finding{Kind: k, RolloutID: r.ID, Message: fmt.Sprintf(format, args...)})
 	}
-	var incomplete, unreadable, noRecords bool
-	for _, g := range r.Gaps {
-		switch g.Code {
-		case gapIncomplete:
-			incomplete = true
-		case gapUnreadable:
-			unreadable = true
-		case gapNoRecords:
-			noRecords = true
-		}
-	}
+	incomplete, unreadable := r.health.Incomplete, r.health.ReadFailed
 	switch {
 	case unreadable:
-	case len(r.Calls) == 0 && r.DamagedLines == 0 && (noRecords || incomplete):
+	case len(r.Calls) == 0 && r.DamagedLines == 0 && (r.health.NoRecords || incomplete):
 		where := "no capture file"
 		switch {
 		case r.HasCapture:

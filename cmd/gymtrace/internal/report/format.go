@@ -18,6 +18,14 @@ func fmtInt(v *int64) string {
 	return strconv.FormatInt(*v, 10)
 }
 
+// fmtStatus formats an optional HTTP status; nil is [dash].
+func fmtStatus(v *int) string {
+	if v == nil {
+		return dash
+	}
+	return strconv.Itoa(*v)
+}
+
 // fmtMS formats an optional duration in milliseconds for people: "842ms", "12.3s", "4m05s",
 // "2h03m"; nil (or NaN) is [dash].
 func fmtMS(v *float64) string {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 )
 
 // Report is the at-a-glance view of one collection run, built by [Build].
@@ -56,6 +57,8 @@ type Rollout struct {
 	// FirstStartedAt and LastCompletedAt bound the calls in UTC Unix seconds; nil without calls
 	// that carry times.
 	FirstStartedAt, LastCompletedAt *float64
+
+	health rollouts.RolloutHealth // what Gaps say
 }
 
 // Call is one call record of a rollout: the SPEC §3.2 record without its payload fields (Request,

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
 )
@@ -100,15 +98,6 @@ func totals(rs []Rollout) Totals {
 	t.TTFTP50MS, t.TTFTP95MS = Percentile(ttft, 50), Percentile(ttft, 95)
 	t.Errors = sortedCounts(counts)
 	return t
-}
-
-// damagedCount reads the n of a records_unreadable gap's "count=<n>" detail (at least 1).
-func damagedCount(detail string) int {
-	n, err := strconv.Atoi(strings.TrimPrefix(detail, "count="))
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
 }
 
 func minPtr(cur, v *float64) *float64 {

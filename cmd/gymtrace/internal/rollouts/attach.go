@@ -2,6 +2,7 @@ package rollouts
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,23 +65,21 @@ const maxListed = 3
 
 // Error names the number of malformed rows and the first few of them.
 func (e *MalformedRowsError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "rollouts attach: %d malformed row", len(e.Rows))
-	if len(e.Rows) != 1 {
-		b.WriteByte('s')
+	s := "s"
+	if len(e.Rows) == 1 {
+		s = ""
 	}
-	b.WriteString(" written unchanged: ")
+	msg := fmt.Sprintf("rollouts attach: %d malformed row%s written unchanged: ", len(e.Rows), s)
 	for i, r := range e.Rows {
 		if i == maxListed {
-			fmt.Fprintf(&b, "; and %d more", len(e.Rows)-maxListed)
-			break
+			return msg + fmt.Sprintf("; and %d more", len(e.Rows)-maxListed)
 		}
 		if i > 0 {
-			b.WriteString("; ")
+			msg += "; "
 		}
-		b.WriteString(r.Error())
+		msg += r.Error()
 	}
-	return b.String()
+	return msg
 }
 
 // Unwrap returns every row error, so errors.Is and errors.As look at each of them.
@@ -108,8 +107,8 @@ type RolloutHealth struct {
 	ReadFailed bool
 }
 
-// healthOf returns the health of an attachment and whether it has any problem.
-func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
+// HealthOf returns the health of the attachment of input line line and whether it has any problem.
+func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 	h := RolloutHealth{Line: line, RolloutID: a.RolloutID, Calls: len(a.Calls)}
 	for _, g := range a.Gaps {
 		switch g.Code {
@@ -166,7 +165,6 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	p := newProgress(opts)
 	lr := newLineReader(in)
 	w := bufio.NewWriterSize(out, 256<<10)
-	var buf []byte // attachment JSON, reused
 	for {
 		if err := ctx.Err(); err != nil {
 			return sum, fmt.Errorf("rollouts attach: after %d rows: %w", sum.Rows, err)
@@ -179,51 +177,15 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 			return sum, fmt.Errorf("rollouts attach: read line %d: %w", lr.line+1, err)
 		}
 		sum.Rows++
-		var outLine []byte
-		switch {
-		case isBlank(line):
-			sum.Unchanged++
-		default:
-			l, id, ok, err := parseRow(line)
-			switch {
-			case err != nil:
-				sum.Malformed++
-				sum.RowErrors = append(sum.RowErrors, RowError{Line: lr.line, Err: err})
-			case !ok:
-				sum.Unchanged++
-			default:
-				include := opts.IncludePayloads && !hasRedactedHistory(&l)
-				a, err := capture.BuildAttachment(stores, id, include)
-				if err != nil {
-					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
-				}
-				buf = a.AppendJSON(buf[:0])
-				if err := l.Set(capture.AttachmentKey, buf); err != nil {
-					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
-				}
-				switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
-				case err != nil:
-					sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: lr.line, Err: err})
-				case joined:
-					sum.ObservationsJoined++
-				}
-				outLine = l.Bytes()
-				sum.Attached++
-				if h, bad := healthOf(lr.line, &a); bad {
-					sum.Rollouts = append(sum.Rollouts, h)
-				}
-			}
+		outLine, err := attachRow(&sum, lr.line, line, stores, opts)
+		if err != nil {
+			return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 		}
-		if outLine == nil {
-			outLine = line
+		if outLine[len(outLine)-1] != '\n' { // lineReader never returns an empty line
+			outLine = append(outLine, '\n')
 		}
 		if _, err := w.Write(outLine); err != nil {
 			return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
-		}
-		if len(outLine) == 0 || outLine[len(outLine)-1] != '\n' {
-			if err := w.WriteByte('\n'); err != nil {
-				return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
-			}
 		}
 		p.row(&sum, lr.read)
 	}
@@ -236,29 +198,56 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	return sum, nil
 }
 
+// attachRow returns the output line of input line n (see Attach) and counts it in sum.
+func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts Options) ([]byte, error) {
+	if isBlank(line) {
+		sum.Unchanged++
+		return line, nil
+	}
+	l, id, ok, err := parseRow(line)
+	switch {
+	case err != nil:
+		sum.Malformed++
+		sum.RowErrors = append(sum.RowErrors, RowError{Line: n, Err: err})
+		return line, nil
+	case !ok:
+		sum.Unchanged++
+		return line, nil
+	}
+	a, err := capture.BuildAttachment(stores, id, opts.IncludePayloads && !hasRedactedHistory(&l))
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Set(capture.AttachmentKey, a.AppendJSON(nil)); err != nil {
+		return nil, err
+	}
+	switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
+	case err != nil:
+		sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: n, Err: err})
+	case joined:
+		sum.ObservationsJoined++
+	}
+	sum.Attached++
+	if h, bad := HealthOf(n, &a); bad {
+		sum.Rollouts = append(sum.Rollouts, h)
+	}
+	return l.Bytes(), nil
+}
+
 // progress decides when Attach calls Options.OnProgress.
 type progress struct {
-	fn       func(Progress)
-	every    int
-	interval time.Duration
-	start    time.Time
-	last     time.Time
-	sinceRow int
+	fn          func(Progress)
+	every       int
+	interval    time.Duration
+	start, last time.Time
+	since       int
 }
 
 func newProgress(opts Options) *progress {
-	p := &progress{fn: opts.OnProgress, every: opts.ProgressRows, interval: opts.ProgressInterval}
-	if p.every <= 0 {
-		p.every = DefaultProgressRows
-	}
-	if p.interval <= 0 {
-		p.interval = DefaultProgressInterval
-	}
-	if p.fn != nil {
-		p.start = time.Now()
-		p.last = p.start
-	}
-	return p
+	now := time.Now()
+	return &progress{fn: opts.OnProgress, start: now, last: now,
+		every:    cmp.Or(max(opts.ProgressRows, 0), DefaultProgressRows),
+		interval: cmp.Or(max(opts.ProgressInterval, 0), DefaultProgressInterval)}
 }
 
 // row is called after each written row.
@@ -266,13 +255,12 @@ func (p *progress) row(s *Summary, bytesRead int64) {
 	if p.fn == nil {
 		return
 	}
-	p.sinceRow++
+	p.since++
 	now := time.Now()
-	if p.sinceRow < p.every && now.Sub(p.last) < p.interval {
+	if p.since < p.every && now.Sub(p.last) < p.interval {
 		return
 	}
-	p.sinceRow = 0
-	p.last = now
+	p.since, p.last = 0, now
 	p.fn(Progress{
 		Rows: s.Rows, Attached: s.Attached, Unchanged: s.Unchanged, Malformed: s.Malformed,
 		Bytes: bytesRead, Elapsed: now.Sub(p.start),
