@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +23,7 @@ func init() { commands = append(commands, newAttachCmd) }
 // lists on stderr; the rest are counted.
 const maxReported = 20
 
-// newAttachCmd builds `gymtrace attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl
-// [--include-payloads]` (SPEC §5.5 step 2 over a rollout file, see rollouts.Attach).
+// newAttachCmd builds `gymtrace attach` (SPEC §5.5 step 2 over a rollout file, rollouts.Attach).
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
 	var payloads, strict bool
@@ -93,12 +93,9 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 // samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
 // existing and the same file (a link or another spelling).
 func samePath(a, b string) (bool, error) {
-	absA, err := filepath.Abs(a)
-	if err != nil {
-		return false, fmt.Errorf("attach: %w", err)
-	}
-	absB, err := filepath.Abs(b)
-	if err != nil {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if err := cmp.Or(errA, errB); err != nil {
 		return false, fmt.Errorf("attach: %w", err)
 	}
 	if absA == absB {
@@ -115,11 +112,9 @@ const outputFileMode fs.FileMode = 0o600
 // claudeCodeFlags are attach's --claude-code-* flags.
 type claudeCodeFlags struct{ dirKey, modelServer string }
 
-// runAttach attaches into a temporary file next to output and renames it over output once every
-// row is written (also when some rows were malformed: they are copied unchanged). A new output gets
-// mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
+// runAttach attaches into output atomically, also when some rows were malformed (they are copied
+// unchanged, then reported). Errors name the output, never the temporary file.
 func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
-	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
 	mode, err := outputMode(outputFlag, output)
 	if err != nil {
 		return err
@@ -163,51 +158,16 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
 func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took time.Duration) {
-	for i, r := range sum.RowErrors {
-		if i == maxReported {
-			cmdNotef(cmd, "... and %d more malformed rows", len(sum.RowErrors)-maxReported)
-			break
-		}
-		cmdNotef(cmd, "malformed row copied unchanged: %v", r)
-	}
-	for i, r := range sum.ObservationErrors {
-		if i == maxReported {
-			cmdNotef(cmd, "... and %d more rows with invalid ng_agent_observations", len(sum.ObservationErrors)-maxReported)
-			break
-		}
-		cmdNotef(cmd, "invalid ng_agent_observations not joined: %v", r)
-	}
+	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
+	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined", "rows with invalid ng_agent_observations")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool
-		note func(h rollouts.RolloutHealth) string
 	}{
-		{"without capture records", func(h rollouts.RolloutHealth) bool { return h.NoRecords }, func(rollouts.RolloutHealth) string { return "" }},
-		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 },
-			func(h rollouts.RolloutHealth) string {
-				return fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
-			}},
-		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }, func(rollouts.RolloutHealth) string { return "" }},
-		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }, func(rollouts.RolloutHealth) string { return "" }},
-	}
-	var counts []string
-	for _, k := range kinds {
-		n := 0
-		for _, h := range sum.Rollouts {
-			if !k.has(h) {
-				continue
-			}
-			if n < maxReported {
-				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, k.note(h))
-			}
-			n++
-		}
-		if n > maxReported {
-			cmdNotef(cmd, "... and %d more rollouts %s", n-maxReported, k.what)
-		}
-		if n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, k.what))
-		}
+		{"without capture records", func(h rollouts.RolloutHealth) bool { return h.NoRecords }},
+		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 }},
+		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }},
+		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }},
 	}
 	msg := fmt.Sprintf("wrote %s: %d rows, %d attached, %d unchanged, %d malformed in %s",
 		output, sum.Rows, sum.Attached, sum.Unchanged, sum.Malformed, took.Round(time.Millisecond))
@@ -217,17 +177,45 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 	if n := len(sum.ObservationErrors); n > 0 {
 		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
 	}
-	for _, c := range counts {
-		msg += "; " + c
+	for i, k := range kinds {
+		n := 0
+		for _, h := range sum.Rollouts {
+			if !k.has(h) {
+				continue
+			}
+			if n < maxReported {
+				note := ""
+				if i == 1 { // damaged lines
+					note = fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
+				}
+				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, note)
+			}
+			n++
+		}
+		if n > maxReported {
+			cmdNotef(cmd, "... and %d more rollouts %s", n-maxReported, k.what)
+		}
+		if n > 0 {
+			msg += fmt.Sprintf("; %d %s", n, k.what)
+		}
 	}
 	cmdNotef(cmd, "%s", msg)
 }
 
-// pathErrCause returns the cause of an *fs.PathError (dropping its operation and path, e.g. the name
-// of the temporary file), or err itself.
+// noteRowErrors lists up to maxReported row errors on stderr, each after prefix, and counts the rest.
+func noteRowErrors(cmd *cobra.Command, errs []rollouts.RowError, prefix, rest string) {
+	for i, r := range errs {
+		if i == maxReported {
+			cmdNotef(cmd, "... and %d more %s", len(errs)-maxReported, rest)
+			return
+		}
+		cmdNotef(cmd, "%s: %v", prefix, r)
+	}
+}
+
+// pathErrCause returns the cause of an *fs.PathError (without its operation and path), or err.
 func pathErrCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err

@@ -8,8 +8,7 @@ import (
 
 func init() { commands = append(commands, newMetricsCmd) }
 
-// newMetricsCmd builds `gymtrace metrics --capture-dir DIR ROLLOUT_ID`: the SPEC §5.2 metrics object
-// of one rollout on one line.
+// newMetricsCmd builds `gymtrace metrics`: the SPEC §5.2 metrics of one rollout.
 func newMetricsCmd() *cobra.Command {
 	var dir, run string
 	cmd := &cobra.Command{

@@ -13,7 +13,7 @@ import (
 
 func init() { commands = append(commands, newRederiveCmd) }
 
-// newRederiveCmd builds `gymtrace rederive --capture-dir DIR [--rollout ID] --output DIR2` (issue 9).
+// newRederiveCmd builds `gymtrace rederive` (rederive.Run).
 func newRederiveCmd() *cobra.Command {
 	var dir, rollout, output string
 	cmd := &cobra.Command{

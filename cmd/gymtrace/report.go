@@ -21,8 +21,7 @@ type reportFlags struct {
 	dir, run, rollouts, html, jaeger, uncorrelated string
 }
 
-// newReportCmd builds `gymtrace report --capture-dir DIR [--run-id RUN] [--rollouts OUT.jsonl] [--html
-// report.html] [--jaeger-url URL]` (issue 9): the run at a glance, as a terminal table and an HTML file.
+// newReportCmd builds `gymtrace report`: the run at a glance, as a terminal table and an HTML file.
 func newReportCmd() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
@@ -108,7 +107,6 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html == "" {
 		return nil
 	}
-	// A new file gets mode 0600 (an HTML report holds payloads), an existing one keeps its mode.
 	mode, err := outputMode("html", f.html)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -14,8 +14,8 @@ import (
 // maxHintDirs bounds how many run directories a hint names.
 const maxHintDirs = 5
 
-// runDirsWith returns the names of dir's subdirectories (candidate --run-id values) that hold a
-// file named like match (a file name, or "" for any capture file), sorted; at most maxHintDirs.
+// runDirsWith returns the first maxHintDirs sorted names of dir's subdirectories (candidate
+// --run-id values) that hold the regular file named file ("": any capture file).
 func runDirsWith(dir, file string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -51,8 +51,7 @@ func runDirsWith(dir, file string) []string {
 	return runs
 }
 
-// noteRunIDHint tells the user, when dir itself has nothing but run directories below it do, which
-// --run-id to pass (captures made with `proxy --run-id RUN` live in DIR/RUN/).
+// noteRunIDHint names the --run-id values whose run directories of dir hold what dir lacks.
 func noteRunIDHint(cmd *cobra.Command, dir, file string) {
 	if runs := runDirsWith(dir, file); len(runs) > 0 {
 		cmdNotef(cmd, "hint: captures exist under a run directory of %s (made with --run-id): pass --%s %s", dir, runIDFlag, strings.Join(runs, " or --"+runIDFlag+" "))

@@ -21,8 +21,8 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// version describes the running binary from its module build info: the module version (a tag when
-// installed with go install), else "(devel)" with the VCS revision and a "+dirty" mark when known.
+// version describes the running binary from its build info: the module version, else "(devel)"
+// with the VCS revision and a "+dirty" mark when known, then the Go version.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

@@ -44,6 +44,8 @@ type Result struct {
 	OldCategory, NewCategory string
 	// SSE reports that the record was taken as a server-sent event stream.
 	SSE bool
+	// ModelCallID is the record's model_call_id, "" when it is not a string.
+	ModelCallID string
 	// Skipped, when not "", says why the record was copied without looking at its response
 	// (e.g. "no response_raw", "exception path"): a reason, not an error.
 	Skipped string
@@ -59,6 +61,7 @@ func Line(line []byte) (Result, error) {
 		return Result{Line: line}, fmt.Errorf("rederive: %w", err)
 	}
 	res := Result{Line: line}
+	res.ModelCallID, _ = getString(&l, "model_call_id")
 	rawText, ok := getString(&l, keyResponseRaw)
 	if !ok {
 		res.Skipped = "no response_raw"

@@ -57,9 +57,8 @@ type RolloutSummary struct {
 
 // Change describes one changed record.
 type Change struct {
-	Index       int    // 0-based index among the source file's non-blank lines (its call_index there)
-	ModelCallID string // the record's model_call_id, "" when not a string
-	Result             // what Line did
+	Index  int // 0-based index among the source file's non-blank lines (its call_index there)
+	Result     // what Line did
 }
 
 // Run rederives the captures of src into dst (see the package doc): for each rollout of src (or only
@@ -146,8 +145,7 @@ func runRollout(ctx context.Context, src, dst *capture.Store, e capturedir.Entry
 			rs.Skipped++
 		}
 		if res.Changed {
-			id, _ := modelCallID(res.Line)
-			rs.Changes = append(rs.Changes, Change{Index: il.Index, ModelCallID: id, Result: res})
+			rs.Changes = append(rs.Changes, Change{Index: il.Index, Result: res})
 		}
 		buf = append(append(buf[:0], res.Line...), '\n')
 		if err := dst.Append(context.WithoutCancel(ctx), e.RolloutID, buf); err != nil {
@@ -180,8 +178,5 @@ func sameDir(a, b string) (bool, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
+	return err == nil && os.SameFile(fa, fb), err
 }
