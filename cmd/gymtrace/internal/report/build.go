@@ -42,14 +42,10 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	rep := &Report{CaptureDir: dir, RunID: opts.RunID}
 
 	// The rollouts to report: the rollouts file's first, then the captured ones it does not name.
-	type item struct {
-		id   string
-		line int
-	}
-	var items []item
-	seen := make(map[string]int)
+	var items []rollouts.RowID
+	seen := make(map[string]bool)
 	if opts.Rollouts != nil {
-		rep.RolloutsName = nameOr(opts.RolloutsName, "the rollouts file")
+		rep.RolloutsName = cmp.Or(opts.RolloutsName, "the rollouts file")
 		ids, rowErrs, err := rollouts.ReadIDs(ctx, opts.Rollouts)
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", rep.RolloutsName, err)
@@ -59,19 +55,18 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 				Message: fmt.Sprintf("%s: %v", rep.RolloutsName, re)})
 		}
 		for _, id := range ids {
-			if _, dup := seen[id.RolloutID]; dup {
-				continue // a retried row names the same rollout again: report it once, at its first line
+			if !seen[id.RolloutID] { // a retried row names its rollout again: report it at its first line
+				seen[id.RolloutID] = true
+				items = append(items, id)
 			}
-			seen[id.RolloutID] = len(items)
-			items = append(items, item{id.RolloutID, id.Line})
 		}
 	}
 	hasCapture := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		hasCapture[e.RolloutID] = e.HasCapture
-		if _, ok := seen[e.RolloutID]; !ok {
-			seen[e.RolloutID] = len(items)
-			items = append(items, item{id: e.RolloutID})
+		if !seen[e.RolloutID] {
+			seen[e.RolloutID] = true
+			items = append(items, rollouts.RowID{RolloutID: e.RolloutID})
 		}
 	}
 	if len(entries) == 0 {
@@ -86,12 +81,12 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("report: after %d of %d rollouts: %w", p.done, len(items), err)
 		}
-		a, err := capture.BuildAttachment(stores, it.id, false)
+		a, err := capture.BuildAttachment(stores, it.RolloutID, false)
 		if err != nil {
 			// Only an id that is not a valid file name fails; rollouts.ReadIDs never returns one.
-			return nil, fmt.Errorf("report: rollout %s: %w", it.id, err)
+			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
-		r := newRollout(&a, rep.RunID, it.line, hasCapture[it.id], pk)
+		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
 		rep.Findings = append(rep.Findings, rolloutFindings(&r, &opts)...)
 		rep.Rollouts = append(rep.Rollouts, r)
 		p.rollout(len(r.Calls))

@@ -34,7 +34,16 @@ type chart struct {
 
 // buildCharts renders the report's charts.
 func buildCharts(rep *Report) []chart {
-	return []chart{tokensChart(rep), latencyChart(rep), ttftChart(rep), errorsChart(rep), timelineChart(rep)}
+	return []chart{
+		tokensChart(rep),
+		histogramChart(rep, "chart-latency", "Latency per call",
+			"calls by total latency (start of the call to the end of the response body)",
+			func(c *Call) *float64 { return c.LatencyTotalMS }),
+		histogramChart(rep, "chart-ttft", "Time to first token", "calls by time to the first response bytes",
+			func(c *Call) *float64 { return c.LatencyTTFTMS }),
+		errorsChart(rep),
+		timelineChart(rep),
+	}
 }
 
 // tokensChart: input and output tokens per rollout, stacked, for the rollouts with the most tokens.
@@ -73,18 +82,7 @@ func tokensChart(rep *Report) chart {
 	return c
 }
 
-// latencyChart: histogram of per-call latency.
-func latencyChart(rep *Report) chart {
-	return histogramChart(rep, "chart-latency", "Latency per call", "calls by total latency (start of the call to the end of the response body)",
-		func(c *Call) *float64 { return c.LatencyTotalMS })
-}
-
-// ttftChart: histogram of per-call time to first token.
-func ttftChart(rep *Report) chart {
-	return histogramChart(rep, "chart-ttft", "Time to first token", "calls by time to the first response bytes",
-		func(c *Call) *float64 { return c.LatencyTTFTMS })
-}
-
+// histogramChart: histogram of one value of every call.
 func histogramChart(rep *Report, id, title, note string, value func(*Call) *float64) chart {
 	c := chart{ID: id, Title: title, Note: note}
 	var vals []float64

@@ -44,18 +44,15 @@ func WriteText(w io.Writer, rep *Report) error {
 // writeFindings writes the health section.
 func writeFindings(b *strings.Builder, rep *Report) {
 	if len(rep.Findings) == 0 {
-		fmt.Fprintf(b, "health: ok: every rollout has readable captured calls and not all of them failed\n")
-		if rep.RolloutsName == "" {
-			fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
-		}
-		return
+		b.WriteString("health: ok: every rollout has readable captured calls and not all of them failed\n")
+	} else {
+		fmt.Fprintf(b, "health: %d finding%s\n", len(rep.Findings), plural(len(rep.Findings)))
 	}
-	fmt.Fprintf(b, "health: %d finding%s\n", len(rep.Findings), plural(len(rep.Findings)))
 	for _, f := range rep.Findings {
 		writeWrapped(b, "  ! ", "    ", clean(f.Message))
 	}
 	if rep.RolloutsName == "" {
-		fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
+		b.WriteString("  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
 	}
 }
 
