@@ -21,11 +21,7 @@ the .capture.incomplete marker. A rollout without a capture file prints the empt
 (num_calls 0), says so on stderr and exits 0. The capture directory is never created.`,
 		Args: oneRolloutID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runDir, err := runCaptureDir(dir, run)
-			if err != nil {
-				return err
-			}
-			records, err := readRolloutRecords(cmd, runDir, args[0])
+			records, err := readRolloutRecords(cmd, dir, run, args[0])
 			if err != nil {
 				return err
 			}

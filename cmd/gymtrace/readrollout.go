@@ -13,9 +13,13 @@ import (
 )
 
 // readRolloutRecords is the tolerant read (SPEC §2.5) of `calls` and `metrics`: the valid call
-// records of id in dir, reporting on stderr a missing directory or capture file, damaged lines and
+// records of id in the capture directory of --capture-dir and --run-id (runCaptureDir), reporting on stderr a missing directory or capture file, damaged lines and
 // the .capture.incomplete marker. Only I/O failures are errors. It never creates dir.
-func readRolloutRecords(cmd *cobra.Command, dir, id string) ([]capture.ModelCallRecord, error) {
+func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]capture.ModelCallRecord, error) {
+	dir, err := runCaptureDir(captureDir, run)
+	if err != nil {
+		return nil, err
+	}
 	store, err := existingCaptureStore(dir)
 	if errors.Is(err, errNoCaptureDir) {
 		cmdNotef(cmd, "capture directory %s does not exist: no capture file for rollout %s", dir, id)

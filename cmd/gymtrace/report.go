@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,11 +96,8 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range rep.Findings {
-		if f.Kind == report.FindingNoCapture {
-			noteRunIDHint(cmd, runDir, "")
-			break
-		}
+	if slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Kind == report.FindingNoCapture }) {
+		noteRunIDHint(cmd, runDir, "")
 	}
 	if err := report.WriteText(cmd.OutOrStdout(), rep); err != nil {
 		return fmt.Errorf("report: write output: %w", err)

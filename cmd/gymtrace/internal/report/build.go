@@ -75,7 +75,8 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	}
 
 	p := newProgress(&opts, len(items))
-	pk := &payloadKeeper{max: opts.PayloadBytes, budget: cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)}
+	budget := cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)
+	pk := &payloadKeeper{max: opts.PayloadBytes, budget: budget}
 	stores := []*capture.Store{store}
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {

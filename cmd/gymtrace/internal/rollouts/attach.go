@@ -25,24 +25,19 @@ type Summary struct {
 	Unchanged int // rows without a rollout identity and blank lines, written as they were
 	Malformed int // rows written unchanged because they could not be read; see RowErrors
 
-	// RowErrors describes each malformed row, in input order.
-	RowErrors []RowError
-	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input
-	// order; rollouts with a clean capture are not listed.
+	RowErrors []RowError // each malformed row, in input order
+	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input order.
 	Rollouts []RolloutHealth
 
-	// ObservationsJoined counts the rows whose ng_agent_observations was joined with their calls
-	// (SPEC §5.4).
-	ObservationsJoined int
+	ObservationsJoined int // rows whose ng_agent_observations was joined with their calls (SPEC §5.4)
 	// ObservationErrors describes each attached row whose ng_agent_observations is not a valid
-	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text as it was.
+	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text.
 	ObservationErrors []RowError
 }
 
-// RowError is one input row Attach or Clear could not read: a line that is not a JSON object, or a
-// row whose rollout id breaks SPEC §1.2 (malformed explicit _ng_rollout_id, _ng_attempt_index not an
-// integer) or is one the proxy refuses (SPEC D12: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes).
-// Err names the value and the rule.
+// RowError is one input row that could not be read: a line that is not a JSON object, or a row
+// whose rollout id breaks SPEC §1.2 (e.g. _ng_attempt_index not an integer) or is one the proxy
+// refuses (SPEC D12, rollout.ValidateID). Err names the value and the rule.
 type RowError struct {
 	Line int   // 1-based input line number
 	Err  error // why the row could not be read
@@ -54,8 +49,8 @@ func (e RowError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " 
 // Unwrap returns the underlying error (e.g. one matching rollout.ErrInvalidID).
 func (e RowError) Unwrap() error { return e.Err }
 
-// MalformedRowsError is the error [Attach] returns, after writing every row, when some rows were
-// malformed ([Summary].Malformed > 0). Those rows were written unchanged.
+// MalformedRowsError is the error [Attach] returns, after writing every row (the malformed ones
+// unchanged), when some rows were malformed.
 type MalformedRowsError struct {
 	Rows []RowError // the malformed rows in input order; never empty
 }
@@ -91,20 +86,16 @@ func (e *MalformedRowsError) Unwrap() []error {
 	return errs
 }
 
-// RolloutHealth describes the capture problems of one attached rollout, taken from its attachment's
-// gaps (SPEC §5.3).
+// RolloutHealth describes the capture problems of one attached rollout: its attachment's gaps
+// (SPEC §5.3).
 type RolloutHealth struct {
-	Line       int    // 1-based input line of the row
-	RolloutID  string // the row's rollout id
-	Calls      int    // valid calls attached
-	NoRecords  bool   // model_call_capture_no_records: no capture file or marker, or an empty file
-	Incomplete bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
-	// UnreadableLines counts damaged capture lines that were skipped
-	// (model_call_capture_records_unreadable).
-	UnreadableLines int
-	// ReadFailed: the capture could not be read at all (model_call_capture_unreadable); no calls
-	// were attached.
-	ReadFailed bool
+	Line            int    // 1-based input line of the row
+	RolloutID       string // the row's rollout id
+	Calls           int    // valid calls attached
+	NoRecords       bool   // model_call_capture_no_records: no capture file or marker, or an empty file
+	Incomplete      bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
+	UnreadableLines int    // model_call_capture_records_unreadable: damaged lines skipped
+	ReadFailed      bool   // model_call_capture_unreadable: the capture could not be read at all
 }
 
 // HealthOf returns the health of the attachment of input line line and whether it has any problem.
@@ -130,33 +121,25 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 }
 
 // Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
-// model calls (SPEC §5.5 step 2; the attachment of SPEC §5.1–§5.3, built by
-// [capture.BuildAttachment] from stores, searched in order).
-//
-// Per input line, in order, exactly one output line is written, ending in "\n":
+// model calls (SPEC §5.5 step 2: the attachment of SPEC §5.1–§5.3 that [capture.BuildAttachment]
+// builds from stores, searched in order). Per input line exactly one output line is written:
 //   - a row whose rollout id SPEC §1.2 derives (from _ng_rollout_id, or _ng_task_index and
-//     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture: an
-//     existing one is replaced in place, else it is appended as the last key. Every other key keeps
-//     its position and its original JSON text (number spelling, escapes, nested whitespace); the
-//     object is written compactly at the top level. A non-null ng_agent_observations is validated
-//     and joined with the calls in place (SPEC §5.4, §6.5; dumped with all fields); an invalid one
-//     is kept as it was and listed in Summary.ObservationErrors. The
-//     calls carry payloads when opts.IncludePayloads is set and the row's ng_trajectory and
-//     ng_agent_observations have no multimodal_history_redacted gap;
+//     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture,
+//     replacing an existing one in place, else as the last key; every other key keeps its position
+//     and its JSON text, the object is compact at the top level. Its ng_agent_observations is
+//     validated and joined with the calls (joinObservations; an invalid one is kept as it was and
+//     listed in Summary.ObservationErrors). The calls carry payloads as opts.IncludePayloads says;
 //   - a row without an identity, and a blank line, is written unchanged;
-//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or a
-//     derived id that fails SPEC D12, [rollout.ValidateID], as the proxy would refuse it), is
-//     written unchanged and recorded in Summary.RowErrors.
+//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2, or a derived id
+//     the proxy would refuse, SPEC D12), is written unchanged and listed in Summary.RowErrors.
 //
 // Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
-// Lines may be of any length.
 //
 // When every row was written and some were malformed, the error is a [*MalformedRowsError].
-// Reading in, writing out or building an attachment failing, and ctx being cancelled (checked
-// between rows), stop Attach at once with an error; out then holds only part of the output and the
-// Summary counts the rows handled so far. It is an error to pass no stores. Capture problems of a
-// rollout (no records, damaged lines, the incomplete marker, an unreadable file) are not errors:
-// they are gaps in its attachment, listed in Summary.Rollouts.
+// Reading, writing or building an attachment failing, passing no stores, and ctx being cancelled
+// (checked between rows) stop Attach at once with an error; out then holds part of the output and
+// the Summary counts the rows handled so far. Capture problems of a rollout are not errors but gaps
+// in its attachment, listed in Summary.Rollouts.
 func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.Store, opts Options) (Summary, error) {
 	var sum Summary
 	if len(stores) == 0 {
