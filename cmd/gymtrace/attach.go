@@ -26,8 +26,8 @@ const maxReported = 20
 // newAttachCmd builds `gymtrace attach` (SPEC §5.5 step 2 over a rollout file, rollouts.Attach).
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
-	var payloads, strict bool
-	var cc claudeCodeFlags
+	var strict bool
+	var opts rollouts.Options
 	cmd := &cobra.Command{
 		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
@@ -76,17 +76,17 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
-			return runAttach(cmd, store, input, output, payloads, strict, cc)
+			return runAttach(cmd, store, input, output, strict, opts)
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
 	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
-	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
+	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "keep request/response payloads in the attached calls")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
-	cmd.Flags().StringVar(&cc.dirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
-	cmd.Flags().StringVar(&cc.modelServer, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
+	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
+	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	return cmd
 }
 
@@ -109,12 +109,9 @@ func samePath(a, b string) (bool, error) {
 // outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
 const outputFileMode fs.FileMode = 0o600
 
-// claudeCodeFlags are attach's --claude-code-* flags.
-type claudeCodeFlags struct{ dirKey, modelServer string }
-
 // runAttach attaches into output atomically, also when some rows were malformed (they are copied
 // unchanged, then reported). Errors name the output, never the temporary file.
-func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
+func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, strict bool, opts rollouts.Options) (err error) {
 	mode, err := outputMode(outputFlag, output)
 	if err != nil {
 		return err
@@ -124,19 +121,15 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 		return fmt.Errorf("attach: %w", err)
 	}
 	defer in.Close()
+	opts.OnProgress = func(p rollouts.Progress) {
+		cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+	}
 	start := time.Now()
 	var sum rollouts.Summary
 	var malformed *rollouts.MalformedRowsError
 	err = atomicfile.Write(output, "output "+output, mode, func(w io.Writer) error {
 		var attachErr error
-		sum, attachErr = rollouts.Attach(cmd.Context(), in, w, []*capture.Store{store}, rollouts.Options{
-			IncludePayloads:           payloads,
-			ClaudeCodeDirKey:          cc.dirKey,
-			ClaudeCodeModelServerName: cc.modelServer,
-			OnProgress: func(p rollouts.Progress) {
-				cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
-			},
-		})
+		sum, attachErr = rollouts.Attach(cmd.Context(), in, w, []*capture.Store{store}, opts)
 		if attachErr != nil && !errors.As(attachErr, &malformed) {
 			return fmt.Errorf("output %s not written: %w", output, attachErr)
 		}
@@ -159,7 +152,8 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
 func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took time.Duration) {
 	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
-	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined", "rows with invalid ng_agent_observations")
+	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
+		"rows with invalid ng_agent_observations")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool

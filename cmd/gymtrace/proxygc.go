@@ -10,11 +10,12 @@ import (
 
 // The garbage collector target of `gymtrace proxy` when the environment sets no GOGC: from
 // largeHeapBytes of live heap on (mostly the buffers of bodies in flight) it is largeHeapGCPercent,
-// so the heap stays within 1.3 times the live heap instead of Go's 2 times. Measured with `gymtrace bench --workload sse1m --concurrency 256` (256 MiB of streams in flight):
-// peak RSS 790–850 MiB with Go's default target throughout, 620–704 MiB with 50 from 64 MiB on,
-// 555–615 MiB with 30 from 32 MiB on (issue 6's bound: 2.5 × in flight + 64 MiB = 703 MiB), with
-// less CPU per stream, not more (fewer fresh pages). Small calls keep Go's default: a fixed lower
-// target costs them about 50% more CPU per call.
+// so the heap stays within 1.3 times the live heap instead of Go's 2 times. Measured with `gymtrace
+// bench --workload sse1m --concurrency 256` (256 MiB of streams in flight): peak RSS 790–850 MiB
+// with Go's default target throughout, 620–704 MiB with 50 from 64 MiB on, 555–615 MiB with 30 from
+// 32 MiB on (issue 6's bound: 2.5 × in flight + 64 MiB = 703 MiB), with less CPU per stream, not
+// more (fewer fresh pages). Small calls keep Go's default: a fixed lower target costs them about 50%
+// more CPU per call.
 const (
 	defaultGCPercent   = 100
 	largeHeapGCPercent = 30

@@ -13,8 +13,9 @@ import (
 )
 
 // readRolloutRecords is the tolerant read (SPEC §2.5) of `calls` and `metrics`: the valid call
-// records of id in the capture directory of --capture-dir and --run-id (runCaptureDir), reporting on stderr a missing directory or capture file, damaged lines and
-// the .capture.incomplete marker. Only I/O failures are errors. It never creates dir.
+// records of id in the run's capture directory (runCaptureDir), reporting on stderr a missing
+// directory or capture file, damaged lines and the .capture.incomplete marker. Only I/O failures are
+// errors. It never creates the directory.
 func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]capture.ModelCallRecord, error) {
 	dir, err := runCaptureDir(captureDir, run)
 	if err != nil {

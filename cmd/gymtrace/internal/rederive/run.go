@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
@@ -75,16 +76,10 @@ func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, e
 		if err := capture.ValidateRolloutID(opts.RolloutID); err != nil {
 			return sum, fmt.Errorf("rederive: %w", err)
 		}
-		var only []capturedir.Entry
-		for _, e := range entries {
-			if e.RolloutID == opts.RolloutID {
-				only = append(only, e)
-			}
-		}
-		if len(only) == 0 {
+		entries = slices.DeleteFunc(entries, func(e capturedir.Entry) bool { return e.RolloutID != opts.RolloutID })
+		if len(entries) == 0 {
 			return sum, fmt.Errorf("rederive: %w %s in %s", ErrNoCapture, opts.RolloutID, src.Dir())
 		}
-		entries = only
 	}
 	for _, e := range entries {
 		has, err := dst.HasCapture(e.RolloutID)

@@ -24,12 +24,11 @@ const (
 
 // chart is one rendered chart of the HTML report.
 type chart struct {
-	ID      string        // element id, e.g. "chart-tokens"
-	Title   string        // caption
-	Note    string        // what the chart shows or why it is empty
-	SVG     template.HTML // the inline SVG; empty when there is nothing to draw
-	Err     string        // the charting library's error, if it failed (the report is still written)
-	Missing bool          // no data
+	ID    string        // element id, e.g. "chart-tokens"
+	Title string        // caption
+	Note  string        // what the chart shows or why it is empty
+	SVG   template.HTML // the inline SVG; empty when there is nothing to draw
+	Err   string        // the charting library's error, if it failed (the report is still written)
 }
 
 // buildCharts renders the report's charts.
@@ -62,7 +61,7 @@ func tokensChart(rep *Report) chart {
 		}
 	}
 	if len(rows) == 0 {
-		c.Missing, c.Note = true, "no call reported token usage"
+		c.Note = "no call reported token usage"
 		return c
 	}
 	c.Note = "input and output tokens of each rollout (input includes cached tokens)"
@@ -94,7 +93,7 @@ func histogramChart(rep *Report, id, title, note string, value func(*Call) *floa
 		}
 	}
 	if len(vals) == 0 {
-		c.Missing, c.Note = true, "no call has this value"
+		c.Note = "no call has this value"
 		return c
 	}
 	h := Histogram(vals, targetBins)
@@ -114,7 +113,7 @@ func errorsChart(rep *Report) chart {
 	c := chart{ID: "chart-errors", Title: "Error categories"}
 	t := &rep.Totals
 	if t.Calls == 0 {
-		c.Missing, c.Note = true, "no calls"
+		c.Note = "no calls"
 		return c
 	}
 	labels := []string{"ok"}
@@ -135,7 +134,7 @@ func timelineChart(rep *Report) chart {
 	c := chart{ID: "chart-timeline", Title: "Calls over time"}
 	t := &rep.Totals
 	if t.FirstStartedAt == nil {
-		c.Missing, c.Note = true, "no call has a start time"
+		c.Note = "no call has a start time"
 		return c
 	}
 	var starts []float64

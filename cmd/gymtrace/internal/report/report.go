@@ -87,7 +87,8 @@ type Totals struct {
 	// Latency and TTFT percentiles over every call that has the value, in milliseconds (nearest
 	// rank); nil when no call has one.
 	LatencyP50MS, LatencyP95MS, TTFTP50MS, TTFTP95MS *float64
-	Errors                                           []CategoryCount // every call by error category, most frequent first
+	// Errors counts every call by error category, most frequent first.
+	Errors []CategoryCount
 	// FirstStartedAt and LastCompletedAt bound the run's calls in UTC Unix seconds.
 	FirstStartedAt, LastCompletedAt *float64
 }

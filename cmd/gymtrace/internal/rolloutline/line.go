@@ -93,8 +93,8 @@ func (l *Line) Get(key string) (json.RawMessage, bool) {
 // occurrences of a repeated key are removed, so every reader sees the new value), or as a new last
 // member. rawJSON must be one valid JSON value; insignificant whitespace is removed from it
 // (json.Compact: everything else, such as number text and escapes, is kept), so the line stays one
-// line. A new key is written as a JSON string without HTML escaping (ojson.AppendString). Set copies rawJSON. An invalid
-// value is an error and leaves the line unchanged.
+// line. A new key is written as a JSON string without HTML escaping (ojson.AppendString). Set
+// copies rawJSON. An invalid value is an error and leaves the line unchanged.
 func (l *Line) Set(key string, rawJSON []byte) error {
 	var buf bytes.Buffer
 	if json.Compact(&buf, rawJSON) != nil {
