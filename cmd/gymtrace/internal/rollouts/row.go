@@ -41,22 +41,13 @@ func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 // rowID applies SPEC §1.2 to the identity keys of l (their last occurrence, as a JSON reader sees
 // them), so the rest of a large row is not decoded again.
 func rowID(l *rolloutline.Line) (string, bool, error) {
-	body := []byte{'{'}
+	var body rolloutline.Line
 	for _, k := range identityKeys {
-		raw, ok := l.Get(k)
-		if !ok {
-			continue
+		if raw, ok := l.Get(k); ok {
+			_ = body.Set(k, raw) // raw is valid JSON: Parse checked it
 		}
-		if len(body) > 1 {
-			body = append(body, ',')
-		}
-		body = append(body, '"')
-		body = append(body, k...) // identity keys need no escaping
-		body = append(body, '"', ':')
-		body = append(body, raw...)
 	}
-	body = append(body, '}')
-	return rollout.IDFromRunBody(body)
+	return rollout.IDFromRunBody(body.Bytes())
 }
 
 // hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l has the gap
