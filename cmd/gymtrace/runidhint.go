@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +21,7 @@ func runDirsWith(dir, file string) []string {
 	if err != nil {
 		return nil
 	}
+	isCapture := func(n os.DirEntry) bool { return strings.HasSuffix(n.Name(), capture.CaptureFileSuffix) }
 	var runs []string
 	for _, e := range entries {
 		if !e.IsDir() || checkRunID(e.Name()) != nil {
@@ -33,22 +34,12 @@ func runDirsWith(dir, file string) []string {
 			}
 			continue
 		}
-		names, err := os.ReadDir(sub)
-		if err != nil {
-			continue
-		}
-		for _, n := range names {
-			if strings.HasSuffix(n.Name(), capture.CaptureFileSuffix) {
-				runs = append(runs, e.Name())
-				break
-			}
+		if names, err := os.ReadDir(sub); err == nil && slices.ContainsFunc(names, isCapture) {
+			runs = append(runs, e.Name())
 		}
 	}
-	sort.Strings(runs)
-	if len(runs) > maxHintDirs {
-		runs = runs[:maxHintDirs]
-	}
-	return runs
+	slices.Sort(runs)
+	return runs[:min(len(runs), maxHintDirs)]
 }
 
 // noteRunIDHint names the --run-id values whose run directories of dir hold what dir lacks.

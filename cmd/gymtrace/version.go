@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
 
@@ -28,10 +29,7 @@ func version() string {
 	if !ok {
 		return "(unknown)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
+	v := cmp.Or(bi.Main.Version, "(devel)")
 	var rev, modified string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -41,11 +39,8 @@ func version() string {
 			modified = s.Value
 		}
 	}
-	if rev != "" && (v == "(devel)" || v == "") {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " " + rev
+	if rev != "" && v == "(devel)" {
+		v += " " + rev[:min(len(rev), 12)]
 		if modified == "true" {
 			v += "+dirty"
 		}
