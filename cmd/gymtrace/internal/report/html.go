@@ -60,17 +60,13 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 type htmlData struct {
 	JaegerURL string
 	Rep       *Report
-	Rows      []htmlRow
 	Charts    []chart
 	CSS       template.CSS
 	JS        template.JS
 }
 
-// htmlRow is one rollout with its trace link.
-type htmlRow struct {
-	R        *Rollout
-	TraceURL string
-}
+// TraceURL is the link to the Jaeger trace of a rollout.
+func (d *htmlData) TraceURL(traceID string) string { return d.JaegerURL + "/trace/" + traceID }
 
 // CheckJaegerURL validates a Jaeger UI base URL (an absolute http or https URL without user info,
 // query or fragment) and returns it without a trailing "/". The error names the value and the rule.
@@ -105,11 +101,6 @@ func WriteHTML(w io.Writer, rep *Report, jaegerURL string) error {
 		Charts:    buildCharts(rep),
 		CSS:       template.CSS(htmlCSS), //nolint:gosec // our own embedded stylesheet
 		JS:        template.JS(htmlJS),   //nolint:gosec // our own embedded script
-	}
-	d.Rows = make([]htmlRow, len(rep.Rollouts))
-	for i := range rep.Rollouts {
-		r := &rep.Rollouts[i]
-		d.Rows[i] = htmlRow{R: r, TraceURL: jaeger + "/trace/" + r.TraceID}
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := htmlTemplate.Execute(bw, &d); err != nil {
