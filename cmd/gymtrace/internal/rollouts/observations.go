@@ -11,18 +11,6 @@ import (
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 )
 
-// observationJoiners maps a bundle source to the join SPEC §5.4 runs for it: for claude_code the
-// compaction resolver (§6.6) first, then the generic join; a source not listed gets the generic join
-// alone (SPEC §6.5, [agentobs.Join]).
-var observationJoiners = map[string]func(agentobs.AgentObservationBundle, []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error){
-	claudecode.Source: claudecode.JoinCalls,
-}
-
-// genericJoin is [agentobs.Join] with the joiners' signature.
-func genericJoin(b agentobs.AgentObservationBundle, calls []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error) {
-	return agentobs.Join(b, calls), nil
-}
-
 // joinObservations joins the row's ng_agent_observations with its captured calls (SPEC §5.4): the
 // bundle is validated strictly ([agentobs.DecodeBundle]), joined and written back in place, dumped
 // with all fields. A row without the key, or with null, takes the bundle of the Claude Code
@@ -45,11 +33,12 @@ func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, c
 	} else if bundle, err = agentobs.DecodeBundle(raw); err != nil {
 		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
 	}
-	join := genericJoin
-	if j, ok := observationJoiners[bundle.Source]; ok {
-		join = j
+	var out agentobs.AgentObservationBundle
+	if bundle.Source == claudecode.Source { // the compaction resolver of SPEC §6.6, then §6.5
+		out, err = claudecode.JoinCalls(bundle, calls)
+	} else {
+		out = agentobs.Join(bundle, calls) // SPEC §6.5
 	}
-	out, err := join(bundle, calls)
 	var text []byte
 	if err == nil {
 		text, err = out.AppendJSON(nil)
