@@ -64,13 +64,11 @@ func List(dir string) ([]Entry, error) {
 // splitName returns the rollout id of a capture file or marker name and whether it is the capture
 // file (else the marker); ok is false for any other name.
 func splitName(name string) (id string, capFile, ok bool) {
-	switch {
-	case strings.HasSuffix(name, capture.CaptureFileSuffix):
-		id, capFile = strings.TrimSuffix(name, capture.CaptureFileSuffix), true
-	case strings.HasSuffix(name, capture.MarkerFileSuffix):
-		id = strings.TrimSuffix(name, capture.MarkerFileSuffix)
-	default:
-		return "", false, false
+	id, capFile = strings.CutSuffix(name, capture.CaptureFileSuffix)
+	if !capFile {
+		if id, ok = strings.CutSuffix(name, capture.MarkerFileSuffix); !ok {
+			return "", false, false
+		}
 	}
 	if capture.ValidateRolloutID(id) != nil {
 		return "", false, false

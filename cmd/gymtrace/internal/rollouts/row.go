@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -89,9 +90,7 @@ func hasGap(raw json.RawMessage, code string) bool {
 // excerpt returns the start of line for error messages: at most excerptBytes bytes, cut on a rune
 // boundary, without its line terminator.
 func excerpt(line []byte) string {
-	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
-		line = line[:len(line)-1]
-	}
+	line = bytes.TrimRight(line, "\r\n")
 	if len(line) <= excerptBytes {
 		return string(line)
 	}
