@@ -78,9 +78,11 @@ func (e *MalformedRowsError) Error() string {
 }
 
 // Unwrap returns every row error, so errors.Is and errors.As look at each of them.
-func (e *MalformedRowsError) Unwrap() []error {
-	errs := make([]error, len(e.Rows))
-	for i, r := range e.Rows {
+func (e *MalformedRowsError) Unwrap() []error { return asErrors(e.Rows) }
+
+func asErrors(rows []RowError) []error {
+	errs := make([]error, len(rows))
+	for i, r := range rows {
 		errs[i] = r
 	}
 	return errs

@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,34 +33,20 @@ type ClearSummary struct {
 // removed (SPEC §2.6) but the rows are still validated.
 func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
 	var sum ClearSummary
-	lr := newLineReader(in)
+	rows, rowErrs, err := readIDs(context.Background(), in, "rollouts clear")
+	if err != nil {
+		return sum, err
+	}
+	if len(rowErrs) > 0 {
+		return sum, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(asErrors(rowErrs)...))
+	}
 	seen := make(map[string]bool)
-	var all []string
-	var bad []error
-	for {
-		line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return sum, fmt.Errorf("rollouts clear: read line %d: %w", lr.line+1, err)
-		}
-		if isBlank(line) {
+	for _, row := range rows {
+		id := row.RolloutID
+		if seen[id] {
 			continue
 		}
-		_, id, ok, err := parseRow(line)
-		switch {
-		case err != nil:
-			bad = append(bad, RowError{Line: lr.line, Err: err})
-		case ok && !seen[id]:
-			seen[id] = true
-			all = append(all, id)
-		}
-	}
-	if len(bad) > 0 {
-		return sum, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(bad...))
-	}
-	for _, id := range all {
+		seen[id] = true
 		n := 0
 		for _, s := range stores {
 			removed, err := s.ClearCount(id)

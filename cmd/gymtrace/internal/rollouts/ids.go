@@ -18,17 +18,22 @@ type RowID struct {
 // on. err reports only a read failure or ctx being cancelled (checked between rows); ids and
 // rowErrs then hold what was read so far.
 func ReadIDs(ctx context.Context, in io.Reader) (ids []RowID, rowErrs []RowError, err error) {
+	return readIDs(ctx, in, "rollouts ids")
+}
+
+// readIDs is ReadIDs with the prefix of its error messages.
+func readIDs(ctx context.Context, in io.Reader, prefix string) (ids []RowID, rowErrs []RowError, err error) {
 	lr := newLineReader(in)
 	for {
 		if err := ctx.Err(); err != nil {
-			return ids, rowErrs, fmt.Errorf("rollouts ids: after %d lines: %w", lr.line, err)
+			return ids, rowErrs, fmt.Errorf("%s: after %d lines: %w", prefix, lr.line, err)
 		}
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			return ids, rowErrs, nil
 		}
 		if err != nil {
-			return ids, rowErrs, fmt.Errorf("rollouts ids: read line %d: %w", lr.line+1, err)
+			return ids, rowErrs, fmt.Errorf("%s: read line %d: %w", prefix, lr.line+1, err)
 		}
 		if isBlank(line) {
 			continue
