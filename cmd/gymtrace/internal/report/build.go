@@ -130,12 +130,16 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 
 // progress decides when Build calls Options.OnProgress.
 type progress struct {
-	fn                        func(Progress)
-	every                     int
-	interval                  time.Duration
-	start, last               time.Time
-	total, since, done, calls int
-	called                    bool
+	fn       func(Progress)
+	every    int
+	interval time.Duration
+	start    time.Time
+	last     time.Time
+	total    int
+	since    int
+	done     int
+	calls    int
+	called   bool
 }
 
 func newProgress(opts *Options, total int) *progress {

@@ -221,11 +221,12 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 
 // progress decides when Attach calls Options.OnProgress.
 type progress struct {
-	fn          func(Progress)
-	every       int
-	interval    time.Duration
-	start, last time.Time
-	since       int
+	fn       func(Progress)
+	every    int
+	interval time.Duration
+	start    time.Time
+	last     time.Time
+	since    int
 }
 
 func newProgress(opts Options) *progress {
