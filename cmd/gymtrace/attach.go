@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,12 +23,11 @@ func init() { commands = append(commands, newAttachCmd) }
 // lists on stderr; the rest are counted.
 const maxReported = 20
 
-// newAttachCmd builds `gymtrace attach --capture-dir DIR --input ROLLOUTS.jsonl --output OUT.jsonl
-// [--include-payloads]` (SPEC §5.5 step 2 over a rollout file, see rollouts.Attach).
+// newAttachCmd builds `gymtrace attach` (SPEC §5.5 step 2 over a rollout file, rollouts.Attach).
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
-	var payloads, strict bool
-	var cc claudeCodeFlags
+	var strict bool
+	var opts rollouts.Options
 	cmd := &cobra.Command{
 		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
@@ -76,29 +76,26 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
-			return runAttach(cmd, store, input, output, payloads, strict, cc)
+			return runAttach(cmd, store, input, output, strict, opts)
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
 	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
-	cmd.Flags().BoolVar(&payloads, "include-payloads", false, "keep request/response payloads in the attached calls")
+	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "keep request/response payloads in the attached calls")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
-	cmd.Flags().StringVar(&cc.dirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
-	cmd.Flags().StringVar(&cc.modelServer, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
+	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
+	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	return cmd
 }
 
 // samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
 // existing and the same file (a link or another spelling).
 func samePath(a, b string) (bool, error) {
-	absA, err := filepath.Abs(a)
-	if err != nil {
-		return false, fmt.Errorf("attach: %w", err)
-	}
-	absB, err := filepath.Abs(b)
-	if err != nil {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if err := cmp.Or(errA, errB); err != nil {
 		return false, fmt.Errorf("attach: %w", err)
 	}
 	if absA == absB {
@@ -112,14 +109,9 @@ func samePath(a, b string) (bool, error) {
 // outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
 const outputFileMode fs.FileMode = 0o600
 
-// claudeCodeFlags are attach's --claude-code-* flags.
-type claudeCodeFlags struct{ dirKey, modelServer string }
-
-// runAttach attaches into a temporary file next to output and renames it over output once every
-// row is written (also when some rows were malformed: they are copied unchanged). A new output gets
-// mode 0600; an existing one keeps its mode. Errors name the output, never the temporary file.
-func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, payloads, strict bool, cc claudeCodeFlags) (err error) {
-	// The output may hold payloads: it is private (0600) unless it exists, then it keeps its mode.
+// runAttach attaches into output atomically, also when some rows were malformed (they are copied
+// unchanged, then reported). Errors name the output, never the temporary file.
+func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, strict bool, opts rollouts.Options) (err error) {
 	mode, err := outputMode(outputFlag, output)
 	if err != nil {
 		return err
@@ -129,19 +121,15 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 		return fmt.Errorf("attach: %w", err)
 	}
 	defer in.Close()
+	opts.OnProgress = func(p rollouts.Progress) {
+		cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+	}
 	start := time.Now()
 	var sum rollouts.Summary
 	var malformed *rollouts.MalformedRowsError
 	err = atomicfile.Write(output, "output "+output, mode, func(w io.Writer) error {
 		var attachErr error
-		sum, attachErr = rollouts.Attach(cmd.Context(), in, w, []*capture.Store{store}, rollouts.Options{
-			IncludePayloads:           payloads,
-			ClaudeCodeDirKey:          cc.dirKey,
-			ClaudeCodeModelServerName: cc.modelServer,
-			OnProgress: func(p rollouts.Progress) {
-				cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
-			},
-		})
+		sum, attachErr = rollouts.Attach(cmd.Context(), in, w, []*capture.Store{store}, opts)
 		if attachErr != nil && !errors.As(attachErr, &malformed) {
 			return fmt.Errorf("output %s not written: %w", output, attachErr)
 		}
@@ -163,51 +151,17 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, p
 
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
 func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took time.Duration) {
-	for i, r := range sum.RowErrors {
-		if i == maxReported {
-			cmdNotef(cmd, "... and %d more malformed rows", len(sum.RowErrors)-maxReported)
-			break
-		}
-		cmdNotef(cmd, "malformed row copied unchanged: %v", r)
-	}
-	for i, r := range sum.ObservationErrors {
-		if i == maxReported {
-			cmdNotef(cmd, "... and %d more rows with invalid ng_agent_observations", len(sum.ObservationErrors)-maxReported)
-			break
-		}
-		cmdNotef(cmd, "invalid ng_agent_observations not joined: %v", r)
-	}
+	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
+	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
+		"rows with invalid ng_agent_observations")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool
-		note func(h rollouts.RolloutHealth) string
 	}{
-		{"without capture records", func(h rollouts.RolloutHealth) bool { return h.NoRecords }, func(rollouts.RolloutHealth) string { return "" }},
-		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 },
-			func(h rollouts.RolloutHealth) string {
-				return fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
-			}},
-		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }, func(rollouts.RolloutHealth) string { return "" }},
-		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }, func(rollouts.RolloutHealth) string { return "" }},
-	}
-	var counts []string
-	for _, k := range kinds {
-		n := 0
-		for _, h := range sum.Rollouts {
-			if !k.has(h) {
-				continue
-			}
-			if n < maxReported {
-				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, k.note(h))
-			}
-			n++
-		}
-		if n > maxReported {
-			cmdNotef(cmd, "... and %d more rollouts %s", n-maxReported, k.what)
-		}
-		if n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, k.what))
-		}
+		{"without capture records", func(h rollouts.RolloutHealth) bool { return h.NoRecords }},
+		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 }},
+		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }},
+		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }},
 	}
 	msg := fmt.Sprintf("wrote %s: %d rows, %d attached, %d unchanged, %d malformed in %s",
 		output, sum.Rows, sum.Attached, sum.Unchanged, sum.Malformed, took.Round(time.Millisecond))
@@ -217,17 +171,45 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 	if n := len(sum.ObservationErrors); n > 0 {
 		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
 	}
-	for _, c := range counts {
-		msg += "; " + c
+	for i, k := range kinds {
+		n := 0
+		for _, h := range sum.Rollouts {
+			if !k.has(h) {
+				continue
+			}
+			if n < maxReported {
+				note := ""
+				if i == 1 { // damaged lines
+					note = fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
+				}
+				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, note)
+			}
+			n++
+		}
+		if n > maxReported {
+			cmdNotef(cmd, "... and %d more rollouts %s", n-maxReported, k.what)
+		}
+		if n > 0 {
+			msg += fmt.Sprintf("; %d %s", n, k.what)
+		}
 	}
 	cmdNotef(cmd, "%s", msg)
 }
 
-// pathErrCause returns the cause of an *fs.PathError (dropping its operation and path, e.g. the name
-// of the temporary file), or err itself.
+// noteRowErrors lists up to maxReported row errors on stderr, each after prefix, and counts the rest.
+func noteRowErrors(cmd *cobra.Command, errs []rollouts.RowError, prefix, rest string) {
+	for i, r := range errs {
+		if i == maxReported {
+			cmdNotef(cmd, "... and %d more %s", len(errs)-maxReported, rest)
+			return
+		}
+		cmdNotef(cmd, "%s: %v", prefix, r)
+	}
+}
+
+// pathErrCause returns the cause of an *fs.PathError (without its operation and path), or err.
 func pathErrCause(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err

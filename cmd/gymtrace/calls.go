@@ -12,8 +12,7 @@ import (
 
 func init() { commands = append(commands, newCallsCmd) }
 
-// newCallsCmd builds `gymtrace calls --capture-dir DIR [--payloads] ROLLOUT_ID` (DESIGN.md "CLI
-// contract"): one ModelCallRecord per line (SPEC §3.2 key order), read tolerantly (SPEC §2.5).
+// newCallsCmd builds `gymtrace calls` (DESIGN.md "CLI contract").
 func newCallsCmd() *cobra.Command {
 	var dir, run string
 	var payloads, jsonOut bool
@@ -33,11 +32,7 @@ the .capture.incomplete marker is reported on stderr. A rollout without a captur
 says so on stderr and exits 0. The capture directory is never created.`,
 		Args: oneRolloutID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runDir, err := runCaptureDir(dir, run)
-			if err != nil {
-				return err
-			}
-			records, err := readRolloutRecords(cmd, runDir, args[0])
+			records, err := readRolloutRecords(cmd, dir, run, args[0])
 			if err != nil {
 				return err
 			}
@@ -62,7 +57,7 @@ says so on stderr and exits 0. The capture directory is never created.`,
 	return cmd
 }
 
-// isTerminal reports whether w is a terminal (an *os.File for which term.IsTerminal holds).
+// isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

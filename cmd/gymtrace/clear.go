@@ -13,8 +13,7 @@ import (
 
 func init() { commands = append(commands, newClearCmd) }
 
-// newClearCmd builds `gymtrace clear --capture-dir DIR --input ROLLOUTS.jsonl`: SPEC §2.6's
-// pre-dispatch clear for the rows of ROLLOUTS.jsonl (see rollouts.Clear).
+// newClearCmd builds `gymtrace clear`: SPEC §2.6's pre-dispatch clear (rollouts.Clear).
 func newClearCmd() *cobra.Command {
 	var dir, run, input string
 	cmd := &cobra.Command{
@@ -72,8 +71,7 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 	return cmd
 }
 
-// clearReport says how many rollouts had files removed (and how many files), and how many had
-// nothing to remove, e.g. "removed 2 files of 1 rollout in DIR; 1 rollout had nothing to remove".
+// clearReport says e.g. "removed 2 files of 1 rollout in DIR; 1 rollout had nothing to remove".
 func clearReport(sum rollouts.ClearSummary, dir string) string {
 	msg := fmt.Sprintf("removed %d file%s of %d rollout%s in %s",
 		sum.Files, pluralSuffix(sum.Files), len(sum.Cleared), pluralSuffix(len(sum.Cleared)), dir)

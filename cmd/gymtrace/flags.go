@@ -26,8 +26,8 @@ func addCaptureDirFlag(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, captureDirFlag, "", "capture directory holding <rollout_id>.capture.jsonl files (absolute path, required)")
 }
 
-// checkCaptureDir checks --capture-dir: given and absolute (SPEC §7: model_call_capture_dir must be
-// an absolute path; no "~" expansion). A violation is a usage error.
+// checkCaptureDir checks --capture-dir: given and absolute (SPEC §7; no "~" expansion), else a usage
+// error.
 func checkCaptureDir(dir string) error {
 	if err := requireStringFlag(captureDirFlag, dir); err != nil {
 		return err
@@ -47,8 +47,7 @@ func requireStringFlag(name, value string) error {
 }
 
 // oneRolloutID is the Args check of the commands taking one ROLLOUT_ID: exactly one argument that
-// passes SPEC D12 (rollout.ValidateID: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes), else a
-// usage error naming the value and the rule.
+// passes SPEC D12 (rollout.ValidateID), else a usage error naming the value and the rule.
 func oneRolloutID(_ *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("expected exactly one ROLLOUT_ID argument, got %d", len(args))
@@ -67,12 +66,11 @@ func noPositionalArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-// errNoCaptureDir is returned by existingCaptureStore when the capture directory does not exist.
 var errNoCaptureDir = errors.New("capture directory does not exist")
 
 // existingCaptureStore returns the store of an existing capture directory without creating it (reading
-// commands must not leave a directory behind on a typo). A missing directory gives an error matching
-// errNoCaptureDir; a path that is not a directory, or cannot be examined, is an error too.
+// commands must not leave a directory behind on a typo); a missing one is an error matching
+// errNoCaptureDir.
 func existingCaptureStore(dir string) (*capture.Store, error) {
 	fi, err := os.Stat(dir)
 	switch {

@@ -8,8 +8,7 @@ import (
 
 func init() { commands = append(commands, newMetricsCmd) }
 
-// newMetricsCmd builds `gymtrace metrics --capture-dir DIR ROLLOUT_ID`: the SPEC §5.2 metrics object
-// of one rollout on one line.
+// newMetricsCmd builds `gymtrace metrics`: the SPEC §5.2 metrics of one rollout.
 func newMetricsCmd() *cobra.Command {
 	var dir, run string
 	cmd := &cobra.Command{
@@ -22,11 +21,7 @@ the .capture.incomplete marker. A rollout without a capture file prints the empt
 (num_calls 0), says so on stderr and exits 0. The capture directory is never created.`,
 		Args: oneRolloutID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runDir, err := runCaptureDir(dir, run)
-			if err != nil {
-				return err
-			}
-			records, err := readRolloutRecords(cmd, runDir, args[0])
+			records, err := readRolloutRecords(cmd, dir, run, args[0])
 			if err != nil {
 				return err
 			}

@@ -24,8 +24,8 @@ func newObserveCmd() *cobra.Command {
 	return cmd
 }
 
-// newObserveClaudeCodeCmd builds `gymtrace observe claudecode --config-dir DIR --rollout-id ID
-// [--model-server-name NAME]`: SPEC §6.3/§6.4 over a CLAUDE_CONFIG_DIR, the bundle on stdout.
+// newObserveClaudeCodeCmd builds `gymtrace observe claudecode`: SPEC §6.3/§6.4 over a
+// CLAUDE_CONFIG_DIR, the bundle on stdout.
 func newObserveClaudeCodeCmd() *cobra.Command {
 	var dir, rolloutID, modelServer string
 	cmd := &cobra.Command{

@@ -27,12 +27,11 @@ const (
 
 // otlpOptions are the OTLP flags of `gymtrace proxy`.
 type otlpOptions struct {
-	endpoint string // --otlp-endpoint
-	protocol string // --otlp-protocol
-	payloads bool   // --otlp-payloads
+	endpoint string
+	protocol string
+	payloads bool
 }
 
-// addOTLPFlags registers the OTLP flags on cmd.
 func addOTLPFlags(cmd *cobra.Command, o *otlpOptions) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.endpoint, "otlp-endpoint", "", "OTLP endpoint URL for traces and metrics (http/protobuf: base URL such as http://127.0.0.1:4318, /v1/traces and /v1/metrics are appended; grpc: http://HOST:4317, https:// for TLS); overrides OTEL_EXPORTER_OTLP_ENDPOINT and the per-signal variables. Without it export follows the OTEL_EXPORTER_OTLP_* variables and is off when no endpoint variable is set")
@@ -40,7 +39,7 @@ func addOTLPFlags(cmd *cobra.Command, o *otlpOptions) {
 	fl.BoolVar(&o.payloads, "otlp-payloads", false, "keep the request/response payload attributes on exported spans (default: stripped, sizes kept)")
 }
 
-// otlpSignal is one signal's export plan: whether it is on, and the protocol.
+// otlpSignal is one signal's export plan.
 type otlpSignal struct {
 	enabled  bool
 	protocol string
@@ -50,8 +49,7 @@ type otlpSignal struct {
 // or OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_<signal>_ENDPOINT is set, unless
 // OTEL_<signal>_EXPORTER is "none"; the protocol from --otlp-protocol, else
 // OTEL_EXPORTER_OTLP_<signal>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. An
-// empty variable counts as unset. A protocol other than grpc and http/protobuf is an error naming
-// its source.
+// empty variable counts as unset. Another protocol is an error naming its source.
 func planSignal(o otlpOptions, signal string, getenv func(string) string) (otlpSignal, error) {
 	var s otlpSignal
 	s.enabled = o.endpoint != "" || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
@@ -109,12 +107,10 @@ type otlpPipeline struct {
 	mp    *sdkmetric.MeterProvider
 }
 
-// newOTLPPipeline builds the exporters the flags and the OTEL_EXPORTER_OTLP_* variables ask for. The
-// official exporters read the other variables themselves (headers, timeout, compression,
-// certificates, insecure, per-signal endpoints); an explicit --otlp-endpoint overrides the endpoint
-// variables. Spans lose their payload attributes unless o.payloads (exporter.WithoutPayloads).
-// The metric export interval follows OTEL_METRIC_EXPORT_INTERVAL (default 60 s); the last values
-// are exported at shutdown.
+// newOTLPPipeline builds the exporters the flags and the OTEL_EXPORTER_OTLP_* variables ask for; the
+// official exporters read the other variables themselves (headers, timeout, compression, TLS,
+// per-signal endpoints, OTEL_METRIC_EXPORT_INTERVAL). Spans lose their payload attributes unless
+// o.payloads (exporter.WithoutPayloads).
 func newOTLPPipeline(ctx context.Context, o otlpOptions, res *resource.Resource, getenv func(string) string) (*otlpPipeline, error) {
 	traces, err := planSignal(o, "TRACES", getenv)
 	if err != nil {
@@ -160,21 +156,18 @@ func newOTLPPipeline(ctx context.Context, o otlpOptions, res *resource.Resource,
 // newSpanExporter and newMetricExporter build one signal's exporter; endpoint was checked by
 // newOTLPPipeline (signalURL), so only the exporter itself can fail.
 func newSpanExporter(ctx context.Context, endpoint, protocol string) (sdktrace.SpanExporter, error) {
+	u, _ := signalURL(endpoint, protocol, "/v1/traces")
 	var se sdktrace.SpanExporter
 	var err error
-	u, _ := signalURL(endpoint, protocol, "/v1/traces")
-	if protocol == protocolGRPC {
-		var opts []otlptracegrpc.Option
-		if endpoint != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(u))
-		}
-		se, err = otlptracegrpc.New(ctx, opts...)
-	} else {
-		var opts []otlptracehttp.Option
-		if endpoint != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(u))
-		}
-		se, err = otlptracehttp.New(ctx, opts...)
+	switch {
+	case protocol == protocolGRPC && endpoint != "":
+		se, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(u))
+	case protocol == protocolGRPC:
+		se, err = otlptracegrpc.New(ctx)
+	case endpoint != "":
+		se, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u))
+	default:
+		se, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("proxy: otlp trace exporter (%s): %w", protocol, err)
@@ -183,21 +176,18 @@ func newSpanExporter(ctx context.Context, endpoint, protocol string) (sdktrace.S
 }
 
 func newMetricExporter(ctx context.Context, endpoint, protocol string) (sdkmetric.Exporter, error) {
+	u, _ := signalURL(endpoint, protocol, "/v1/metrics")
 	var me sdkmetric.Exporter
 	var err error
-	u, _ := signalURL(endpoint, protocol, "/v1/metrics")
-	if protocol == protocolGRPC {
-		var opts []otlpmetricgrpc.Option
-		if endpoint != "" {
-			opts = append(opts, otlpmetricgrpc.WithEndpointURL(u))
-		}
-		me, err = otlpmetricgrpc.New(ctx, opts...)
-	} else {
-		var opts []otlpmetrichttp.Option
-		if endpoint != "" {
-			opts = append(opts, otlpmetrichttp.WithEndpointURL(u))
-		}
-		me, err = otlpmetrichttp.New(ctx, opts...)
+	switch {
+	case protocol == protocolGRPC && endpoint != "":
+		me, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpointURL(u))
+	case protocol == protocolGRPC:
+		me, err = otlpmetricgrpc.New(ctx)
+	case endpoint != "":
+		me, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(u))
+	default:
+		me, err = otlpmetrichttp.New(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("proxy: otlp metric exporter (%s): %w", protocol, err)
@@ -229,8 +219,7 @@ func (p *otlpPipeline) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// abort stops everything the pipeline started, for when the handler was never built. Nothing was
-// exported yet, so there is nothing to report: the caller returns its own error.
+// abort stops what the pipeline started when the handler was never built (nothing to report).
 func (p *otlpPipeline) abort() {
 	if p.spans != nil {
 		_ = p.spans.Shutdown(context.Background())

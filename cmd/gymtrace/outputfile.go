@@ -7,11 +7,10 @@ import (
 	"os"
 )
 
-// outputMode checks the path an output flag names before the command replaces it atomically (a
-// temporary file renamed over it) and returns the mode to give the new file: outputFileMode (0600)
-// for a new file, the existing file's permission bits otherwise. An existing entry that is not a
-// regular file — a symbolic link (e.g. /dev/stdout), a device, a FIFO, a directory — is refused with
-// a usage error naming the flag and the value: the rename would replace the link or device itself.
+// outputMode checks the path an output flag names before the command replaces it atomically and
+// returns the mode of the new file: outputFileMode (0600) for a new file, else the existing one's. An
+// entry that is not a regular file (a symbolic link such as /dev/stdout, a device, a FIFO, a
+// directory) is a usage error naming the flag and the value: the rename would replace it.
 func outputMode(flag, path string) (fs.FileMode, error) {
 	fi, err := os.Lstat(path)
 	switch {

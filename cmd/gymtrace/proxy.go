@@ -25,12 +25,12 @@ type proxyOptions struct {
 	captureDir            string
 	listen                string
 	modelServerName       string
-	messageContent        bool                  // --capture-message-content
-	otlp                  otlpOptions           // otlp.go
-	captureViaOTLP        captureViaOTLPOptions // captureviaotlp.go
-	corr                  correlationOptions    // runid.go: --run-id, --uncorrelated-rollout-id
-	limits                dataPathOptions       // proxylimits.go: --terminal-grace, --request-read-timeout, --max-request-bytes, --idle-read-timeout
-	redact                redactOptions         // redactflags.go: --redact-json-path, --redact-regex
+	messageContent        bool
+	otlp                  otlpOptions
+	captureViaOTLP        captureViaOTLPOptions
+	corr                  correlationOptions
+	limits                dataPathOptions
+	redact                redactOptions
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
@@ -82,8 +82,6 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
 	return cmd
 }
-
-// parseMode and checkUpstream: proxyflags.go. Signal handling: signals.go.
 
 func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if g := setProxyGC(); g != nil {
@@ -159,20 +157,15 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		otlp.abort()
 		return fmt.Errorf("proxy: %w", err)
 	}
-	defer func() { // runs after the handler's Shutdown below: the last metrics include every call
+	shutdown := func(stop func(context.Context) error) {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdownTimeout)
 		defer cancel()
-		if err := otlp.shutdown(sctx); err != nil {
+		if err := stop(sctx); err != nil {
 			logger.Error("gymtrace proxy: shutdown", "error", err)
 		}
-	}()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), otlpShutdownTimeout)
-		defer cancel()
-		if err := h.Shutdown(sctx); err != nil {
-			logger.Error("gymtrace proxy: shutdown", "error", err)
-		}
-	}()
+	}
+	defer shutdown(otlp.shutdown) // after the handler's Shutdown: the last metrics include every call
+	defer shutdown(h.Shutdown)
 
 	if err := probeWritable(h.Store().Dir()); err != nil {
 		return fmt.Errorf("proxy: --capture-dir: %w", err)

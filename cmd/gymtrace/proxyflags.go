@@ -16,11 +16,9 @@ var modeRules = map[string]func(fs.FileMode) error{
 	"dir-mode":  capture.ValidateDirMode,  // owner rwx at least
 }
 
-// parseMode parses the octal permission flag --flag (file-mode or dir-mode): permission bits only
-// (0000-0777, no setuid, setgid or sticky bit) that pass the store's rule for that flag
-// (capture.ValidateFileMode: owner rw; capture.ValidateDirMode: owner rwx). A violation is a usage
-// error naming the flag, the value and the rule. The store applies the mode exactly (not narrowed by
-// the umask).
+// parseMode parses the octal permission flag --flag: permission bits only (0000-0777) that pass the
+// store's rule for that flag (modeRules), else a usage error naming the flag, the value and the
+// rule. The store applies the mode exactly (not narrowed by the umask).
 func parseMode(flag, v string) (fs.FileMode, error) {
 	n, err := strconv.ParseUint(v, 8, 32)
 	if err != nil || n > 0o777 {
@@ -35,9 +33,8 @@ func parseMode(flag, v string) (fs.FileMode, error) {
 	return mode, nil
 }
 
-// checkUpstream validates --upstream: an absolute http(s) base URL that does not end in /v1 and
-// carries no query, fragment or user info. Its messages show the URL with any user info redacted
-// (internal/urlredact), so a credential given there is never printed.
+// checkUpstream validates --upstream: an absolute http(s) base URL not ending in /v1, without query,
+// fragment or user info. Its messages redact user info (urlredact), so no credential is printed.
 func checkUpstream(v string) error {
 	if err := requireStringFlag("upstream", v); err != nil {
 		return err

@@ -8,18 +8,14 @@ import (
 	"sync/atomic"
 )
 
-// The garbage collector target of `gymtrace proxy` when the environment sets no GOGC. With large
-// bodies in flight the proxy's live heap is mostly their buffers (a stream's bytes and its
-// reassembled text until the record is durable), and Go's default target lets the heap grow to
-// twice that; from largeHeapBytes of live heap on, the proxy lowers the target to
-// largeHeapGCPercent so the heap stays within 1.3 times it. Below, Go's default stays: a lower
-// target would collect a small heap so often that small calls cost half again as much CPU.
-//
-// Measured with `gymtrace bench --workload sse1m --concurrency 256` (256 MiB of streams in flight):
-// peak RSS 790–850 MiB with Go's default target throughout, 620–704 MiB with 50 from 64 MiB on,
-// 555–615 MiB with 30 from 32 MiB on (issue 6's bound: 2.5 × in flight + 64 MiB = 703 MiB), with
-// less CPU per stream, not more (fewer fresh pages). Small calls keep Go's default: a fixed lower
-// target costs them about 50% more CPU per call.
+// The garbage collector target of `gymtrace proxy` when the environment sets no GOGC: from
+// largeHeapBytes of live heap on (mostly the buffers of bodies in flight) it is largeHeapGCPercent,
+// so the heap stays within 1.3 times the live heap instead of Go's 2 times. Measured with `gymtrace
+// bench --workload sse1m --concurrency 256` (256 MiB of streams in flight): peak RSS 790–850 MiB
+// with Go's default target throughout, 620–704 MiB with 50 from 64 MiB on, 555–615 MiB with 30 from
+// 32 MiB on (issue 6's bound: 2.5 × in flight + 64 MiB = 703 MiB), with less CPU per stream, not
+// more (fewer fresh pages). Small calls keep Go's default: a fixed lower target costs them about 50%
+// more CPU per call.
 const (
 	defaultGCPercent   = 100
 	largeHeapGCPercent = 30
@@ -34,8 +30,8 @@ func gcPercentFor(live uint64) int {
 	return defaultGCPercent
 }
 
-// gcTuner adapts the GC target to the live heap after every collection. It starts no goroutine:
-// a finalizer re-armed on each cycle does the work.
+// gcTuner adapts the GC target to the live heap after every collection, from a finalizer re-armed
+// on each cycle (no goroutine).
 type gcTuner struct {
 	target  atomic.Int64 // the target last set (0 before the first cycle)
 	stopped atomic.Bool

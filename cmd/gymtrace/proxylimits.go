@@ -16,8 +16,7 @@ const (
 	idleReadTimeoutFlag    = "idle-read-timeout"
 )
 
-// dataPathOptions are the proxy's --terminal-grace, --request-read-timeout, --max-request-bytes
-// and --idle-read-timeout.
+// dataPathOptions are the proxy's data-path limits.
 type dataPathOptions struct {
 	terminalGrace      time.Duration
 	requestReadTimeout time.Duration
@@ -40,8 +39,8 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 		"longest wait for the next bytes of an upstream response body; on expiry the upstream request is cancelled, the client's response aborted and the call recorded as timeout")
 }
 
-// sdkOptions validates the flags and returns the proxy options they give: usage errors name the
-// flag, the value and the rule.
+// sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
+// value and the rule.
 func (o dataPathOptions) sdkOptions() ([]sdk.Option, error) {
 	if o.terminalGrace == 0 {
 		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to wait for the upstream's end", terminalGraceFlag)

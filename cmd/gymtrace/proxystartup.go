@@ -6,9 +6,8 @@ import (
 	"os"
 )
 
-// probeWritable checks at startup that the proxy can create files in its capture directory, so a
-// read-only or foreign directory fails the start (exit 1, naming the directory) instead of losing
-// every record at run time.
+// probeWritable checks at startup that the proxy can create files in dir, so a read-only directory
+// fails the start (exit 1) instead of losing every record at run time.
 func probeWritable(dir string) error {
 	f, err := os.CreateTemp(dir, ".gymtrace-write-probe-*")
 	if err != nil {

@@ -12,11 +12,15 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 )
 
-// readRolloutRecords is the tolerant read (SPEC §2.5) shared by `calls` and `metrics`: it returns
-// the valid call records of id in dir, reporting on stderr a missing directory or capture file,
-// damaged lines (skipped and counted) and the .capture.incomplete marker. Only I/O failures are
-// errors. It never creates dir.
-func readRolloutRecords(cmd *cobra.Command, dir, id string) ([]capture.ModelCallRecord, error) {
+// readRolloutRecords is the tolerant read (SPEC §2.5) of `calls` and `metrics`: the valid call
+// records of id in the run's capture directory (runCaptureDir), reporting on stderr a missing
+// directory or capture file, damaged lines and the .capture.incomplete marker. Only I/O failures are
+// errors. It never creates the directory.
+func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]capture.ModelCallRecord, error) {
+	dir, err := runCaptureDir(captureDir, run)
+	if err != nil {
+		return nil, err
+	}
 	store, err := existingCaptureStore(dir)
 	if errors.Is(err, errNoCaptureDir) {
 		cmdNotef(cmd, "capture directory %s does not exist: no capture file for rollout %s", dir, id)

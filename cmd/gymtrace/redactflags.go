@@ -28,8 +28,8 @@ func addRedactFlags(cmd *cobra.Command, o *redactOptions) {
 		`regular expression (Go RE2 syntax) whose matches in payload strings and raw text are replaced with [REDACTED] before the span and the capture file, e.g. 'sk-[A-Za-z0-9_-]{20,}' (repeatable)`)
 }
 
-// appendTo validates the flags and appends the redaction option to opts (nothing when no flag was
-// given). An invalid path or pattern is a usage error naming the flag, the value and the rule.
+// appendTo validates the flags and appends their redaction option to opts (if any); an invalid path
+// or pattern is a usage error naming the flag, the value and the rule.
 func (o redactOptions) appendTo(opts []sdk.Option) ([]sdk.Option, error) {
 	if len(o.jsonPaths) == 0 && len(o.regexes) == 0 {
 		return opts, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 
 func init() { commands = append(commands, newRederiveCmd) }
 
-// newRederiveCmd builds `gymtrace rederive --capture-dir DIR [--rollout ID] --output DIR2` (issue 9).
+// newRederiveCmd builds `gymtrace rederive` (rederive.Run).
 func newRederiveCmd() *cobra.Command {
 	var dir, rollout, output string
 	cmd := &cobra.Command{
@@ -72,14 +73,12 @@ func runRederive(cmd *cobra.Command, src, dst *capture.Store, rollout string) er
 		RolloutID: rollout,
 		OnRollout: func(rs rederive.RolloutSummary) {
 			for _, c := range rs.Changes {
-				if listed == maxReported {
+				switch listed++; {
+				case listed <= maxReported:
+					cmdNotef(cmd, "rollout %s line %d (%s): %s", rs.RolloutID, c.Index+1, c.ModelCallID, describeChange(c.Result))
+				case listed == maxReported+1:
 					cmdNotef(cmd, "... more changed records not listed")
 				}
-				listed++
-				if listed > maxReported {
-					continue
-				}
-				cmdNotef(cmd, "rollout %s line %d (%s): %s", rs.RolloutID, c.Index+1, c.ModelCallID, describeChange(c.Result))
 			}
 			if rs.Dropped > 0 {
 				cmdNotef(cmd, "rollout %s: %d damaged line%s left out; marked incomplete in %s", rs.RolloutID, rs.Dropped, pluralSuffix(rs.Dropped), dst.Dir())
@@ -110,14 +109,7 @@ func describeChange(r rederive.Result) string {
 		if what != "" {
 			what += ", "
 		}
-		what += fmt.Sprintf("error_category %s -> %s", nullable(r.OldCategory), nullable(r.NewCategory))
+		what += fmt.Sprintf("error_category %s -> %s", cmp.Or(r.OldCategory, "null"), cmp.Or(r.NewCategory, "null"))
 	}
 	return what
-}
-
-func nullable(s string) string {
-	if s == "" {
-		return "null"
-	}
-	return s
 }

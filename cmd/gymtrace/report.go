@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,8 +22,7 @@ type reportFlags struct {
 	dir, run, rollouts, html, jaeger, uncorrelated string
 }
 
-// newReportCmd builds `gymtrace report --capture-dir DIR [--run-id RUN] [--rollouts OUT.jsonl] [--html
-// report.html] [--jaeger-url URL]` (issue 9): the run at a glance, as a terminal table and an HTML file.
+// newReportCmd builds `gymtrace report`: the run at a glance, as a terminal table and an HTML file.
 func newReportCmd() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
@@ -96,11 +96,8 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range rep.Findings {
-		if f.Kind == report.FindingNoCapture {
-			noteRunIDHint(cmd, runDir, "")
-			break
-		}
+	if slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Kind == report.FindingNoCapture }) {
+		noteRunIDHint(cmd, runDir, "")
 	}
 	if err := report.WriteText(cmd.OutOrStdout(), rep); err != nil {
 		return fmt.Errorf("report: write output: %w", err)
@@ -108,13 +105,12 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html == "" {
 		return nil
 	}
-	// A new file gets mode 0600 (an HTML report holds payloads), an existing one keeps its mode.
 	mode, err := outputMode("html", f.html)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := atomicfile.Write(f.html, f.html, mode, func(w io.Writer) error {
-		if err := report.WriteHTML(w, rep, report.HTMLOptions{JaegerURL: jaeger}); err != nil {
+		if err := report.WriteHTML(w, rep, jaeger); err != nil {
 			return fmt.Errorf("write %s: %w", f.html, err)
 		}
 		return nil

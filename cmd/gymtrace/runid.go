@@ -7,7 +7,7 @@ import (
 	"github.com/gymtrace/gymtrace/sdk"
 )
 
-// Flag names of run namespaces and prefix-less correlation (issue 3 parts 7 and 8).
+// Flag names of run namespaces and prefix-less correlation.
 const (
 	runIDFlag                 = "run-id"
 	uncorrelatedRolloutIDFlag = "uncorrelated-rollout-id"
@@ -19,8 +19,8 @@ func addRunIDFlag(cmd *cobra.Command, run *string) {
 		"(RUN matches "+rollout.IDPattern+", at most 200 bytes; default: none, Gym's layout)")
 }
 
-// runCaptureDir checks --capture-dir (checkCaptureDir) and returns the capture directory of --run-id:
-// dir without a run, dir/RUN with one. An invalid RUN is a usage error naming the value and the rule.
+// runCaptureDir checks --capture-dir and --run-id and returns the capture directory of the run: dir,
+// or dir/RUN. A violation is a usage error naming the value and the rule.
 func runCaptureDir(dir, run string) (string, error) {
 	if err := checkCaptureDir(dir); err != nil {
 		return "", err
@@ -60,8 +60,8 @@ func addCorrelationFlags(cmd *cobra.Command, o *correlationOptions) {
 			" baggage) under this rollout id instead of forwarding them uncaptured (they are counted and logged either way)")
 }
 
-// sdkOptions validates the flags and returns the proxy options they give: usage errors name the
-// flag, the value and the rule.
+// sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
+// value and the rule.
 func (o correlationOptions) sdkOptions() ([]sdk.Option, error) {
 	if err := checkRunID(o.runID); err != nil {
 		return nil, err

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,13 +14,14 @@ import (
 // maxHintDirs bounds how many run directories a hint names.
 const maxHintDirs = 5
 
-// runDirsWith returns the names of dir's subdirectories (candidate --run-id values) that hold a
-// file named like match (a file name, or "" for any capture file), sorted; at most maxHintDirs.
+// runDirsWith returns the first maxHintDirs sorted names of dir's subdirectories (candidate
+// --run-id values) that hold the regular file named file ("": any capture file).
 func runDirsWith(dir, file string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
+	isCapture := func(n os.DirEntry) bool { return strings.HasSuffix(n.Name(), capture.CaptureFileSuffix) }
 	var runs []string
 	for _, e := range entries {
 		if !e.IsDir() || checkRunID(e.Name()) != nil {
@@ -33,26 +34,15 @@ func runDirsWith(dir, file string) []string {
 			}
 			continue
 		}
-		names, err := os.ReadDir(sub)
-		if err != nil {
-			continue
-		}
-		for _, n := range names {
-			if strings.HasSuffix(n.Name(), capture.CaptureFileSuffix) {
-				runs = append(runs, e.Name())
-				break
-			}
+		if names, err := os.ReadDir(sub); err == nil && slices.ContainsFunc(names, isCapture) {
+			runs = append(runs, e.Name())
 		}
 	}
-	sort.Strings(runs)
-	if len(runs) > maxHintDirs {
-		runs = runs[:maxHintDirs]
-	}
-	return runs
+	slices.Sort(runs)
+	return runs[:min(len(runs), maxHintDirs)]
 }
 
-// noteRunIDHint tells the user, when dir itself has nothing but run directories below it do, which
-// --run-id to pass (captures made with `proxy --run-id RUN` live in DIR/RUN/).
+// noteRunIDHint names the --run-id values whose run directories of dir hold what dir lacks.
 func noteRunIDHint(cmd *cobra.Command, dir, file string) {
 	if runs := runDirsWith(dir, file); len(runs) > 0 {
 		cmdNotef(cmd, "hint: captures exist under a run directory of %s (made with --run-id): pass --%s %s", dir, runIDFlag, strings.Join(runs, " or --"+runIDFlag+" "))

@@ -9,17 +9,13 @@ import (
 	"time"
 )
 
-// repeatSignalWindow is how long after the first shutdown signal a further SIGINT or SIGTERM counts
-// as a repeat of it and is ignored. `timeout 3 gymtrace proxy`, a supervisor or a shell job control
-// kill often delivers the same signal twice at once (to the process and to its process group); only
-// a signal that comes later is a deliberate second one.
+// repeatSignalWindow is how long after the first shutdown signal a further one is a repeat and
+// ignored: timeout(1), supervisors and job control often signal the process and its group at once.
 const repeatSignalWindow = time.Second
 
 // shutdownSignals turns SIGINT and SIGTERM into the proxy's two shutdown stages: the first signal
-// cancels ctx (stop accepting, drain in-flight calls); a further signal more than repeatSignalWindow
-// after the first closes abort (abort in-flight calls). Repeats within the window are logged and
-// ignored. The signals stay subscribed until stop, so no signal falls back to its default action
-// (killing the process) between the two stages.
+// cancels ctx (drain in-flight calls); one more than repeatSignalWindow later closes abort. The
+// signals stay subscribed until stop, so none falls back to killing the process in between.
 type shutdownSignals struct {
 	ctx    context.Context    // cancelled at the first signal (or when the parent is)
 	abort  chan struct{}      // closed at a deliberate second signal
@@ -29,8 +25,7 @@ type shutdownSignals struct {
 	unsub  func()             // unsubscribes from the OS signals
 }
 
-// watchShutdownSignals subscribes to SIGINT and SIGTERM and starts watching them (see
-// shutdownSignals); ctx derives from parent. Call stop when done.
+// watchShutdownSignals subscribes to SIGINT and SIGTERM; ctx derives from parent. Call stop when done.
 func watchShutdownSignals(parent context.Context, logger *slog.Logger) *shutdownSignals {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)

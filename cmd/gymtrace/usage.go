@@ -8,16 +8,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// This file makes every way of calling gymtrace wrongly a usage error (exit code 2, DESIGN.md "CLI
-// contract"): an unknown command or help topic, a wrong number of arguments for any command (cobra's
-// own help and completion commands included) and, through the root's flag error function, an unknown
-// or malformed flag.
-
-// enforceUsageErrors installs the usage-error checks on the finished command tree of root: the help
-// command is ours (an unknown topic is a usage error), cobra's completion command is added now rather
-// than during Execute, and every command's Args check reports usage errors. The root itself becomes
-// runnable (printing its help) so that an unknown command reaches its Args check: cobra's own
-// unknown-command error would exit 1.
+// enforceUsageErrors makes every wrong call of root's finished command tree a usage error (exit code
+// 2, DESIGN.md "CLI contract"; unknown flags go through the root's flag error function): an unknown
+// help topic (the help command is ours), and wrong arguments for any command, cobra's completion
+// command included (added now rather than during Execute).
 func enforceUsageErrors(root *cobra.Command) {
 	root.SuggestionsMinimumDistance = 2
 	root.SetHelpCommand(newHelpCmd())
@@ -26,8 +20,8 @@ func enforceUsageErrors(root *cobra.Command) {
 	usageArgs(root)
 }
 
-// unknownCommand is the root's Args check: any positional argument is an unknown command (a usage
-// error naming it, with cobra's suggestions).
+// unknownCommand rejects any positional argument of a command group as an unknown command, with
+// cobra's suggestions.
 func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
@@ -39,10 +33,9 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	return usageError{errors.New(msg)}
 }
 
-// usageArgs makes the Args check of cmd and of every command below it return usage errors, whatever
-// check it uses (ours already do; cobra's NoArgs, ExactArgs, ... do not). A command that only groups
-// subcommands (cobra would print its help for any arguments and exit 0) prints its help when called
-// without arguments, and an unknown subcommand is a usage error.
+// usageArgs makes the Args check of cmd and every command below it return usage errors (cobra's
+// own checks do not). A command group (the root included) becomes runnable, printing its help, so
+// that an unknown subcommand reaches unknownCommand: cobra's own error would exit 1 or 0.
 func usageArgs(cmd *cobra.Command) {
 	if !cmd.Runnable() && cmd.HasSubCommands() {
 		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
@@ -65,8 +58,7 @@ func usageArgs(cmd *cobra.Command) {
 	}
 }
 
-// newHelpCmd is `gymtrace help [command]`: the help of the named command, or a usage error when no
-// command has that name.
+// newHelpCmd is `gymtrace help [command]`; an unknown command is a usage error.
 func newHelpCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [command]",

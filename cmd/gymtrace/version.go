@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
 
@@ -21,17 +22,14 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// version describes the running binary from its module build info: the module version (a tag when
-// installed with go install), else "(devel)" with the VCS revision and a "+dirty" mark when known.
+// version describes the running binary from its build info: the module version, else "(devel)"
+// with the VCS revision and a "+dirty" mark when known, then the Go version.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
+	v := cmp.Or(bi.Main.Version, "(devel)")
 	var rev, modified string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -41,11 +39,8 @@ func version() string {
 			modified = s.Value
 		}
 	}
-	if rev != "" && (v == "(devel)" || v == "") {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " " + rev
+	if rev != "" && v == "(devel)" {
+		v += " " + rev[:min(len(rev), 12)]
 		if modified == "true" {
 			v += "+dirty"
 		}

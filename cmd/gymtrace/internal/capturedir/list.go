@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
@@ -14,13 +15,11 @@ var ErrNotDir = errors.New("not a directory")
 
 // Entry is one rollout found in a capture directory.
 type Entry struct {
-	// RolloutID is the id the file names carry (SPEC §2.2: it passes capture.ValidateRolloutID).
-	RolloutID string
-	// HasCapture reports that <id>.capture.jsonl exists (a regular file or not: a symbolic link or a
-	// directory of that name counts too, so that reading it fails loudly instead of hiding it).
+	RolloutID string // the id the file names carry (SPEC §2.2: it passes capture.ValidateRolloutID)
+	// HasCapture reports that <id>.capture.jsonl exists (of any type: a symbolic link or directory
+	// of that name counts too, so that reading it fails loudly instead of hiding it).
 	HasCapture bool
-	// HasMarker reports that <id>.capture.incomplete exists (SPEC §2.6).
-	HasMarker bool
+	HasMarker  bool // <id>.capture.incomplete exists (SPEC §2.6)
 }
 
 // List returns the rollouts of the capture directory dir, sorted by [Compare] on their ids: every
@@ -40,43 +39,36 @@ func List(dir string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture dir: %w", err)
 	}
-	byID := make(map[string]*Entry)
-	var ids []string
+	index := make(map[string]int)
+	var out []Entry
 	for _, de := range des {
 		id, capFile, ok := splitName(de.Name())
 		if !ok {
 			continue
 		}
-		e := byID[id]
-		if e == nil {
-			e = &Entry{RolloutID: id}
-			byID[id] = e
-			ids = append(ids, id)
+		i, seen := index[id]
+		if !seen {
+			i, index[id] = len(out), len(out)
+			out = append(out, Entry{RolloutID: id})
 		}
 		if capFile {
-			e.HasCapture = true
+			out[i].HasCapture = true
 		} else {
-			e.HasMarker = true
+			out[i].HasMarker = true
 		}
 	}
-	SortIDs(ids)
-	out := make([]Entry, len(ids))
-	for i, id := range ids {
-		out[i] = *byID[id]
-	}
+	slices.SortFunc(out, func(a, b Entry) int { return Compare(a.RolloutID, b.RolloutID) })
 	return out, nil
 }
 
 // splitName returns the rollout id of a capture file or marker name and whether it is the capture
 // file (else the marker); ok is false for any other name.
 func splitName(name string) (id string, capFile, ok bool) {
-	switch {
-	case strings.HasSuffix(name, capture.CaptureFileSuffix):
-		id, capFile = strings.TrimSuffix(name, capture.CaptureFileSuffix), true
-	case strings.HasSuffix(name, capture.MarkerFileSuffix):
-		id = strings.TrimSuffix(name, capture.MarkerFileSuffix)
-	default:
-		return "", false, false
+	id, capFile = strings.CutSuffix(name, capture.CaptureFileSuffix)
+	if !capFile {
+		if id, ok = strings.CutSuffix(name, capture.MarkerFileSuffix); !ok {
+			return "", false, false
+		}
 	}
 	if capture.ValidateRolloutID(id) != nil {
 		return "", false, false

@@ -2,7 +2,6 @@ package capturedir
 
 import (
 	"cmp"
-	"slices"
 	"strings"
 )
 
@@ -43,6 +42,3 @@ func compareDigits(x, y string) int {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// SortIDs sorts ids in place by [Compare].
-func SortIDs(ids []string) { slices.SortFunc(ids, Compare) }

@@ -1,6 +1,7 @@
 package capturedir
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,7 +30,7 @@ func TestCompare(t *testing.T) {
 		})
 	}
 	ids := []string{"10-0", "2-1", "uncorrelated", "2-0", "1-10", "1-9"}
-	SortIDs(ids)
+	slices.SortFunc(ids, Compare)
 	assert.Equal(t, []string{"1-9", "1-10", "2-0", "2-1", "10-0", "uncorrelated"}, ids)
 }
 

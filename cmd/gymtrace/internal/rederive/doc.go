@@ -1,12 +1,8 @@
 // Package rederive rebuilds capture records offline with today's code: the library behind
-// `gymtrace rederive`.
-//
-// A capture record keeps the bytes a streamed (or unparsable) response arrived as in response_raw
-// (SPEC.md §3.1 #13). When the reassembly or the classification of those bytes improves — or a record
-// was written by an older, buggier version — the record's response and the error categories that
-// follow from those bytes can be recomputed from response_raw alone. [Line] does that for one
-// record and [Run] for whole capture files, writing the results into another capture directory with
-// capture.Store; the originals are never modified.
+// `gymtrace rederive`. A record keeps the bytes a streamed (or unparsable) response arrived as in
+// response_raw (SPEC.md §3.1 #13); [Line] recomputes one record's response and the error categories
+// that follow from those bytes, and [Run] does it for whole capture files into another capture
+// directory (capture.Store); the originals are never modified.
 //
 // What is recomputed (SPEC §3.3, §4.2–§4.7, §0 D1/D2/D5/D8/D9):
 //   - response: for a server-sent event stream, sdk/stream's reassembly of response_raw; for any
@@ -16,18 +12,15 @@
 //     upstream_error without an HTTP status of 400 or more: capture.Category of the status, the
 //     stream's terminal state, SSE-ness and whether the response is null.
 //
-// What is kept: every other key and its exact text (including trace_id/span_id and key order);
-// categories set by an HTTP status ≥ 400 (status-based); the transport categories cancelled,
-// connection and timeout (their response is still rebuilt, as the partial reassembly D3 stores);
-// records of the exception path (category exception: response null by rule); records without
-// response_raw; and records Line cannot interpret (status_code or error_category of another JSON
-// type, an unknown dialect), which are copied unchanged and counted.
+// Everything else is kept with its exact text: other keys and their order, categories set by an
+// HTTP status ≥ 400, the transport categories cancelled, connection and timeout (their response is
+// still rebuilt, as the partial reassembly D3 stores), the exception path (response null by rule),
+// records without response_raw, and records Line cannot interpret (status_code or error_category of
+// another JSON type, an unknown dialect), which are copied and counted.
 //
-// Whether a record was a stream is not stored; it is inferred from the record: a stream_truncated
-// category, or a non-null response next to response_raw (§3.1 keeps both only for streams), or —
-// when the response is null — response_raw that is not a JSON object but frames as at least one
-// server-sent event. A record the current code writes is reproduced byte for byte, and Line is
-// idempotent.
-//
-// Functions are safe for concurrent use on distinct inputs; Run starts no goroutines.
+// A stream is inferred from the record: a stream_truncated category, a non-null response next to
+// response_raw (§3.1 keeps both only for streams), or a null response with a response_raw that is
+// not a JSON object but frames as at least one server-sent event. A record the current code writes
+// is reproduced byte for byte, and Line is idempotent. Functions are safe for concurrent use on
+// distinct inputs; Run starts no goroutines.
 package rederive

@@ -32,26 +32,23 @@ const (
 
 // Result is what [Line] did to one record.
 type Result struct {
-	// Line is the record to write: the input itself when nothing changed (Changed false), else the
-	// input with response, error_category and possibly response_raw replaced. Never ends in "\n".
-	Line []byte
-	// Changed reports that Line differs from the input.
+	// Line is the record to write, without "\n": the input itself unless Changed, else the input with
+	// response, error_category and possibly response_raw replaced.
+	Line    []byte
 	Changed bool
 	// ResponseChanged reports a rebuilt response; ResponseRawDropped that response_raw was removed
 	// (a non-stream body that is now a JSON object).
 	ResponseChanged, ResponseRawDropped bool
-	// OldCategory and NewCategory are the error_category before and after ("" = null).
-	OldCategory, NewCategory string
-	// SSE reports that the record was taken as a server-sent event stream.
-	SSE bool
+	OldCategory, NewCategory            string // error_category before and after ("" = null)
+	SSE                                 bool   // the record was taken as a server-sent event stream
+	ModelCallID                         string // the record's model_call_id, "" when not a string
 	// Skipped, when not "", says why the record was copied without looking at its response
 	// (e.g. "no response_raw", "exception path"): a reason, not an error.
 	Skipped string
 }
 
-// Line rederives one capture record (see the package doc for the rules). line is one JSON object
-// (surrounding whitespace ignored). The error reports a line that is not a JSON object; the caller
-// copies such a line as it is.
+// Line rederives one capture record, one JSON object (surrounding whitespace ignored), by the rules
+// of the package doc. The error reports a line that is not a JSON object.
 func Line(line []byte) (Result, error) {
 	line = bytes.TrimSpace(line)
 	l, err := rolloutline.Parse(line)
@@ -59,6 +56,7 @@ func Line(line []byte) (Result, error) {
 		return Result{Line: line}, fmt.Errorf("rederive: %w", err)
 	}
 	res := Result{Line: line}
+	res.ModelCallID, _ = getString(&l, "model_call_id")
 	rawText, ok := getString(&l, keyResponseRaw)
 	if !ok {
 		res.Skipped = "no response_raw"
@@ -106,7 +104,7 @@ func Line(line []byte) (Result, error) {
 	}
 	res.SSE = sse
 
-	var newResp json.RawMessage
+	newResp := nonSSEObj // nil for a stream
 	terminal := stream.TerminalNone
 	if sse {
 		c, err := stream.NewCapture(dialect)
@@ -119,8 +117,6 @@ func Line(line []byte) (Result, error) {
 		if obj, ok := c.Response(); ok {
 			newResp = obj
 		}
-	} else {
-		newResp = nonSSEObj
 	}
 
 	newCat := cat

@@ -5,30 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 )
 
-// ErrSameDir is matched (errors.Is) by the error [Run] returns when the output directory is the
-// source directory: originals are never modified.
-var ErrSameDir = errors.New("output directory is the capture directory")
-
-// ErrOutputExists is matched by the error [Run] returns when the output directory already holds a
-// capture file or marker of a rollout it would write: rederive never appends to or mixes with an
-// existing capture.
-var ErrOutputExists = errors.New("output capture already exists")
-
-// ErrNoCapture is matched by the error [Run] returns when Options.RolloutID names a rollout without
-// a capture file or marker in the source directory.
-var ErrNoCapture = errors.New("no capture for the rollout")
+// Errors [Run] returns (matched with errors.Is): the output directory is the source directory
+// (ErrSameDir), already holds a capture file or marker of a rollout it would write (ErrOutputExists:
+// rederive never mixes with an existing capture), or Options.RolloutID has no capture file or marker
+// in the source directory (ErrNoCapture).
+var (
+	ErrSameDir      = errors.New("output directory is the capture directory")
+	ErrOutputExists = errors.New("output capture already exists")
+	ErrNoCapture    = errors.New("no capture for the rollout")
+)
 
 // Options configures [Run]. The zero value rederives every rollout of the source directory.
 type Options struct {
-	// RolloutID, when not "", rederives only this rollout (it must have a capture file or marker).
-	RolloutID string
-	// OnRollout, when not nil, is called after each rollout was written (e.g. to report progress).
-	OnRollout func(RolloutSummary)
+	RolloutID string               // when not "", rederive only this rollout
+	OnRollout func(RolloutSummary) // when not nil, called after each rollout was written
 }
 
 // Summary is what [Run] did.
@@ -47,30 +43,24 @@ type RolloutSummary struct {
 	Changes   []Change // the changed records, in file order
 	Skipped   int      // records copied without looking at the response
 	// Dropped counts damaged lines of the source (not JSON objects): capture.Store writes only
-	// records, so they are left out, later records' call_index moves down by one each, and the
-	// output is marked incomplete.
-	Dropped int
-	// Incomplete reports that the output got the .capture.incomplete marker: the source had it, or
-	// lines were dropped.
-	Incomplete bool
+	// records, so they are left out (later call_index values move down) and the output is marked
+	// incomplete.
+	Dropped    int
+	Incomplete bool // the output got the .capture.incomplete marker (the source had it, or Dropped > 0)
 }
 
 // Change describes one changed record.
 type Change struct {
-	Index       int    // 0-based index among the source file's non-blank lines (its call_index there)
-	ModelCallID string // the record's model_call_id, "" when not a string
-	Result             // what Line did
+	Index  int // 0-based index among the source file's non-blank lines (its call_index there)
+	Result     // what Line did
 }
 
-// Run rederives the captures of src into dst (see the package doc): for each rollout of src (or only
-// Options.RolloutID), every record line goes through [Line] and is appended, in order, to dst's
-// capture file of the same rollout with capture.Store.Append (flock, fsync); the source's
-// .capture.incomplete marker is carried over. src is only read.
-//
-// Before anything is written Run checks that dst is not src ([ErrSameDir]) and that dst holds no
-// capture file or marker of a rollout it will write ([ErrOutputExists]). Other errors: listing or
-// reading src, appending to dst, ctx being cancelled (checked between records); dst may then hold
-// part of the output. The Summary counts what was done so far.
+// Run rederives the captures of src into dst: for each rollout of src (or only Options.RolloutID),
+// every record line goes through [Line] and is appended, in order, to dst with capture.Store.Append
+// (flock, fsync); the .capture.incomplete marker is carried over. src is only read. The errors above
+// come before anything is written; others (listing or reading src, appending to dst, ctx being
+// cancelled, checked between records) may leave part of the output in dst. The Summary counts what
+// was done so far.
 func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, error) {
 	var sum Summary
 	if same, err := sameDir(src.Dir(), dst.Dir()); err != nil {
@@ -86,16 +76,10 @@ func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, e
 		if err := capture.ValidateRolloutID(opts.RolloutID); err != nil {
 			return sum, fmt.Errorf("rederive: %w", err)
 		}
-		var only []capturedir.Entry
-		for _, e := range entries {
-			if e.RolloutID == opts.RolloutID {
-				only = append(only, e)
-			}
-		}
-		if len(only) == 0 {
+		entries = slices.DeleteFunc(entries, func(e capturedir.Entry) bool { return e.RolloutID != opts.RolloutID })
+		if len(entries) == 0 {
 			return sum, fmt.Errorf("rederive: %w %s in %s", ErrNoCapture, opts.RolloutID, src.Dir())
 		}
-		entries = only
 	}
 	for _, e := range entries {
 		has, err := dst.HasCapture(e.RolloutID)
@@ -138,16 +122,14 @@ func runRollout(ctx context.Context, src, dst *capture.Store, e capturedir.Entry
 			return rs, fmt.Errorf("rederive: rollout %s: %w", e.RolloutID, err)
 		}
 		res, err := Line(il.Line)
-		if err != nil {
-			// ReadAvailable returns only JSON objects; keep the line as it is if Line disagrees.
+		if err != nil { // ReadAvailable returns only JSON objects; keep the line if Line disagrees
 			res = Result{Line: il.Line, Skipped: err.Error()}
 		}
 		if res.Skipped != "" {
 			rs.Skipped++
 		}
 		if res.Changed {
-			id, _ := modelCallID(res.Line)
-			rs.Changes = append(rs.Changes, Change{Index: il.Index, ModelCallID: id, Result: res})
+			rs.Changes = append(rs.Changes, Change{Index: il.Index, Result: res})
 		}
 		buf = append(append(buf[:0], res.Line...), '\n')
 		if err := dst.Append(context.WithoutCancel(ctx), e.RolloutID, buf); err != nil {
@@ -180,8 +162,5 @@ func sameDir(a, b string) (bool, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
+	return err == nil && os.SameFile(fa, fb), err
 }

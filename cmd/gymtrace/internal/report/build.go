@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,14 +12,6 @@ import (
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/rollout"
-)
-
-// Gap codes read from attachments (SPEC §5.3).
-const (
-	gapNoRecords         = capture.GapNoRecords
-	gapRecordsUnreadable = capture.GapRecordsUnreadable
-	gapIncomplete        = capture.GapIncomplete
-	gapUnreadable        = capture.GapUnreadable
 )
 
 // ErrNoCaptureDir is matched (errors.Is) by the error [Build] returns when the capture directory
@@ -49,14 +42,10 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	rep := &Report{CaptureDir: dir, RunID: opts.RunID}
 
 	// The rollouts to report: the rollouts file's first, then the captured ones it does not name.
-	type item struct {
-		id   string
-		line int
-	}
-	var items []item
-	seen := make(map[string]int)
+	var items []rollouts.RowID
+	seen := make(map[string]bool)
 	if opts.Rollouts != nil {
-		rep.RolloutsName = nameOr(opts.RolloutsName, "the rollouts file")
+		rep.RolloutsName = cmp.Or(opts.RolloutsName, "the rollouts file")
 		ids, rowErrs, err := rollouts.ReadIDs(ctx, opts.Rollouts)
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", rep.RolloutsName, err)
@@ -66,19 +55,18 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 				Message: fmt.Sprintf("%s: %v", rep.RolloutsName, re)})
 		}
 		for _, id := range ids {
-			if _, dup := seen[id.RolloutID]; dup {
-				continue // a retried row names the same rollout again: report it once, at its first line
+			if !seen[id.RolloutID] { // a retried row names its rollout again: report it at its first line
+				seen[id.RolloutID] = true
+				items = append(items, id)
 			}
-			seen[id.RolloutID] = len(items)
-			items = append(items, item{id.RolloutID, id.Line})
 		}
 	}
 	hasCapture := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		hasCapture[e.RolloutID] = e.HasCapture
-		if _, ok := seen[e.RolloutID]; !ok {
-			seen[e.RolloutID] = len(items)
-			items = append(items, item{id: e.RolloutID})
+		if !seen[e.RolloutID] {
+			seen[e.RolloutID] = true
+			items = append(items, rollouts.RowID{RolloutID: e.RolloutID})
 		}
 	}
 	if len(entries) == 0 {
@@ -87,22 +75,19 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	}
 
 	p := newProgress(&opts, len(items))
-	budget := opts.PayloadBudget
-	if budget <= 0 {
-		budget = DefaultPayloadBudget
-	}
+	budget := cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)
 	pk := &payloadKeeper{max: opts.PayloadBytes, budget: budget}
 	stores := []*capture.Store{store}
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("report: after %d of %d rollouts: %w", p.done, len(items), err)
 		}
-		a, err := capture.BuildAttachment(stores, it.id, false)
+		a, err := capture.BuildAttachment(stores, it.RolloutID, false)
 		if err != nil {
 			// Only an id that is not a valid file name fails; rollouts.ReadIDs never returns one.
-			return nil, fmt.Errorf("report: rollout %s: %w", it.id, err)
+			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
-		r := newRollout(&a, rep.RunID, it.line, hasCapture[it.id], pk)
+		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
 		rep.Findings = append(rep.Findings, rolloutFindings(&r, &opts)...)
 		rep.Rollouts = append(rep.Rollouts, r)
 		p.rollout(len(r.Calls))
@@ -114,6 +99,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 
 // newRollout builds one rollout's row from its attachment.
 func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, pk *payloadKeeper) Rollout {
+	h, _ := rollouts.HealthOf(line, a)
 	r := Rollout{
 		ID:           a.RolloutID,
 		TraceID:      rollout.ID{Run: runID, Rollout: a.RolloutID}.TraceID().String(),
@@ -121,11 +107,8 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 		HasCapture:   hasCapture,
 		Metrics:      a.Metrics,
 		Gaps:         a.Gaps,
-	}
-	for _, g := range a.Gaps {
-		if g.Code == gapRecordsUnreadable {
-			r.DamagedLines = damagedCount(g.Detail)
-		}
+		DamagedLines: h.UnreadableLines,
+		health:       h,
 	}
 	r.Calls = make([]Call, len(a.Calls))
 	var ttft []float64
@@ -150,9 +133,9 @@ type progress struct {
 	fn       func(Progress)
 	every    int
 	interval time.Duration
-	total    int
 	start    time.Time
 	last     time.Time
+	total    int
 	since    int
 	done     int
 	calls    int
@@ -160,35 +143,27 @@ type progress struct {
 }
 
 func newProgress(opts *Options, total int) *progress {
-	p := &progress{fn: opts.OnProgress, every: opts.ProgressEvery, interval: opts.ProgressInterval, total: total}
-	if p.every <= 0 {
-		p.every = DefaultProgressEvery
-	}
-	if p.interval <= 0 {
-		p.interval = DefaultProgressInterval
-	}
-	p.start = time.Now()
-	p.last = p.start
-	return p
+	now := time.Now()
+	return &progress{fn: opts.OnProgress, total: total, start: now, last: now,
+		every:    cmp.Or(max(opts.ProgressEvery, 0), DefaultProgressEvery),
+		interval: cmp.Or(max(opts.ProgressInterval, 0), DefaultProgressInterval)}
 }
 
 func (p *progress) rollout(calls int) {
 	p.done++
 	p.calls += calls
 	p.since++
-	if p.fn == nil || p.done == p.total {
-		return
-	}
 	now := time.Now()
-	if p.since < p.every && now.Sub(p.last) < p.interval {
+	if p.fn == nil || p.done == p.total || (p.since < p.every && now.Sub(p.last) < p.interval) {
 		return
 	}
 	p.since, p.last = 0, now
 	p.report(now)
 }
 
+// finish reports the end, when progress was reported before.
 func (p *progress) finish() {
-	if p.fn != nil && p.called {
+	if p.called {
 		p.report(time.Now())
 	}
 }

@@ -26,12 +26,8 @@ func WriteCallsTable(w io.Writer, records []capture.ModelCallRecord) error {
 	t.AppendHeader(table.Row{"IDX", "MODEL", "DIALECT", "HTTP", "IN", "OUT", "REASON", "CACHED", "LATENCY", "TTFT", "FINISH", "ERROR"})
 	for i := range records {
 		r := &records[i]
-		status := dash
-		if r.StatusCode != nil {
-			status = strconv.Itoa(*r.StatusCode)
-		}
 		t.AppendRow(table.Row{
-			strconv.Itoa(r.CallIndex), headTrim(strOr(r.Model), maxModelWidth), strOr(r.Dialect), status,
+			strconv.Itoa(r.CallIndex), headTrim(strOr(r.Model), maxModelWidth), strOr(r.Dialect), fmtStatus(r.StatusCode),
 			fmtInt(r.TokensIn), fmtInt(r.TokensOut), fmtInt(r.TokensReasoning), fmtInt(r.CachedTokens),
 			fmtMS(r.LatencyTotalMS), fmtMS(r.LatencyTTFTMS), headTrim(strOr(r.FinishReason), maxFinishWidth), strOr(r.ErrorCategory),
 		})

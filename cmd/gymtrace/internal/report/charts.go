@@ -24,17 +24,25 @@ const (
 
 // chart is one rendered chart of the HTML report.
 type chart struct {
-	ID      string        // element id, e.g. "chart-tokens"
-	Title   string        // caption
-	Note    string        // what the chart shows or why it is empty
-	SVG     template.HTML // the inline SVG; empty when there is nothing to draw
-	Err     string        // the charting library's error, if it failed (the report is still written)
-	Missing bool          // no data
+	ID    string        // element id, e.g. "chart-tokens"
+	Title string        // caption
+	Note  string        // what the chart shows or why it is empty
+	SVG   template.HTML // the inline SVG; empty when there is nothing to draw
+	Err   string        // the charting library's error, if it failed (the report is still written)
 }
 
 // buildCharts renders the report's charts.
 func buildCharts(rep *Report) []chart {
-	return []chart{tokensChart(rep), latencyChart(rep), ttftChart(rep), errorsChart(rep), timelineChart(rep)}
+	return []chart{
+		tokensChart(rep),
+		histogramChart(rep, "chart-latency", "Latency per call",
+			"calls by total latency (start of the call to the end of the response body)",
+			func(c *Call) *float64 { return c.LatencyTotalMS }),
+		histogramChart(rep, "chart-ttft", "Time to first token", "calls by time to the first response bytes",
+			func(c *Call) *float64 { return c.LatencyTTFTMS }),
+		errorsChart(rep),
+		timelineChart(rep),
+	}
 }
 
 // tokensChart: input and output tokens per rollout, stacked, for the rollouts with the most tokens.
@@ -53,7 +61,7 @@ func tokensChart(rep *Report) chart {
 		}
 	}
 	if len(rows) == 0 {
-		c.Missing, c.Note = true, "no call reported token usage"
+		c.Note = "no call reported token usage"
 		return c
 	}
 	c.Note = "input and output tokens of each rollout (input includes cached tokens)"
@@ -73,18 +81,7 @@ func tokensChart(rep *Report) chart {
 	return c
 }
 
-// latencyChart: histogram of per-call latency.
-func latencyChart(rep *Report) chart {
-	return histogramChart(rep, "chart-latency", "Latency per call", "calls by total latency (start of the call to the end of the response body)",
-		func(c *Call) *float64 { return c.LatencyTotalMS })
-}
-
-// ttftChart: histogram of per-call time to first token.
-func ttftChart(rep *Report) chart {
-	return histogramChart(rep, "chart-ttft", "Time to first token", "calls by time to the first response bytes",
-		func(c *Call) *float64 { return c.LatencyTTFTMS })
-}
-
+// histogramChart: histogram of one value of every call.
 func histogramChart(rep *Report, id, title, note string, value func(*Call) *float64) chart {
 	c := chart{ID: id, Title: title, Note: note}
 	var vals []float64
@@ -96,7 +93,7 @@ func histogramChart(rep *Report, id, title, note string, value func(*Call) *floa
 		}
 	}
 	if len(vals) == 0 {
-		c.Missing, c.Note = true, "no call has this value"
+		c.Note = "no call has this value"
 		return c
 	}
 	h := Histogram(vals, targetBins)
@@ -116,7 +113,7 @@ func errorsChart(rep *Report) chart {
 	c := chart{ID: "chart-errors", Title: "Error categories"}
 	t := &rep.Totals
 	if t.Calls == 0 {
-		c.Missing, c.Note = true, "no calls"
+		c.Note = "no calls"
 		return c
 	}
 	labels := []string{"ok"}
@@ -137,7 +134,7 @@ func timelineChart(rep *Report) chart {
 	c := chart{ID: "chart-timeline", Title: "Calls over time"}
 	t := &rep.Totals
 	if t.FirstStartedAt == nil {
-		c.Missing, c.Note = true, "no call has a start time"
+		c.Note = "no call has a start time"
 		return c
 	}
 	var starts []float64
@@ -227,18 +224,17 @@ func barSVG(b bars) (template.HTML, string) {
 	return svgForHTML(out), ""
 }
 
-// maxBar returns the tallest bar: the largest value, or the largest per-category sum when stacked.
+// maxBar returns the tallest bar: the largest value, or the largest per-category sum when stacked
+// (every series has one value per category).
 func maxBar(series [][]float64, stack bool) float64 {
 	top := 0.0
-	for i := 0; len(series) > 0 && i < len(series[0]); i++ {
+	for i := range series[0] {
 		sum := 0.0
 		for _, s := range series {
-			if i < len(s) {
-				if stack {
-					sum += s[i]
-				} else {
-					sum = max(sum, s[i])
-				}
+			if stack {
+				sum += s[i]
+			} else {
+				sum = max(sum, s[i])
 			}
 		}
 		top = max(top, sum)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -38,38 +39,27 @@ const (
 	FindingNotInRollouts FindingKind = "not_in_rollouts"
 )
 
-// Short returns the kind's short label for table cells, e.g. "no calls", "damaged".
-func (k FindingKind) Short() string {
-	switch k {
-	case FindingNoCapture:
-		return "no capture"
-	case FindingMalformedRow:
-		return "bad row"
-	case FindingNoRecords:
-		return "no calls"
-	case FindingDamagedLines:
-		return "damaged"
-	case FindingIncomplete:
-		return "incomplete"
-	case FindingUnreadable:
-		return "unreadable"
-	case FindingAllCallsFailed:
-		return "all failed"
-	case FindingUncorrelated:
-		return "uncorrelated"
-	case FindingNotInRollouts:
-		return "not listed"
-	}
-	return string(k)
+// shortLabels are the kinds' labels for table cells.
+var shortLabels = map[FindingKind]string{
+	FindingNoCapture:      "no capture",
+	FindingMalformedRow:   "bad row",
+	FindingNoRecords:      "no calls",
+	FindingDamagedLines:   "damaged",
+	FindingIncomplete:     "incomplete",
+	FindingUnreadable:     "unreadable",
+	FindingAllCallsFailed: "all failed",
+	FindingUncorrelated:   "uncorrelated",
+	FindingNotInRollouts:  "not listed",
 }
+
+// Short returns the kind's short label for table cells, e.g. "no calls", "damaged".
+func (k FindingKind) Short() string { return cmp.Or(shortLabels[k], string(k)) }
 
 // Finding is one health finding.
 type Finding struct {
-	Kind FindingKind
-	// RolloutID is the rollout the finding is about; "" for run-level findings.
-	RolloutID string
-	// Message is a complete sentence for people, e.g. "rollout 3-1 has no captured calls: ...".
-	Message string
+	Kind      FindingKind
+	RolloutID string // the rollout the finding is about; "" for run-level findings
+	Message   string // a complete sentence for people, e.g. "rollout 3-1 has no captured calls: ..."
 }
 
 // rolloutFindings returns the findings of one rollout, in flag order, and sets r.Flags.
@@ -79,20 +69,10 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		r.Flags = append(r.Flags, k)
 		out = append(out, Finding{Kind: k, RolloutID: r.ID, Message: fmt.Sprintf(format, args...)})
 	}
-	var incomplete, unreadable, noRecords bool
-	for _, g := range r.Gaps {
-		switch g.Code {
-		case gapIncomplete:
-			incomplete = true
-		case gapUnreadable:
-			unreadable = true
-		case gapNoRecords:
-			noRecords = true
-		}
-	}
+	incomplete, unreadable := r.health.Incomplete, r.health.ReadFailed
 	switch {
 	case unreadable:
-	case len(r.Calls) == 0 && r.DamagedLines == 0 && (noRecords || incomplete):
+	case len(r.Calls) == 0 && r.DamagedLines == 0 && (r.health.NoRecords || incomplete):
 		where := "no capture file"
 		switch {
 		case r.HasCapture:
@@ -102,7 +82,7 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		}
 		if r.RolloutsLine > 0 {
 			add(FindingNoRecords, "rollout %s has no captured calls although capture was on: %s (named on line %d of %s)",
-				r.ID, where, r.RolloutsLine, nameOr(opts.RolloutsName, "the rollouts file"))
+				r.ID, where, r.RolloutsLine, cmp.Or(opts.RolloutsName, "the rollouts file"))
 		} else {
 			add(FindingNoRecords, "rollout %s has no captured calls: %s", r.ID, where)
 		}
@@ -123,7 +103,7 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		add(FindingUncorrelated, "%d call%s named no rollout (captured under the uncorrelated rollout id %s)", len(r.Calls), plural(len(r.Calls)), r.ID)
 	}
 	if opts.Rollouts != nil && r.RolloutsLine == 0 && r.ID != opts.UncorrelatedRolloutID {
-		add(FindingNotInRollouts, "rollout %s was captured but %s does not name it", r.ID, nameOr(opts.RolloutsName, "the rollouts file"))
+		add(FindingNotInRollouts, "rollout %s was captured but %s does not name it", r.ID, cmp.Or(opts.RolloutsName, "the rollouts file"))
 	}
 	return out
 }
@@ -135,13 +115,6 @@ func categoryList(cs []CategoryCount) string {
 		parts[i] = fmt.Sprintf("%d %s", c.Count, c.Category)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func nameOr(name, dflt string) string {
-	if name == "" {
-		return dflt
-	}
-	return name
 }
 
 func plural(n int) string {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -16,6 +17,14 @@ func fmtInt(v *int64) string {
 		return dash
 	}
 	return strconv.FormatInt(*v, 10)
+}
+
+// fmtStatus formats an optional HTTP status; nil is [dash].
+func fmtStatus(v *int) string {
+	if v == nil {
+		return dash
+	}
+	return strconv.Itoa(*v)
 }
 
 // fmtMS formats an optional duration in milliseconds for people: "842ms", "12.3s", "4m05s",
@@ -41,17 +50,10 @@ func formatDuration(ms float64) string {
 		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
 	case ms < 3_600_000:
 		s := int64(math.Round(ms / 1000))
-		return strconv.FormatInt(s/60, 10) + "m" + twoDigits(s%60) + "s"
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
 	}
 	m := int64(math.Round(ms / 60_000))
-	return strconv.FormatInt(m/60, 10) + "h" + twoDigits(m%60) + "m"
-}
-
-func twoDigits(n int64) string {
-	if n < 10 {
-		return "0" + strconv.FormatInt(n, 10)
-	}
-	return strconv.FormatInt(n, 10)
+	return fmt.Sprintf("%dh%02dm", m/60, m%60)
 }
 
 // tailTrim keeps the end of s within max runes, marking the cut with a leading "…": rollout ids

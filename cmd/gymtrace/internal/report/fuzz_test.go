@@ -40,7 +40,7 @@ func FuzzBuild(f *testing.F) {
 			require.False(t, c != '\n' && unicode.IsControl(c), "control character %U in the text report", c)
 		}
 		var h bytes.Buffer
-		require.NoError(t, WriteHTML(&h, rep, HTMLOptions{}))
+		require.NoError(t, WriteHTML(&h, rep, ""))
 		_, err = html.Parse(bytes.NewReader(h.Bytes()))
 		require.NoError(t, err)
 		require.False(t, strings.Contains(h.String(), "<script>alert"))

@@ -1,6 +1,9 @@
 package report
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // HistogramBins is a histogram over equal-width bins: bin i counts the values in
 // [Start+i*Width, Start+(i+1)*Width).
@@ -15,24 +18,17 @@ type HistogramBins struct {
 // exactly one bin. With no value it returns one empty bin of width 1.
 func Histogram(values []float64, target int) HistogramBins {
 	target = max(target, 1)
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
-		}
-		lo, hi = math.Min(lo, v), math.Max(hi, v)
-	}
-	if math.IsInf(lo, 1) {
+	notFinite := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	values = slices.DeleteFunc(slices.Clone(values), notFinite)
+	if len(values) == 0 {
 		return HistogramBins{Width: 1, Counts: make([]int, 1)}
 	}
+	lo, hi := slices.Min(values), slices.Max(values)
 	start := math.Min(0, math.Floor(lo))
 	width := niceStep((hi - start) / float64(target))
 	n := int(math.Floor((hi-start)/width)) + 1
 	h := HistogramBins{Start: start, Width: width, Counts: make([]int, n)}
 	for _, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			continue
-		}
 		h.Counts[h.Bin(v)]++
 	}
 	return h

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed" // the HTML report's template, stylesheet and script
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 	"time"
 )
 
-// DefaultJaegerURL is the default of HTMLOptions.JaegerURL: a local Jaeger UI.
+// DefaultJaegerURL is the default Jaeger UI of [WriteHTML]: a local one.
 const DefaultJaegerURL = "http://127.0.0.1:16686"
 
 var (
@@ -43,13 +44,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return strconv.FormatFloat(*v, 'g', -1, 64)
 	},
-	"str": strOrDash,
-	"status": func(v *int) string {
-		if v == nil {
-			return dash
-		}
-		return strconv.Itoa(*v)
-	},
+	"str":    strOrDash,
+	"status": fmtStatus,
 	"time": func(v *float64) string {
 		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > 1e11 {
 			return dash
@@ -60,35 +56,20 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytes": humanBytes,
 }).Parse(htmlTemplateText))
 
-// HTMLOptions configures [WriteHTML]. The zero value links to DefaultJaegerURL.
-type HTMLOptions struct {
-	// JaegerURL is the base URL of the Jaeger UI each rollout links to, as <JaegerURL>/trace/<trace
-	// id>: an absolute http or https URL without query or fragment (a trailing "/" is dropped).
-	// Default DefaultJaegerURL.
-	JaegerURL string
-	// Title is the page title. Default "gymtrace report".
-	Title string
-}
-
 // htmlData is what the template sees.
 type htmlData struct {
-	Title     string
 	JaegerURL string
 	Rep       *Report
-	Rows      []htmlRow
 	Charts    []chart
 	CSS       template.CSS
 	JS        template.JS
 }
 
-// htmlRow is one rollout with its trace link.
-type htmlRow struct {
-	R        *Rollout
-	TraceURL string
-}
+// TraceURL is the link to the Jaeger trace of a rollout.
+func (d *htmlData) TraceURL(traceID string) string { return d.JaegerURL + "/trace/" + traceID }
 
-// CheckJaegerURL validates a Jaeger UI base URL (HTMLOptions.JaegerURL) and returns it without a
-// trailing "/". The error names the value and the rule.
+// CheckJaegerURL validates a Jaeger UI base URL (an absolute http or https URL without user info,
+// query or fragment) and returns it without a trailing "/". The error names the value and the rule.
 func CheckJaegerURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -102,36 +83,24 @@ func CheckJaegerURL(raw string) (string, error) {
 
 // WriteHTML writes rep as one self-contained HTML document to w (see the package doc): the health
 // findings, the run totals, the charts as inline SVG, the sortable rollout table with a link per
-// rollout to <JaegerURL>/trace/<trace id>, and each rollout's calls with their payloads (when rep
-// was built with Options.PayloadBytes) in collapsed <details> elements. Every value from the
-// captures is HTML-escaped. Errors: an invalid JaegerURL (before anything is written) or w failing.
-func WriteHTML(w io.Writer, rep *Report, opts HTMLOptions) error {
+// rollout to <jaegerURL>/trace/<trace id> ("" means DefaultJaegerURL; see CheckJaegerURL), and each
+// rollout's calls with their payloads (when rep was built with Options.PayloadBytes) in collapsed
+// <details> elements. Every value from the captures is HTML-escaped. Errors: an invalid jaegerURL
+// (before anything is written) or w failing.
+func WriteHTML(w io.Writer, rep *Report, jaegerURL string) error {
 	if rep == nil {
 		return errors.New("report html: nil report")
 	}
-	jaeger := opts.JaegerURL
-	if jaeger == "" {
-		jaeger = DefaultJaegerURL
-	}
-	jaeger, err := CheckJaegerURL(jaeger)
+	jaeger, err := CheckJaegerURL(cmp.Or(jaegerURL, DefaultJaegerURL))
 	if err != nil {
 		return fmt.Errorf("report html: %w", err)
 	}
 	d := htmlData{
-		Title:     opts.Title,
 		JaegerURL: jaeger,
 		Rep:       rep,
 		Charts:    buildCharts(rep),
 		CSS:       template.CSS(htmlCSS), //nolint:gosec // our own embedded stylesheet
 		JS:        template.JS(htmlJS),   //nolint:gosec // our own embedded script
-	}
-	if d.Title == "" {
-		d.Title = "gymtrace report"
-	}
-	d.Rows = make([]htmlRow, len(rep.Rollouts))
-	for i := range rep.Rollouts {
-		r := &rep.Rollouts[i]
-		d.Rows[i] = htmlRow{R: r, TraceURL: jaeger + "/trace/" + r.TraceID}
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := htmlTemplate.Execute(bw, &d); err != nil {

@@ -62,7 +62,7 @@ func TestWriteHTMLStructure(t *testing.T) {
 	rep := buildFixture(t, fx, Options{PayloadBytes: 200, RunID: "run-7"})
 	const jaeger = "https://jaeger.example.internal:16686/ui"
 	var buf bytes.Buffer
-	require.NoError(t, WriteHTML(&buf, rep, HTMLOptions{JaegerURL: jaeger + "/"}))
+	require.NoError(t, WriteHTML(&buf, rep, jaeger+"/"))
 	doc, err := html.Parse(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 
@@ -172,7 +172,7 @@ func TestWriteHTMLEscapes(t *testing.T) {
 	m := `<img src=x onerror=alert(1)>`
 	rep.Rollouts[0].Calls[0].Model = &m
 	var buf bytes.Buffer
-	require.NoError(t, WriteHTML(&buf, rep, HTMLOptions{}))
+	require.NoError(t, WriteHTML(&buf, rep, ""))
 	assert.NotContains(t, buf.String(), "<script>alert")
 	assert.NotContains(t, buf.String(), "<img")
 	assert.Contains(t, buf.String(), "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;")
@@ -203,6 +203,6 @@ func TestCheckJaegerURL(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	err := WriteHTML(&bytes.Buffer{}, &Report{}, HTMLOptions{JaegerURL: "nope"})
+	err := WriteHTML(&bytes.Buffer{}, &Report{}, "nope")
 	require.Error(t, err)
 }

@@ -5,16 +5,13 @@ import (
 	"time"
 )
 
-// Defaults of [Options].
+// Defaults of [Options]: progress every 500 rollouts or 2 s; for an HTML report, payloads of up to
+// 64 KiB each and 64 MiB in all.
 const (
-	// DefaultProgressEvery is the default of Options.ProgressEvery.
-	DefaultProgressEvery = 500
-	// DefaultProgressInterval is the default of Options.ProgressInterval.
+	DefaultProgressEvery    = 500
 	DefaultProgressInterval = 2 * time.Second
-	// DefaultPayloadBytes is a good per-payload bound for an HTML report (64 KiB).
-	DefaultPayloadBytes = 64 << 10
-	// DefaultPayloadBudget is a good total payload bound for an HTML report (64 MiB).
-	DefaultPayloadBudget = 64 << 20
+	DefaultPayloadBytes     = 64 << 10
+	DefaultPayloadBudget    = 64 << 20
 )
 
 // Options configures [Build]. The zero value reads every rollout of the directory, keeps no
@@ -25,11 +22,9 @@ type Options struct {
 	// to Build is already the run's. Default "" (Gym's layout).
 	RunID string
 
-	// Rollouts, when not nil, is the rollouts JSONL file of the run (e.g. the output of `gymtrace
-	// attach`), read by rollouts.ReadIDs: every rollout it names is reported, with or without a
-	// capture file, in the file's order, and rollouts it names that have no captured call become
-	// findings. RolloutsName names it in findings (e.g. its path). Default nil: only the rollouts
-	// of the capture directory are reported, and a rollout without any capture file cannot be seen.
+	// Rollouts, when not nil, is the run's rollouts JSONL file (rollouts.ReadIDs): every rollout it
+	// names is reported, in its order, also without a capture file (a finding). RolloutsName names
+	// it in findings. Default nil: a rollout without any capture file cannot be seen.
 	Rollouts     io.Reader
 	RolloutsName string
 
@@ -46,15 +41,12 @@ type Options struct {
 	// later payloads are left out (Payload.Omitted). 0 or less means DefaultPayloadBudget.
 	PayloadBudget int64
 
-	// OnProgress, when not nil, is called from Build's goroutine after ProgressEvery rollouts were
-	// read since the last call, or ProgressInterval passed, whichever comes first, and once at the
-	// end when it was called before. It must not block for long.
-	OnProgress func(Progress)
-	// ProgressEvery is the number of rollouts between two OnProgress calls; 0 or less means
-	// DefaultProgressEvery (500).
-	ProgressEvery int
-	// ProgressInterval is the longest time between two OnProgress calls; 0 or less means
-	// DefaultProgressInterval (2s).
+	// OnProgress, when not nil, is called from Build's goroutine after ProgressEvery rollouts (0 or
+	// less: DefaultProgressEvery) were read since the last call, or ProgressInterval (0 or less:
+	// DefaultProgressInterval) passed, whichever comes first, and once at the end when it was
+	// called before. It must not block for long.
+	OnProgress       func(Progress)
+	ProgressEvery    int
 	ProgressInterval time.Duration
 }
 

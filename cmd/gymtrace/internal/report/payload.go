@@ -25,13 +25,13 @@ func (k *payloadKeeper) keep(rec *capture.ModelCallRecord) []Payload {
 	case rec.Request != nil:
 		out = append(out, k.jsonPayload("request", rec.Request))
 	case rec.RequestRaw != nil:
-		out = append(out, k.textPayload("request_raw", *rec.RequestRaw))
+		out = append(out, k.cut("request_raw", *rec.RequestRaw, len(*rec.RequestRaw)))
 	}
 	if rec.Response != nil {
 		out = append(out, k.jsonPayload("response", rec.Response))
 	}
 	if rec.ResponseRaw != nil {
-		out = append(out, k.textPayload("response_raw", *rec.ResponseRaw))
+		out = append(out, k.cut("response_raw", *rec.ResponseRaw, len(*rec.ResponseRaw)))
 	}
 	return out
 }
@@ -44,8 +44,6 @@ func (k *payloadKeeper) jsonPayload(name string, obj json.RawMessage) Payload {
 	}
 	return k.cut(name, b.String(), len(obj))
 }
-
-func (k *payloadKeeper) textPayload(name, text string) Payload { return k.cut(name, text, len(text)) }
 
 // cut bounds text to max bytes (on a UTF-8 boundary) and charges the budget.
 func (k *payloadKeeper) cut(name, text string, size int) Payload {

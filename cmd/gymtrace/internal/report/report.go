@@ -2,53 +2,41 @@ package report
 
 import (
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 )
 
 // Report is the at-a-glance view of one collection run, built by [Build].
 type Report struct {
-	// CaptureDir is the capture directory read, as given to Build.
-	CaptureDir string
-	// RunID is Options.RunID.
-	RunID string
-	// RolloutsName is Options.RolloutsName when a rollouts file was read, else "".
-	RolloutsName string
+	CaptureDir   string // the capture directory read, as given to Build
+	RunID        string // Options.RunID
+	RolloutsName string // Options.RolloutsName when a rollouts file was read, else ""
 	// Rollouts holds one entry per rollout: the rollouts file's rollouts in its order (when one was
 	// read), then the captured rollouts it does not name, in capturedir.Compare order.
 	Rollouts []Rollout
-	// Totals aggregates every rollout.
-	Totals Totals
+	Totals   Totals // aggregates every rollout
 	// Findings lists the health findings, run-level ones first, then per rollout in Rollouts order.
 	Findings []Finding
 }
 
 // Rollout is one rollout's row.
 type Rollout struct {
-	// ID is the rollout id.
-	ID string
+	ID string // the rollout id
 	// TraceID is the rollout's trace id (32 lowercase hex), rollout.ID{Run: RunID, Rollout: ID}.TraceID().
 	TraceID string
-	// RolloutsLine is the 1-based line of the rollouts file naming the rollout; 0 when it is not
-	// named there (or no file was read).
+	// RolloutsLine is the 1-based line of the rollouts file naming the rollout; 0 when none does.
 	RolloutsLine int
-	// HasCapture reports that the directory holds the rollout's capture file.
-	HasCapture bool
-	// Calls are the rollout's valid call records in capture order (SPEC §3.2), see [Call].
-	Calls []Call
+	HasCapture   bool   // the directory holds the rollout's capture file
+	Calls        []Call // the valid call records in capture order (SPEC §3.2)
 	// Metrics is the SPEC §5.2 aggregate of Calls (tokens, total latency in milliseconds, number of
 	// calls); every field nil when unknown.
 	Metrics capture.Metrics
 	// TTFTP50MS is the median time to first token over the calls that have one, in milliseconds
 	// (nearest rank, see [Percentile]); nil when no call has one.
-	TTFTP50MS *float64
-	// Errors counts the calls by error_category (SPEC §3.3), most frequent first.
-	Errors []CategoryCount
-	// FailedCalls is the number of calls with an error category.
-	FailedCalls int
-	// Gaps are the capture gaps of the rollout's attachment (SPEC §5.3), as `gymtrace attach` would
-	// attach them.
-	Gaps []capture.Gap
-	// DamagedLines is the number of capture lines that could not be read
-	// (model_call_capture_records_unreadable).
+	TTFTP50MS   *float64
+	Errors      []CategoryCount // the calls by error_category (SPEC §3.3), most frequent first
+	FailedCalls int             // calls with an error category
+	Gaps        []capture.Gap   // the gaps of the rollout's attachment (SPEC §5.3)
+	// DamagedLines counts the capture lines that could not be read (records_unreadable).
 	DamagedLines int
 	// Flags are the rollout's health flags (one per kind of finding about it), in [FindingKind]
 	// order; empty for a healthy rollout.
@@ -56,6 +44,8 @@ type Rollout struct {
 	// FirstStartedAt and LastCompletedAt bound the calls in UTC Unix seconds; nil without calls
 	// that carry times.
 	FirstStartedAt, LastCompletedAt *float64
+
+	health rollouts.RolloutHealth // what Gaps say
 }
 
 // Call is one call record of a rollout: the SPEC §3.2 record without its payload fields (Request,
@@ -63,8 +53,8 @@ type Rollout struct {
 // Options.PayloadBytes is positive.
 type Call struct {
 	capture.ModelCallRecord
-	// Payloads are, in this order and when present in the record: "request" (or "request_raw"),
-	// "response", "response_raw". Empty without Options.PayloadBytes.
+	// Payloads are, when present: "request" (or "request_raw"), "response", "response_raw". Empty
+	// without Options.PayloadBytes.
 	Payloads []Payload
 }
 
@@ -88,13 +78,12 @@ type CategoryCount struct {
 
 // Totals aggregates the whole run.
 type Totals struct {
-	Rollouts          int // rollouts reported
-	RolloutsWithCalls int // rollouts with at least one valid call
-	Calls             int // valid calls
-	FailedCalls       int // calls with an error category
-	DamagedLines      int // capture lines that could not be read, over every rollout
-	// Metrics is the SPEC §5.2 aggregate over every call of the run.
-	Metrics capture.Metrics
+	Rollouts          int             // rollouts reported
+	RolloutsWithCalls int             // rollouts with at least one valid call
+	Calls             int             // valid calls
+	FailedCalls       int             // calls with an error category
+	DamagedLines      int             // capture lines that could not be read, over every rollout
+	Metrics           capture.Metrics // the SPEC §5.2 aggregate over every call of the run
 	// Latency and TTFT percentiles over every call that has the value, in milliseconds (nearest
 	// rank); nil when no call has one.
 	LatencyP50MS, LatencyP95MS, TTFTP50MS, TTFTP95MS *float64

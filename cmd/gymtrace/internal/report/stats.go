@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
 )
@@ -28,11 +26,7 @@ func Percentile(values []float64, p float64) *float64 {
 		return nil
 	}
 	slices.Sort(s)
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	if rank < 1 {
-		rank = 1
-	}
-	v := s[rank-1]
+	v := s[max(1, int(math.Ceil(p/100*float64(len(s)))))-1]
 	return &v
 }
 
@@ -56,10 +50,7 @@ func sortedCounts(counts map[string]int) []CategoryCount {
 		out = append(out, CategoryCount{Category: k, Count: v})
 	}
 	slices.SortFunc(out, func(a, b CategoryCount) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return cmp.Compare(a.Category, b.Category)
+		return cmp.Or(b.Count-a.Count, cmp.Compare(a.Category, b.Category))
 	})
 	return out
 }
@@ -102,33 +93,19 @@ func totals(rs []Rollout) Totals {
 	return t
 }
 
-// damagedCount reads the n of a records_unreadable gap's "count=<n>" detail (at least 1).
-func damagedCount(detail string) int {
-	n, err := strconv.Atoi(strings.TrimPrefix(detail, "count="))
-	if err != nil || n < 1 {
-		return 1
-	}
-	return n
-}
-
+// minPtr and maxPtr return the smaller (larger) of *cur and *v as a new pointer, ignoring a nil or
+// NaN v.
 func minPtr(cur, v *float64) *float64 {
-	if v == nil || math.IsNaN(*v) {
-		return cur
-	}
-	if cur == nil || *v < *cur {
-		x := *v
-		return &x
-	}
-	return cur
+	return pickPtr(cur, v, func(a, b float64) bool { return a < b })
+}
+func maxPtr(cur, v *float64) *float64 {
+	return pickPtr(cur, v, func(a, b float64) bool { return a > b })
 }
 
-func maxPtr(cur, v *float64) *float64 {
-	if v == nil || math.IsNaN(*v) {
+func pickPtr(cur, v *float64, better func(a, b float64) bool) *float64 {
+	if v == nil || math.IsNaN(*v) || (cur != nil && !better(*v, *cur)) {
 		return cur
 	}
-	if cur == nil || *v > *cur {
-		x := *v
-		return &x
-	}
-	return cur
+	x := *v
+	return &x
 }

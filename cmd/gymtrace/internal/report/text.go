@@ -10,6 +10,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 )
 
@@ -44,18 +45,15 @@ func WriteText(w io.Writer, rep *Report) error {
 // writeFindings writes the health section.
 func writeFindings(b *strings.Builder, rep *Report) {
 	if len(rep.Findings) == 0 {
-		fmt.Fprintf(b, "health: ok: every rollout has readable captured calls and not all of them failed\n")
-		if rep.RolloutsName == "" {
-			fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
-		}
-		return
+		b.WriteString("health: ok: every rollout has readable captured calls and not all of them failed\n")
+	} else {
+		fmt.Fprintf(b, "health: %d finding%s\n", len(rep.Findings), plural(len(rep.Findings)))
 	}
-	fmt.Fprintf(b, "health: %d finding%s\n", len(rep.Findings), plural(len(rep.Findings)))
 	for _, f := range rep.Findings {
 		writeWrapped(b, "  ! ", "    ", clean(f.Message))
 	}
 	if rep.RolloutsName == "" {
-		fmt.Fprintf(b, "  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
+		b.WriteString("  (rollouts without any capture file show only with --rollouts OUT.jsonl)\n")
 	}
 }
 
@@ -63,21 +61,17 @@ func writeFindings(b *strings.Builder, rep *Report) {
 func rolloutTable(rep *Report) string {
 	t := texttable.New(true, 2, 3, 4, 5, 6, 7, 8)
 	t.AppendHeader(table.Row{"ROLLOUT", "CALLS", "TOK IN", "TOK OUT", "REASON", "CACHED", "LATENCY", "TTFT P50", "ERRORS / HEALTH"})
+	row := func(first, calls string, m capture.Metrics, ttft *float64, last string) table.Row {
+		return table.Row{first, calls, fmtInt(m.TokensIn), fmtInt(m.TokensOut), fmtInt(m.TokensReasoning),
+			fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(ttft), last}
+	}
 	for i := range rep.Rollouts {
 		r := &rep.Rollouts[i]
-		m := r.Metrics
-		t.AppendRow(table.Row{
-			tailTrim(r.ID, maxIDWidth), strconv.Itoa(len(r.Calls)), fmtInt(m.TokensIn), fmtInt(m.TokensOut),
-			fmtInt(m.TokensReasoning), fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(r.TTFTP50MS),
-			problemsCell(r),
-		})
+		t.AppendRow(row(tailTrim(r.ID, maxIDWidth), strconv.Itoa(len(r.Calls)), r.Metrics, r.TTFTP50MS, problemsCell(r)))
 	}
 	tot := &rep.Totals
-	m := tot.Metrics
-	t.AppendFooter(table.Row{
-		"TOTAL", strconv.Itoa(tot.Calls), fmtInt(m.TokensIn), fmtInt(m.TokensOut), fmtInt(m.TokensReasoning),
-		fmtInt(m.CachedTokens), fmtMS(m.LatencyTotalMS), fmtMS(tot.TTFTP50MS), strconv.Itoa(tot.FailedCalls) + " failed",
-	})
+	failed := strconv.Itoa(tot.FailedCalls) + " failed"
+	t.AppendFooter(row("TOTAL", strconv.Itoa(tot.Calls), tot.Metrics, tot.TTFTP50MS, failed))
 	return texttable.Render(t)
 }
 
@@ -129,14 +123,10 @@ func problemsCell(r *Rollout) string {
 // lines starting with indent.
 func writeWrapped(b *strings.Builder, first, indent, s string) {
 	w := textWidth - utf8.RuneCountInString(indent)
-	lines := strings.Split(text.WrapSoft(s, w), "\n")
-	for i, l := range lines {
-		if i == 0 {
-			b.WriteString(first)
-		} else {
-			b.WriteString(indent)
+	for i, l := range strings.Split(text.WrapSoft(s, w), "\n") {
+		if i > 0 {
+			first = indent
 		}
-		b.WriteString(strings.TrimRight(l, " "))
-		b.WriteByte('\n')
+		b.WriteString(first + strings.TrimRight(l, " ") + "\n")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
 // member is one top-level "key":value pair: rawKey is the key's JSON string text as sent (quotes and
@@ -91,15 +93,12 @@ func (l *Line) Get(key string) (json.RawMessage, bool) {
 // occurrences of a repeated key are removed, so every reader sees the new value), or as a new last
 // member. rawJSON must be one valid JSON value; insignificant whitespace is removed from it
 // (json.Compact: everything else, such as number text and escapes, is kept), so the line stays one
-// line. A new key is written as a JSON string without HTML escaping. Set copies rawJSON. An invalid
-// value is an error and leaves the line unchanged.
+// line. A new key is written as a JSON string without HTML escaping (ojson.AppendString). Set
+// copies rawJSON. An invalid value is an error and leaves the line unchanged.
 func (l *Line) Set(key string, rawJSON []byte) error {
-	if !json.Valid(rawJSON) {
-		return fmt.Errorf("rolloutline: set %q: invalid JSON value", key)
-	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, rawJSON); err != nil {
-		return fmt.Errorf("rolloutline: set %q: %w", key, err)
+	if json.Compact(&buf, rawJSON) != nil {
+		return fmt.Errorf("rolloutline: set %q: invalid JSON value", key)
 	}
 	value := buf.Bytes()
 	first := -1
@@ -116,7 +115,7 @@ func (l *Line) Set(key string, rawJSON []byte) error {
 		}
 	}
 	if first < 0 {
-		kept = append(kept, member{rawKey: encodeKey(key), key: key, value: value})
+		kept = append(kept, member{rawKey: ojson.AppendString(nil, key), key: key, value: value})
 	}
 	l.members = kept
 	return nil
@@ -127,10 +126,9 @@ func (l *Line) Set(key string, rawJSON []byte) error {
 func (l *Line) Bytes() []byte {
 	n := 2
 	for _, m := range l.members {
-		n += len(m.rawKey) + 1 + len(m.value) + 1
+		n += len(m.rawKey) + len(m.value) + 2
 	}
-	out := make([]byte, 0, n)
-	out = append(out, '{')
+	out := append(make([]byte, 0, n), '{')
 	for i, m := range l.members {
 		if i > 0 {
 			out = append(out, ',')
@@ -140,13 +138,4 @@ func (l *Line) Bytes() []byte {
 		out = append(out, m.value...)
 	}
 	return append(out, '}')
-}
-
-// encodeKey encodes a key as a JSON string without HTML escaping.
-func encodeKey(key string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(key) // encoding a string cannot fail
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

@@ -2,6 +2,7 @@ package rollouts
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,24 +25,19 @@ type Summary struct {
 	Unchanged int // rows without a rollout identity and blank lines, written as they were
 	Malformed int // rows written unchanged because they could not be read; see RowErrors
 
-	// RowErrors describes each malformed row, in input order.
-	RowErrors []RowError
-	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input
-	// order; rollouts with a clean capture are not listed.
+	RowErrors []RowError // each malformed row, in input order
+	// Rollouts lists the attached rollouts whose capture has a problem (SPEC §5.3 gaps), in input order.
 	Rollouts []RolloutHealth
 
-	// ObservationsJoined counts the rows whose ng_agent_observations was joined with their calls
-	// (SPEC §5.4).
-	ObservationsJoined int
+	ObservationsJoined int // rows whose ng_agent_observations was joined with their calls (SPEC §5.4)
 	// ObservationErrors describes each attached row whose ng_agent_observations is not a valid
-	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text as it was.
+	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text.
 	ObservationErrors []RowError
 }
 
-// RowError is one input row Attach or Clear could not read: a line that is not a JSON object, or a
-// row whose rollout id breaks SPEC §1.2 (malformed explicit _ng_rollout_id, _ng_attempt_index not an
-// integer) or is one the proxy refuses (SPEC D12: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes).
-// Err names the value and the rule.
+// RowError is one input row that could not be read: a line that is not a JSON object, or a row
+// whose rollout id breaks SPEC §1.2 (e.g. _ng_attempt_index not an integer) or is one the proxy
+// refuses (SPEC D12, rollout.ValidateID). Err names the value and the rule.
 type RowError struct {
 	Line int   // 1-based input line number
 	Err  error // why the row could not be read
@@ -53,8 +49,8 @@ func (e RowError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " 
 // Unwrap returns the underlying error (e.g. one matching rollout.ErrInvalidID).
 func (e RowError) Unwrap() error { return e.Err }
 
-// MalformedRowsError is the error [Attach] returns, after writing every row, when some rows were
-// malformed ([Summary].Malformed > 0). Those rows were written unchanged.
+// MalformedRowsError is the error [Attach] returns, after writing every row (the malformed ones
+// unchanged), when some rows were malformed.
 type MalformedRowsError struct {
 	Rows []RowError // the malformed rows in input order; never empty
 }
@@ -64,52 +60,48 @@ const maxListed = 3
 
 // Error names the number of malformed rows and the first few of them.
 func (e *MalformedRowsError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "rollouts attach: %d malformed row", len(e.Rows))
-	if len(e.Rows) != 1 {
-		b.WriteByte('s')
+	s := "s"
+	if len(e.Rows) == 1 {
+		s = ""
 	}
-	b.WriteString(" written unchanged: ")
+	msg := fmt.Sprintf("rollouts attach: %d malformed row%s written unchanged: ", len(e.Rows), s)
 	for i, r := range e.Rows {
 		if i == maxListed {
-			fmt.Fprintf(&b, "; and %d more", len(e.Rows)-maxListed)
-			break
+			return msg + fmt.Sprintf("; and %d more", len(e.Rows)-maxListed)
 		}
 		if i > 0 {
-			b.WriteString("; ")
+			msg += "; "
 		}
-		b.WriteString(r.Error())
+		msg += r.Error()
 	}
-	return b.String()
+	return msg
 }
 
 // Unwrap returns every row error, so errors.Is and errors.As look at each of them.
-func (e *MalformedRowsError) Unwrap() []error {
-	errs := make([]error, len(e.Rows))
-	for i, r := range e.Rows {
+func (e *MalformedRowsError) Unwrap() []error { return asErrors(e.Rows) }
+
+func asErrors(rows []RowError) []error {
+	errs := make([]error, len(rows))
+	for i, r := range rows {
 		errs[i] = r
 	}
 	return errs
 }
 
-// RolloutHealth describes the capture problems of one attached rollout, taken from its attachment's
-// gaps (SPEC §5.3).
+// RolloutHealth describes the capture problems of one attached rollout: its attachment's gaps
+// (SPEC §5.3).
 type RolloutHealth struct {
-	Line       int    // 1-based input line of the row
-	RolloutID  string // the row's rollout id
-	Calls      int    // valid calls attached
-	NoRecords  bool   // model_call_capture_no_records: no capture file or marker, or an empty file
-	Incomplete bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
-	// UnreadableLines counts damaged capture lines that were skipped
-	// (model_call_capture_records_unreadable).
-	UnreadableLines int
-	// ReadFailed: the capture could not be read at all (model_call_capture_unreadable); no calls
-	// were attached.
-	ReadFailed bool
+	Line            int    // 1-based input line of the row
+	RolloutID       string // the row's rollout id
+	Calls           int    // valid calls attached
+	NoRecords       bool   // model_call_capture_no_records: no capture file or marker, or an empty file
+	Incomplete      bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
+	UnreadableLines int    // model_call_capture_records_unreadable: damaged lines skipped
+	ReadFailed      bool   // model_call_capture_unreadable: the capture could not be read at all
 }
 
-// healthOf returns the health of an attachment and whether it has any problem.
-func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
+// HealthOf returns the health of the attachment of input line line and whether it has any problem.
+func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 	h := RolloutHealth{Line: line, RolloutID: a.RolloutID, Calls: len(a.Calls)}
 	for _, g := range a.Gaps {
 		switch g.Code {
@@ -131,33 +123,25 @@ func healthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 }
 
 // Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
-// model calls (SPEC §5.5 step 2; the attachment of SPEC §5.1–§5.3, built by
-// [capture.BuildAttachment] from stores, searched in order).
-//
-// Per input line, in order, exactly one output line is written, ending in "\n":
+// model calls (SPEC §5.5 step 2: the attachment of SPEC §5.1–§5.3 that [capture.BuildAttachment]
+// builds from stores, searched in order). Per input line exactly one output line is written:
 //   - a row whose rollout id SPEC §1.2 derives (from _ng_rollout_id, or _ng_task_index and
-//     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture: an
-//     existing one is replaced in place, else it is appended as the last key. Every other key keeps
-//     its position and its original JSON text (number spelling, escapes, nested whitespace); the
-//     object is written compactly at the top level. A non-null ng_agent_observations is validated
-//     and joined with the calls in place (SPEC §5.4, §6.5; dumped with all fields); an invalid one
-//     is kept as it was and listed in Summary.ObservationErrors. The
-//     calls carry payloads when opts.IncludePayloads is set and the row's ng_trajectory and
-//     ng_agent_observations have no multimodal_history_redacted gap;
+//     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture,
+//     replacing an existing one in place, else as the last key; every other key keeps its position
+//     and its JSON text, the object is compact at the top level. Its ng_agent_observations is
+//     validated and joined with the calls (joinObservations; an invalid one is kept as it was and
+//     listed in Summary.ObservationErrors). The calls carry payloads as opts.IncludePayloads says;
 //   - a row without an identity, and a blank line, is written unchanged;
-//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2's error, or a
-//     derived id that fails SPEC D12, [rollout.ValidateID], as the proxy would refuse it), is
-//     written unchanged and recorded in Summary.RowErrors.
+//   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2, or a derived id
+//     the proxy would refuse, SPEC D12), is written unchanged and listed in Summary.RowErrors.
 //
 // Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
-// Lines may be of any length.
 //
 // When every row was written and some were malformed, the error is a [*MalformedRowsError].
-// Reading in, writing out or building an attachment failing, and ctx being cancelled (checked
-// between rows), stop Attach at once with an error; out then holds only part of the output and the
-// Summary counts the rows handled so far. It is an error to pass no stores. Capture problems of a
-// rollout (no records, damaged lines, the incomplete marker, an unreadable file) are not errors:
-// they are gaps in its attachment, listed in Summary.Rollouts.
+// Reading, writing or building an attachment failing, passing no stores, and ctx being cancelled
+// (checked between rows) stop Attach at once with an error; out then holds part of the output and
+// the Summary counts the rows handled so far. Capture problems of a rollout are not errors but gaps
+// in its attachment, listed in Summary.Rollouts.
 func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.Store, opts Options) (Summary, error) {
 	var sum Summary
 	if len(stores) == 0 {
@@ -166,7 +150,6 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	p := newProgress(opts)
 	lr := newLineReader(in)
 	w := bufio.NewWriterSize(out, 256<<10)
-	var buf []byte // attachment JSON, reused
 	for {
 		if err := ctx.Err(); err != nil {
 			return sum, fmt.Errorf("rollouts attach: after %d rows: %w", sum.Rows, err)
@@ -179,51 +162,15 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 			return sum, fmt.Errorf("rollouts attach: read line %d: %w", lr.line+1, err)
 		}
 		sum.Rows++
-		var outLine []byte
-		switch {
-		case isBlank(line):
-			sum.Unchanged++
-		default:
-			l, id, ok, err := parseRow(line)
-			switch {
-			case err != nil:
-				sum.Malformed++
-				sum.RowErrors = append(sum.RowErrors, RowError{Line: lr.line, Err: err})
-			case !ok:
-				sum.Unchanged++
-			default:
-				include := opts.IncludePayloads && !hasRedactedHistory(&l)
-				a, err := capture.BuildAttachment(stores, id, include)
-				if err != nil {
-					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
-				}
-				buf = a.AppendJSON(buf[:0])
-				if err := l.Set(capture.AttachmentKey, buf); err != nil {
-					return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
-				}
-				switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
-				case err != nil:
-					sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: lr.line, Err: err})
-				case joined:
-					sum.ObservationsJoined++
-				}
-				outLine = l.Bytes()
-				sum.Attached++
-				if h, bad := healthOf(lr.line, &a); bad {
-					sum.Rollouts = append(sum.Rollouts, h)
-				}
-			}
+		outLine, err := attachRow(&sum, lr.line, line, stores, opts)
+		if err != nil {
+			return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 		}
-		if outLine == nil {
-			outLine = line
+		if outLine[len(outLine)-1] != '\n' { // lineReader never returns an empty line
+			outLine = append(outLine, '\n')
 		}
 		if _, err := w.Write(outLine); err != nil {
 			return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
-		}
-		if len(outLine) == 0 || outLine[len(outLine)-1] != '\n' {
-			if err := w.WriteByte('\n'); err != nil {
-				return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
-			}
 		}
 		p.row(&sum, lr.read)
 	}
@@ -236,6 +183,42 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	return sum, nil
 }
 
+// attachRow returns the output line of input line n (see Attach) and counts it in sum.
+func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts Options) ([]byte, error) {
+	if isBlank(line) {
+		sum.Unchanged++
+		return line, nil
+	}
+	l, id, ok, err := parseRow(line)
+	switch {
+	case err != nil:
+		sum.Malformed++
+		sum.RowErrors = append(sum.RowErrors, RowError{Line: n, Err: err})
+		return line, nil
+	case !ok:
+		sum.Unchanged++
+		return line, nil
+	}
+	a, err := capture.BuildAttachment(stores, id, opts.IncludePayloads && !hasRedactedHistory(&l))
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Set(capture.AttachmentKey, a.AppendJSON(nil)); err != nil {
+		return nil, err
+	}
+	switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
+	case err != nil:
+		sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: n, Err: err})
+	case joined:
+		sum.ObservationsJoined++
+	}
+	sum.Attached++
+	if h, bad := HealthOf(n, &a); bad {
+		sum.Rollouts = append(sum.Rollouts, h)
+	}
+	return l.Bytes(), nil
+}
+
 // progress decides when Attach calls Options.OnProgress.
 type progress struct {
 	fn       func(Progress)
@@ -243,22 +226,14 @@ type progress struct {
 	interval time.Duration
 	start    time.Time
 	last     time.Time
-	sinceRow int
+	since    int
 }
 
 func newProgress(opts Options) *progress {
-	p := &progress{fn: opts.OnProgress, every: opts.ProgressRows, interval: opts.ProgressInterval}
-	if p.every <= 0 {
-		p.every = DefaultProgressRows
-	}
-	if p.interval <= 0 {
-		p.interval = DefaultProgressInterval
-	}
-	if p.fn != nil {
-		p.start = time.Now()
-		p.last = p.start
-	}
-	return p
+	now := time.Now()
+	return &progress{fn: opts.OnProgress, start: now, last: now,
+		every:    cmp.Or(max(opts.ProgressRows, 0), DefaultProgressRows),
+		interval: cmp.Or(max(opts.ProgressInterval, 0), DefaultProgressInterval)}
 }
 
 // row is called after each written row.
@@ -266,13 +241,12 @@ func (p *progress) row(s *Summary, bytesRead int64) {
 	if p.fn == nil {
 		return
 	}
-	p.sinceRow++
+	p.since++
 	now := time.Now()
-	if p.sinceRow < p.every && now.Sub(p.last) < p.interval {
+	if p.since < p.every && now.Sub(p.last) < p.interval {
 		return
 	}
-	p.sinceRow = 0
-	p.last = now
+	p.since, p.last = 0, now
 	p.fn(Progress{
 		Rows: s.Rows, Attached: s.Attached, Unchanged: s.Unchanged, Malformed: s.Malformed,
 		Bytes: bytesRead, Elapsed: now.Sub(p.start),

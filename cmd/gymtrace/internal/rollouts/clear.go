@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,55 +24,33 @@ type ClearSummary struct {
 // Clear is the pre-dispatch clear of SPEC §2.6 (clear_model_call_captures_for_rollouts) over the
 // rollout JSONL rows of in, the rows about to be dispatched (attempt suffixes already assigned).
 //
-// It reads every row first and derives its rollout id (SPEC §1.2); blank lines and rows without an
-// identity are skipped. If any row is not a JSON object, has a malformed id (SPEC §1.2's error) or an
-// id the proxy would refuse (SPEC D12, [rollout.ValidateID]), Clear removes nothing and returns an
-// error naming each bad line, its value and the rule (the errors are [RowError]s joined with
-// errors.Join). Otherwise it removes, in every store, each id's capture file and incomplete marker
-// ([capture.Store.ClearCount]) and its observations file ([capture.Store.ClearObservations]; missing
-// files are fine; other rollouts are untouched), and the summary
-// says which ids had files and how many were removed.
-//
-// On a failure while removing, the summary covers the ids cleared in every store before it (the
-// error names the id and file). With no stores nothing is removed (SPEC §2.6: no capture dirs is a
-// no-op) but the rows are still validated. A failure reading in is returned before anything is
-// removed.
+// It first derives the rollout id of every row as [Attach] does, skipping blank lines and rows
+// without an identity; if any row cannot be read, it removes nothing and returns the [RowError]s
+// joined with errors.Join. Otherwise it removes, in every store, each id's capture file, incomplete
+// marker ([capture.Store.ClearCount]) and observations file ([capture.Store.ClearObservations]);
+// missing files are fine and other rollouts are untouched. On a failure while removing, the summary
+// covers the ids cleared before it (the error names the id and file). With no stores nothing is
+// removed (SPEC §2.6) but the rows are still validated.
 func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
 	var sum ClearSummary
-	lr := newLineReader(in)
+	rows, rowErrs, err := readIDs(context.Background(), in, "rollouts clear")
+	if err != nil {
+		return sum, err
+	}
+	if len(rowErrs) > 0 {
+		return sum, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(asErrors(rowErrs)...))
+	}
 	seen := make(map[string]bool)
-	var all []string
-	var bad []error
-	for {
-		line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return sum, fmt.Errorf("rollouts clear: read line %d: %w", lr.line+1, err)
-		}
-		if isBlank(line) {
+	for _, row := range rows {
+		id := row.RolloutID
+		if seen[id] {
 			continue
 		}
-		_, id, ok, err := parseRow(line)
-		switch {
-		case err != nil:
-			bad = append(bad, RowError{Line: lr.line, Err: err})
-		case ok && !seen[id]:
-			seen[id] = true
-			all = append(all, id)
-		}
-	}
-	if len(bad) > 0 {
-		return sum, fmt.Errorf("rollouts clear: nothing removed: %w", errors.Join(bad...))
-	}
-	for _, id := range all {
+		seen[id] = true
 		n := 0
 		for _, s := range stores {
 			removed, err := s.ClearCount(id)
-			if err == nil {
-				// The observations file beside the capture (agentobs) goes too: a retried rollout
-				// must not be joined with the observations of its earlier attempt.
+			if err == nil { // a retried rollout must not be joined with the earlier attempt's observations
 				var obs bool
 				obs, err = s.ClearObservations(id)
 				if obs {

@@ -13,25 +13,27 @@ type RowID struct {
 	RolloutID string // the id SPEC §1.2 derives from the row
 }
 
-// ReadIDs reads a rollouts JSONL file (as [Attach] reads it: lines of any length, "\n"-terminated,
-// the last one possibly not) and returns, in input order, the rollout id of every row that carries
-// one (SPEC §1.2, derived exactly as Attach derives it, including the SPEC D12 check). Rows without
-// an identity and blank lines are skipped. A line that is not a JSON object, or a row whose id is
-// malformed, is returned in rowErrs (its Err names the value and the rule) and reading goes on. err
-// reports only a read failure or ctx being cancelled (checked between rows); ids and rowErrs then
-// hold what was read so far. Safe for concurrent use on distinct readers.
+// ReadIDs reads a rollouts JSONL file as [Attach] does and returns, in input order, the rollout id
+// of every row that carries one; a row that cannot be read is returned in rowErrs and reading goes
+// on. err reports only a read failure or ctx being cancelled (checked between rows); ids and
+// rowErrs then hold what was read so far.
 func ReadIDs(ctx context.Context, in io.Reader) (ids []RowID, rowErrs []RowError, err error) {
+	return readIDs(ctx, in, "rollouts ids")
+}
+
+// readIDs is ReadIDs with the prefix of its error messages.
+func readIDs(ctx context.Context, in io.Reader, prefix string) (ids []RowID, rowErrs []RowError, err error) {
 	lr := newLineReader(in)
 	for {
 		if err := ctx.Err(); err != nil {
-			return ids, rowErrs, fmt.Errorf("rollouts ids: after %d lines: %w", lr.line, err)
+			return ids, rowErrs, fmt.Errorf("%s: after %d lines: %w", prefix, lr.line, err)
 		}
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			return ids, rowErrs, nil
 		}
 		if err != nil {
-			return ids, rowErrs, fmt.Errorf("rollouts ids: read line %d: %w", lr.line+1, err)
+			return ids, rowErrs, fmt.Errorf("%s: read line %d: %w", prefix, lr.line+1, err)
 		}
 		if isBlank(line) {
 			continue

@@ -37,15 +37,11 @@ func (lr *lineReader) next() ([]byte, error) {
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
 		lr.buf = append(lr.buf, chunk...)
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
-		case errors.Is(err, io.EOF):
-			if len(lr.buf) == 0 {
-				return nil, io.EOF
-			}
-		case err != nil:
-			return nil, err
+		}
+		if err != nil && (!errors.Is(err, io.EOF) || len(lr.buf) == 0) {
+			return nil, err // io.EOF after the last line
 		}
 		lr.line++
 		lr.read += int64(len(lr.buf))

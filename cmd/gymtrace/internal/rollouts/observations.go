@@ -11,61 +11,42 @@ import (
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 )
 
-// observationJoiners maps a bundle source to the join SPEC §5.4 runs for it: for claude_code the
-// compaction resolver (§6.6) first, then the generic join; a source not listed gets the generic join
-// alone (SPEC §6.5, [agentobs.Join]).
-var observationJoiners = map[string]func(agentobs.AgentObservationBundle, []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error){
-	claudecode.Source: claudecode.JoinCalls,
-}
-
-// genericJoin is [agentobs.Join] with the joiners' signature.
-func genericJoin(b agentobs.AgentObservationBundle, calls []capture.ModelCallRecord) (agentobs.AgentObservationBundle, error) {
-	return agentobs.Join(b, calls), nil
-}
-
 // joinObservations joins the row's ng_agent_observations with its captured calls (SPEC §5.4): the
-// bundle is validated strictly ([agentobs.DecodeBundle]), joined (source-specific resolution first,
-// then SPEC §6.5) and written back in place, dumped with all fields. A row without the key, or with
-// null, takes the bundle of the rollout's <id>.observations.jsonl from the first store holding one
-// ([agentobs.ReadBundle]: spans recorded by agentobs or by any language's GenAI instrumentation);
-// with no such file the row is left as it is and joined reports false. With opts.ClaudeCodeDirKey a
-// Claude Code config directory named by the row comes first ([Options].ClaudeCodeDirKey). An invalid bundle is an error
-// naming the problem; the row then keeps its ng_agent_observations text unchanged (nothing is lost).
+// bundle is validated strictly ([agentobs.DecodeBundle]), joined and written back in place, dumped
+// with all fields. A row without the key, or with null, takes the bundle of the Claude Code
+// directory it names ([Options].ClaudeCodeDirKey), else of the rollout's observations file in the
+// first store holding one ([agentobs.ReadBundle]); without either the row is left as it is and
+// joined is false. An invalid bundle is an error naming the problem; the row then keeps its
+// ng_agent_observations text unchanged.
 func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, calls []capture.ModelCallRecord, opts Options) (joined bool, err error) {
 	raw, ok := l.Get(agentobs.AttachmentKey)
 	var bundle agentobs.AgentObservationBundle
+	found := true
 	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		b, found, err := claudeCodeBundle(l, id, opts)
-		if err != nil {
+		bundle, found, err = claudeCodeBundle(l, id, opts)
+		if err == nil && !found {
+			bundle, found, err = observationsFile(stores, id)
+		}
+		if err != nil || !found {
 			return false, err
 		}
-		if !found {
-			b, found, err = observationsFile(stores, id)
-			if err != nil || !found {
-				return false, err
-			}
-		}
-		bundle = b
+	} else if bundle, err = agentobs.DecodeBundle(raw); err != nil {
+		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+	}
+	var out agentobs.AgentObservationBundle
+	if bundle.Source == claudecode.Source { // the compaction resolver of SPEC §6.6, then §6.5
+		out, err = claudecode.JoinCalls(bundle, calls)
 	} else {
-		b, err := agentobs.DecodeBundle(raw)
-		if err != nil {
-			return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
-		}
-		bundle = b
+		out = agentobs.Join(bundle, calls) // SPEC §6.5
 	}
-	join := genericJoin
-	if j, ok := observationJoiners[bundle.Source]; ok {
-		join = j
+	var text []byte
+	if err == nil {
+		text, err = out.AppendJSON(nil)
 	}
-	joinedBundle, err := join(bundle, calls)
+	if err == nil {
+		err = l.Set(agentobs.AttachmentKey, text)
+	}
 	if err != nil {
-		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
-	}
-	out, err := joinedBundle.AppendJSON(nil)
-	if err != nil {
-		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
-	}
-	if err := l.Set(agentobs.AttachmentKey, out); err != nil {
 		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
 	}
 	return true, nil

@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -18,12 +19,11 @@ const redactedGapCode = "multimodal_history_redacted"
 // excerptBytes bounds how much of an unreadable line an error quotes.
 const excerptBytes = 80
 
-// parseRow parses one non-blank rollout line and finds its rollout id (SPEC §1.2, derived exactly as
-// Gym derives it). ok is false for a row without an identity. err reports a line that is not a JSON
-// object, an explicit id or an attempt index SPEC §1.2 rejects, or a derived id that the proxy would
-// refuse (SPEC D12, [rollout.ValidateID]: ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; e.g.
-// "_ng_task_index": -1 gives "-1-1"), so attach and clear accept exactly the ids the proxy captures
-// under; it names the value and the rule.
+// parseRow parses one non-blank rollout line and derives its rollout id as Gym does (SPEC §1.2); ok
+// is false for a row without an identity. err, naming the value and the rule, reports a line that
+// is not a JSON object, an id or attempt index SPEC §1.2 rejects, or a derived id the proxy would
+// refuse (SPEC D12, [rollout.ValidateID]; e.g. "_ng_task_index": -1 gives "-1-1"), so attach and
+// clear accept exactly the ids the proxy captures under.
 func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 	l, err = rolloutline.Parse(line)
 	if err != nil {
@@ -39,31 +39,20 @@ func parseRow(line []byte) (l rolloutline.Line, id string, ok bool, err error) {
 	return l, id, true, nil
 }
 
-// rowID applies SPEC §1.2 to the identity keys of l. Only those keys are handed to
-// [rollout.IDFromRunBody] (their last occurrence, as a JSON reader sees them), so the rest of a
-// large row is not decoded again.
+// rowID applies SPEC §1.2 to the identity keys of l (their last occurrence, as a JSON reader sees
+// them), so the rest of a large row is not decoded again.
 func rowID(l *rolloutline.Line) (string, bool, error) {
-	body := []byte{'{'}
+	var body rolloutline.Line
 	for _, k := range identityKeys {
-		raw, ok := l.Get(k)
-		if !ok {
-			continue
+		if raw, ok := l.Get(k); ok {
+			_ = body.Set(k, raw) // raw is valid JSON: Parse checked it
 		}
-		if len(body) > 1 {
-			body = append(body, ',')
-		}
-		body = append(body, '"')
-		body = append(body, k...) // identity keys need no escaping
-		body = append(body, '"', ':')
-		body = append(body, raw...)
 	}
-	body = append(body, '}')
-	return rollout.IDFromRunBody(body)
+	return rollout.IDFromRunBody(body.Bytes())
 }
 
-// hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l is an object whose
-// "gaps" list holds an object with code "multimodal_history_redacted" (SPEC §5.5 step 2). Values of
-// any other shape count as not having the gap.
+// hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l has the gap
+// multimodal_history_redacted (SPEC §5.5 step 2); values of another shape do not.
 func hasRedactedHistory(l *rolloutline.Line) bool {
 	for _, key := range []string{"ng_trajectory", "ng_agent_observations"} {
 		raw, ok := l.Get(key)
@@ -74,8 +63,8 @@ func hasRedactedHistory(l *rolloutline.Line) bool {
 	return false
 }
 
-// hasGap reports whether raw is a JSON object whose "gaps" value is a list containing an object whose
-// "code" is the string code. Repeated keys resolve to their last value, as Python's json does.
+// hasGap reports whether raw is a JSON object whose "gaps" list holds an object whose "code" is
+// code. Repeated keys resolve to their last value, as Python's json does.
 func hasGap(raw json.RawMessage, code string) bool {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
@@ -98,12 +87,10 @@ func hasGap(raw json.RawMessage, code string) bool {
 	return false
 }
 
-// excerpt returns the start of line (at most excerptBytes bytes, cut on a rune boundary, without
-// its line terminator) for error messages.
+// excerpt returns the start of line for error messages: at most excerptBytes bytes, cut on a rune
+// boundary, without its line terminator.
 func excerpt(line []byte) string {
-	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
-		line = line[:len(line)-1]
-	}
+	line = bytes.TrimRight(line, "\r\n")
 	if len(line) <= excerptBytes {
 		return string(line)
 	}
