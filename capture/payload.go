@@ -33,33 +33,15 @@ func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
 	return payload(body)
 }
 
-// SharedRequestPayload is [RequestPayload] without the copy when body is already compact strict
-// JSON object text (what SDK clients send): the object is body itself, sharing its memory, so a
-// 1 MiB conversation is not held twice. body must never be modified afterwards. Any other body gives
-// exactly RequestPayload's result.
-func SharedRequestPayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body, nil)
-}
-
-// SharedResponsePayload is [ResponsePayload] with the sharing of [SharedRequestPayload].
-func SharedResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body, nil)
-}
-
-// sharedPayload is SharedRequestPayload; with w set, the pass that validates (and, when needed,
-// compacts) the body is w's, so its caller reads the body's facts in the same pass.
+// sharedPayload is [RequestPayload] without the copy when body is already compact strict JSON
+// object text (what SDK clients send): the object is body itself, sharing its memory. The pass that
+// validates (and, when needed, compacts) the body is w's, so its caller reads the body's facts in
+// the same pass.
 func sharedPayload(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	// A pretty-printed body ("{\n  ...", as several providers answer) is not compact: go straight to
 	// the one compacting pass instead of checking the whole body first.
 	if len(body) > 1 && body[0] == '{' && !isJSONSpace(body[1]) {
-		var compact bool
-		var err error
-		if w != nil {
-			compact, err = w.Check(body)
-		} else {
-			compact, err = ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
-		}
-		if err == nil && compact {
+		if compact, err := w.Check(body); err == nil && compact {
 			return body, nil // one strict JSON object (it starts with '{') without a byte to remove
 		}
 		w = nil // the facts are read (or the body is no object): what follows only compacts

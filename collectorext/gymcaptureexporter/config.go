@@ -51,18 +51,12 @@ type Config struct {
 	// calls can be derived from such records).
 	IncludePayloads bool `mapstructure:"include_payloads"`
 
-	// Observations says whether agent-observation spans are written too. Default true: every span
-	// that agentobs.ObservationKind takes for an observation (gen_ai.operation.name invoke_agent or
-	// execute_tool, a gymtrace.sandbox.role, or gen_ai.conversation.compacted=true without an
-	// operation name) and that carries a string gymtrace.rollout.id gets one line appended to
-	// <capture_dir>/<rollout_id>.observations.jsonl, durably (flock, fsync), the same bytes the
-	// SDK's agentobs.NewObservationProcessor writes for the same span, so agents in any language
-	// that export their spans here build the rollout's ng_agent_observations bundle (gymtrace
-	// attach reads the file). Observation spans without a rollout id are ignored (counted, logged);
-	// one whose rollout id is not a safe file name (SPEC §2.2) is a permanent error; I/O errors
-	// are retried for the failed spans only. Set false when the agents' observations are written
-	// elsewhere, e.g. by an in-process agentobs.ObservationProcessor on the same capture
-	// directory (lines would then be written twice; the bundle is unchanged, the file larger).
+	// Observations says whether agent-observation spans (agentobs.ObservationKind) that carry a
+	// string gymtrace.rollout.id are written too, one line each appended durably to
+	// <capture_dir>/<rollout_id>.observations.jsonl, the bytes agentobs.NewObservationProcessor
+	// writes for the same span (gymtrace attach reads the file). Default true. Set false when the
+	// agents' observations are written elsewhere, e.g. by an in-process
+	// agentobs.ObservationProcessor on the same capture directory.
 	Observations bool `mapstructure:"observations"`
 
 	// TimeoutConfig is exporterhelper's `timeout`: the limit of one export attempt (default 5s; 0
