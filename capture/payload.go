@@ -22,7 +22,7 @@ const PayloadMaxDepth = 1000
 //   - anything else (not JSON, JSON that is not an object, non-strict JSON) → (nil, the body decoded
 //     as UTF-8 with U+FFFD replacement, see [RawText]).
 func RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
-	return payload(body)
+	return payloadWith(body, nil)
 }
 
 // ResponsePayload is [RequestPayload] for a non-streamed response body (SPEC §3.1 #11/#13, D6).
@@ -30,7 +30,7 @@ func RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
 // text always goes to response_raw ([RawText]) whenever the body is non-empty (SPEC §3.1 #13). On
 // the exception path (SPEC §4.7) the caller stores only [RawText] and leaves the response null.
 func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	return payload(body)
+	return payloadWith(body, nil)
 }
 
 // sharedPayload is [RequestPayload] without the copy when body is already compact strict JSON
@@ -49,9 +49,7 @@ func sharedPayload(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	return payloadWith(body, w)
 }
 
-func payload(body []byte) (json.RawMessage, *string) { return payloadWith(body, nil) }
-
-// payloadWith is payload, compacting with w when w is set.
+// payloadWith is [RequestPayload], compacting with w when w is set.
 func payloadWith(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	if len(body) == 0 {
 		return nil, nil
