@@ -42,13 +42,11 @@ type Config struct {
 	FileMode string `mapstructure:"file_mode"`
 
 	// IncludePayloads says whether records carry the payloads that travel on the span
-	// (gymtrace.request.body / .raw, gymtrace.response.body / .raw). Default true: the records are
-	// complete, and a payload cut by an attribute limit, stripped upstream or not a JSON object is
-	// written as null and marks the rollout incomplete (DESIGN.md "Payloads travel on the span").
-	// With false the exporter never reads the payload attributes: request and response are written
-	// as null and request_raw / response_raw are left out, and missing payloads mark nothing, for a
-	// pipeline that strips payloads on purpose (timings, statuses and ids only; no usage or tool
-	// calls can be derived from such records).
+	// (gymtrace.request.body / .raw, gymtrace.response.body / .raw). Default true: a payload cut by
+	// an attribute limit, stripped upstream or not a JSON object is written as null and marks the
+	// rollout incomplete (DESIGN.md "Payloads travel on the span"). With false the payload
+	// attributes are never read: request and response are null, request_raw / response_raw left
+	// out, and nothing is marked (for a pipeline that strips payloads on purpose).
 	IncludePayloads bool `mapstructure:"include_payloads"`
 
 	// Observations says whether agent-observation spans (agentobs.ObservationKind) that carry a

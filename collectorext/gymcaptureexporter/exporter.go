@@ -228,8 +228,9 @@ type batch struct {
 	nObs     int     // how many of rejected are observation spans
 	failed   []error
 	retry    ptrace.Traces
-	rsIdx    map[int]ptrace.ResourceSpans
-	ssIdx    map[[2]int]ptrace.ScopeSpans
+	rs       ptrace.ResourceSpans // the retry copy of the resource of the last failed span
+	ss       ptrace.ScopeSpans    // and of its scope
+	at       [2]int               // the indexes of that resource and scope in the push
 }
 
 // reject records the error of a rejected span.
@@ -242,28 +243,26 @@ func (b *batch) reject(err error) {
 }
 
 // fail records err and copies sp, under copies of its resource and scope, into the retry data.
+// The push hands spans over in order, so a resource or scope is copied once, at its first failed
+// span.
 func (b *batch) fail(err error, i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) {
 	b.failed = append(b.failed, err)
-	if b.rsIdx == nil {
+	first := len(b.failed) == 1
+	if first {
 		b.retry = ptrace.NewTraces()
-		b.rsIdx = map[int]ptrace.ResourceSpans{}
-		b.ssIdx = map[[2]int]ptrace.ScopeSpans{}
 	}
-	r, ok := b.rsIdx[i]
-	if !ok {
-		r = b.retry.ResourceSpans().AppendEmpty()
-		rs.Resource().CopyTo(r.Resource())
-		r.SetSchemaUrl(rs.SchemaUrl())
-		b.rsIdx[i] = r
+	if first || b.at[0] != i {
+		b.rs = b.retry.ResourceSpans().AppendEmpty()
+		rs.Resource().CopyTo(b.rs.Resource())
+		b.rs.SetSchemaUrl(rs.SchemaUrl())
 	}
-	s, ok := b.ssIdx[[2]int{i, j}]
-	if !ok {
-		s = r.ScopeSpans().AppendEmpty()
-		ss.Scope().CopyTo(s.Scope())
-		s.SetSchemaUrl(ss.SchemaUrl())
-		b.ssIdx[[2]int{i, j}] = s
+	if first || b.at != [2]int{i, j} {
+		b.ss = b.rs.ScopeSpans().AppendEmpty()
+		ss.Scope().CopyTo(b.ss.Scope())
+		b.ss.SetSchemaUrl(ss.SchemaUrl())
 	}
-	sp.CopyTo(s.Spans().AppendEmpty())
+	b.at = [2]int{i, j}
+	sp.CopyTo(b.ss.Spans().AppendEmpty())
 }
 
 // err returns the push's result: nil; a retryable consumererror.Traces holding only the failed
