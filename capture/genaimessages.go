@@ -205,8 +205,9 @@ func message(role string, parts []ojson.Value, name ojson.Value) ojson.Value {
 
 // outputMessage builds {"role", "parts", "finish_reason"}, "error" when finishReason is "".
 func outputMessage(role string, parts []ojson.Value, finishReason string) ojson.Value {
-	m := message(role, parts, ojson.Null())
-	return ojson.Object(append(m.Members(), member("finish_reason", ojson.String(cmp.Or(finishReason, finishReasonError))))...)
+	ms := message(role, parts, ojson.Null()).Members()
+	finish := member("finish_reason", ojson.String(cmp.Or(finishReason, finishReasonError)))
+	return ojson.Object(append(ms, finish)...)
 }
 
 // stringOr returns v's string, or def.

@@ -30,7 +30,8 @@ func (s *Store) observationsPath(id string) string {
 // commit of concurrent appends to the same file. It returns nil only once the line is on stable
 // storage. ctx is checked once before the line is queued. Safe for concurrent use.
 func (s *Store) AppendObservation(ctx context.Context, id string, line []byte) error {
-	return s.appendTo(ctx, "observations append", id, ObservationsFileSuffix, &appendReq{line: line}, checkLine(line))
+	req := &appendReq{line: line}
+	return s.appendTo(ctx, "observations append", id, ObservationsFileSuffix, req, checkLine(line))
 }
 
 // ReadObservations is the tolerant reader of id's observations file, with the rules of

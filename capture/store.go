@@ -202,7 +202,8 @@ func (s *Store) AppendStream(ctx context.Context, id string, sizeHint int, write
 	if write == nil {
 		lineErr = errors.New("nil line writer")
 	}
-	return s.appendTo(ctx, "capture append", id, CaptureFileSuffix, &appendReq{write: write, hint: max(sizeHint, 0)}, lineErr)
+	req := &appendReq{write: write, hint: max(sizeHint, 0)}
+	return s.appendTo(ctx, "capture append", id, CaptureFileSuffix, req, lineErr)
 }
 
 // appendTo queues req for <dir>/<id><suffix> after checking id, then lineErr (the line's own

@@ -153,5 +153,8 @@ var (
 		ptrace.SpanKindProducer: trace.SpanKindProducer,
 		ptrace.SpanKindConsumer: trace.SpanKindConsumer,
 	}
-	otelStatusCodes = map[ptrace.StatusCode]codes.Code{ptrace.StatusCodeOk: codes.Ok, ptrace.StatusCodeError: codes.Error}
+	otelStatusCodes = map[ptrace.StatusCode]codes.Code{
+		ptrace.StatusCodeOk:    codes.Ok,
+		ptrace.StatusCodeError: codes.Error,
+	}
 )
