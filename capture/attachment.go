@@ -71,11 +71,9 @@ type Attachment struct {
 //     the failure stay).
 //
 // A store whose lookup itself fails (a stat error other than "not found") counts as holding the
-// capture, so the failure surfaces as [GapUnreadable] instead of a silent [GapNoRecords]. With no
-// stores the result is the [GapNoRecords] attachment; callers with capture disabled skip the merge
-// (SPEC §5: no dirs → no attachment). Metrics are [Aggregate] of the calls the tolerant read
-// returned: damaged lines are left out of them and counted in the [GapRecordsUnreadable] gap
-// (SPEC §0 D14).
+// capture, so the failure surfaces as [GapUnreadable], not as a silent [GapNoRecords]. With no
+// stores the result is the [GapNoRecords] attachment (callers with capture disabled skip the
+// merge, SPEC §5). Metrics are [Aggregate] of the calls read (SPEC §0 D14).
 //
 // The only error is an invalid rolloutID ([ErrInvalidRolloutID]), which Gym raises too; every capture
 // problem is reported as a gap. Safe for concurrent use.

@@ -56,36 +56,32 @@ func sizeKey(k attribute.Key) attribute.Key {
 // ExchangeAttributes returns the span attributes of a model-call record (SPEC §0 "Spans",
 // DESIGN.md "Spans follow the GenAI conventions", "Payloads travel on the span"):
 //
-//   - gen_ai.operation.name "chat"; gen_ai.provider.name from the dialect;
-//   - from the request object, the gen_ai.request.* parameters it carries (model, stream,
-//     temperature, top_p, top_k, max_tokens, seed, penalties, stop sequences, choice count,
-//     previous_response.id, reasoning.level; see appendRequestAttributes in genai.go);
-//   - from the response object: gen_ai.response.id and gen_ai.response.model (strings),
-//     gen_ai.response.finish_reasons (every string finish reason: Anthropic stop_reason, each Chat
-//     choice's finish_reason, Responses incomplete_details.reason), and the gen_ai.usage.* token
-//     counts of SPEC §3.5 — input, output, cache_read.input, cache-write (named per
-//     [WithConventions]), reasoning.output — each only when known (never 0 for unknown);
-//   - gen_ai.conversation.compacted = true when the request or response holds compacted
-//     conversation state (a "compaction" item or content block); never false;
-//   - gen_ai.response.time_to_first_chunk (seconds) when latency_ttft_ms is known;
-//   - http.response.status_code when known; error.type and gymtrace.error_category when the
-//     category is set;
-//   - gymtrace.model_call.id, gymtrace.dialect, gymtrace.model_ref.type/name (absent when model_ref
-//     is null), gymtrace.latency_ms, gymtrace.latency_ttft_ms (when known);
+//   - gen_ai.operation.name "chat", gen_ai.provider.name from the dialect;
+//   - the gen_ai.request.* parameters the request object carries (model, stream, temperature,
+//     top_p, top_k, max_tokens, seed, penalties, stop sequences, choice count,
+//     previous_response.id, reasoning.level; see appendRequestAttributes);
+//   - from the response object: gen_ai.response.id, .model and .finish_reasons (the string
+//     finish reasons of SPEC §3.2 #9), and the gen_ai.usage.* token counts of SPEC §3.5 (input,
+//     output, cache_read.input, cache-write named per [WithConventions], reasoning.output), each
+//     only when known (never 0 for unknown);
+//   - gen_ai.conversation.compacted = true when the request or response holds a "compaction"
+//     item or content block (never false);
+//   - gen_ai.response.time_to_first_chunk (seconds), http.response.status_code, error.type and
+//     gymtrace.error_category, each when known;
+//   - gymtrace.model_call.id, gymtrace.dialect, gymtrace.model_ref.type/name (absent when
+//     model_ref is null), gymtrace.latency_ms, gymtrace.latency_ttft_ms (when known);
 //   - the payloads gymtrace.request.body / .raw and gymtrace.response.body / .raw, each with its
-//     ".size" attribute in bytes, present when the record's field is non-null;
+//     ".size" attribute in bytes, when the record's field is non-null;
 //   - with [WithMessageContent], gen_ai.system_instructions, gen_ai.input.messages and
-//     gen_ai.output.messages (see genaimessages.go).
+//     gen_ai.output.messages (see appendMessageAttributes).
 //
-// The rollout id, server.address/port, times and trace ids are not part of the record: callers
-// add the first two, the span carries the others. Together with the span's start and end times
-// these attributes are everything [ExchangeFromAttributes] needs to rebuild the record exactly,
-// whatever the options. The request and response attributes come from the payload objects' facts:
-// those of [WithPayloadFacts] when they are of these very payloads, else one validating walk of
-// each object (a payload that is not one strict JSON object gives none). The payload attributes
-// share the memory of e.Request and e.Response rather than copying them (a record's payloads are
-// most of its bytes): those slices must not be modified once the attributes exist. It is safe for
-// concurrent use.
+// The rollout id and server.address/port are the caller's to add; times and trace ids are the
+// span's. With the span's start and end times these attributes are everything
+// [ExchangeFromAttributes] needs to rebuild the record exactly, whatever the options. The request
+// and response facts come from [WithPayloadFacts] when they are of these very payloads, else from
+// one validating walk of each object. The payload attributes share the memory of e.Request and
+// e.Response (no copy of what is most of a record): those slices must not be modified once the
+// attributes exist. It is safe for concurrent use.
 func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
 	cfg := newAttributeConfig(opts)
 	attrs := make([]attribute.KeyValue, 0, 40)

@@ -6,22 +6,6 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// Error categories (SPEC §3.3, plus gymtrace's "cancelled", §0 D3): semconv owns the values.
-const (
-	categoryTimeout           = semconv.ErrorCategoryTimeout
-	categoryRateLimit         = semconv.ErrorCategoryRateLimit
-	categoryAuth              = semconv.ErrorCategoryAuth
-	categoryNotFound          = semconv.ErrorCategoryNotFound
-	categoryClientError       = semconv.ErrorCategoryClientError
-	categoryUpstreamError     = semconv.ErrorCategoryUpstreamError
-	categoryIncomplete        = semconv.ErrorCategoryIncomplete
-	categoryStreamTruncated   = semconv.ErrorCategoryStreamTruncated
-	categoryCaptureParseError = semconv.ErrorCategoryCaptureParseError
-	categoryConnection        = semconv.ErrorCategoryConnection
-	categoryException         = semconv.ErrorCategoryException
-	categoryCancelled         = semconv.ErrorCategoryCancelled
-)
-
 // Terminal states of a stream, as CategoryInput.Terminal takes them (SPEC §4.2, §0 D1, D8).
 const (
 	TerminalComplete   = "complete"
@@ -45,17 +29,17 @@ func ClassifyStatus(status int) string {
 	case status < 400:
 		return ""
 	case status == 408 || status == 504:
-		return categoryTimeout
+		return semconv.ErrorCategoryTimeout
 	case status == 429:
-		return categoryRateLimit
+		return semconv.ErrorCategoryRateLimit
 	case status == 401 || status == 403:
-		return categoryAuth
+		return semconv.ErrorCategoryAuth
 	case status == 404:
-		return categoryNotFound
+		return semconv.ErrorCategoryNotFound
 	case status < 500:
-		return categoryClientError
+		return semconv.ErrorCategoryClientError
 	}
-	return categoryUpstreamError
+	return semconv.ErrorCategoryUpstreamError
 }
 
 // ClassifyException is the reference's _classify_exception (SPEC §3.3) for an exception class
@@ -66,11 +50,11 @@ func ClassifyException(className string, isTimeout bool) string {
 	name := strings.ToLower(className)
 	switch {
 	case isTimeout || strings.Contains(name, "timeout"):
-		return categoryTimeout
+		return semconv.ErrorCategoryTimeout
 	case strings.Contains(name, "conn"):
-		return categoryConnection
+		return semconv.ErrorCategoryConnection
 	}
-	return categoryException
+	return semconv.ErrorCategoryException
 }
 
 // CategoryInput is what [Category] needs to know about a finished exchange.
@@ -115,21 +99,21 @@ func Category(in CategoryInput) string {
 	case TransportConnection, TransportTimeout, TransportCancelled, TransportException:
 		return in.Transport
 	default:
-		return categoryException
+		return semconv.ErrorCategoryException
 	}
 	switch in.Terminal {
 	case TerminalError:
-		return categoryUpstreamError
+		return semconv.ErrorCategoryUpstreamError
 	case TerminalIncomplete:
-		return categoryIncomplete
+		return semconv.ErrorCategoryIncomplete
 	case TerminalComplete:
 	default:
 		if in.SSE {
-			return categoryStreamTruncated
+			return semconv.ErrorCategoryStreamTruncated
 		}
 	}
 	if in.BodyNonEmpty && in.ResponseNull {
-		return categoryCaptureParseError
+		return semconv.ErrorCategoryCaptureParseError
 	}
 	return ""
 }

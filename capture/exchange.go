@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
@@ -177,16 +178,7 @@ func (e *Exchange) Validate() error {
 }
 
 func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(s) == n && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 func appendRaw(dst []byte, raw json.RawMessage) []byte {

@@ -45,7 +45,10 @@ type PayloadFacts struct {
 	w       ojson.Walker // the pass's walker, kept here so that one call allocates it once
 }
 
-// RequestPayload is [SharedRequestPayload] that also keeps the request's facts.
+// RequestPayload is the package's [RequestPayload] that also keeps the request's facts, without the
+// copy when body is already compact strict JSON object text (what SDK clients send): the object is
+// then body itself, sharing its memory, so a 1 MiB conversation is not held twice. body must never
+// be modified afterwards. Any other body gives exactly the package RequestPayload's result.
 func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
 	f.req, f.reqOf = requestParams{}, nil
 	f.w = requestWalker(&f.req)
@@ -56,7 +59,8 @@ func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *st
 	return obj, raw
 }
 
-// ResponsePayload is [SharedResponsePayload] that also keeps the response's facts.
+// ResponsePayload is [PayloadFacts.RequestPayload] for a response body: the package's
+// [ResponsePayload] with the sharing, keeping the response's facts.
 func (f *PayloadFacts) ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
 	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
 	f.w = responseWalker(&f.walk)

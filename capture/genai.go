@@ -94,53 +94,38 @@ func appendRequestAttributes(attrs []attribute.KeyValue, p *requestParams, conv 
 	return attrs
 }
 
+// requestParamFields are the request members appendRequestAttributes reads, by name.
+var requestParamFields = map[string]func(*requestParams) *[]byte{
+	"model":                 func(p *requestParams) *[]byte { return &p.model },
+	"stream":                func(p *requestParams) *[]byte { return &p.stream },
+	"temperature":           func(p *requestParams) *[]byte { return &p.temperature },
+	"top_p":                 func(p *requestParams) *[]byte { return &p.topP },
+	"top_k":                 func(p *requestParams) *[]byte { return &p.topK },
+	"max_tokens":            func(p *requestParams) *[]byte { return &p.maxTokens },
+	"max_output_tokens":     func(p *requestParams) *[]byte { return &p.maxOutputTokens },
+	"max_completion_tokens": func(p *requestParams) *[]byte { return &p.maxCompletionToks },
+	"seed":                  func(p *requestParams) *[]byte { return &p.seed },
+	"frequency_penalty":     func(p *requestParams) *[]byte { return &p.frequencyPenalty },
+	"presence_penalty":      func(p *requestParams) *[]byte { return &p.presencePenalty },
+	"n":                     func(p *requestParams) *[]byte { return &p.n },
+	"stop":                  func(p *requestParams) *[]byte { return &p.stop },
+	"stop_sequences":        func(p *requestParams) *[]byte { return &p.stopSequences },
+	"previous_response_id":  func(p *requestParams) *[]byte { return &p.previousResponseID },
+	"reasoning":             func(p *requestParams) *[]byte { return &p.reasoning },
+	"reasoning_effort":      func(p *requestParams) *[]byte { return &p.reasoningEffort },
+	"output_config":         func(p *requestParams) *[]byte { return &p.outputConfig },
+}
+
 // Visit is the [ojson.Visitor] of a request object's walk (depth 1): it keeps the raw text of each
 // member appendRequestAttributes reads, the last of duplicates (as json.loads does).
 func (p *requestParams) Visit(_ int, key, val []byte) {
 	if val == nil {
 		return
 	}
-	name, ok := keyName(key)
-	if !ok {
-		return
-	}
-	switch string(name) {
-	case "model":
-		p.model = val
-	case "stream":
-		p.stream = val
-	case "temperature":
-		p.temperature = val
-	case "top_p":
-		p.topP = val
-	case "top_k":
-		p.topK = val
-	case "max_tokens":
-		p.maxTokens = val
-	case "max_output_tokens":
-		p.maxOutputTokens = val
-	case "max_completion_tokens":
-		p.maxCompletionToks = val
-	case "seed":
-		p.seed = val
-	case "frequency_penalty":
-		p.frequencyPenalty = val
-	case "presence_penalty":
-		p.presencePenalty = val
-	case "n":
-		p.n = val
-	case "stop":
-		p.stop = val
-	case "stop_sequences":
-		p.stopSequences = val
-	case "previous_response_id":
-		p.previousResponseID = val
-	case "reasoning":
-		p.reasoning = val
-	case "reasoning_effort":
-		p.reasoningEffort = val
-	case "output_config":
-		p.outputConfig = val
+	if name, ok := keyName(key); ok {
+		if field := requestParamFields[string(name)]; field != nil {
+			*field(p) = val
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -129,6 +130,10 @@ func mediaPart(modality, url string) ojson.Value {
 	if mime, data, ok := parseDataURL(url); ok {
 		return blobPart(modality, mime, data)
 	}
+	return uriPart(modality, url)
+}
+
+func uriPart(modality, url string) ojson.Value {
 	return ojson.Object(member("type", ojson.String(partURI)), member("modality", ojson.String(modality)), member("uri", ojson.String(url)))
 }
 
@@ -138,6 +143,31 @@ func blobPart(modality, mime, base64 string) ojson.Value {
 		ms = append(ms, member("mime_type", ojson.String(mime)))
 	}
 	return ojson.Object(append(ms, member("content", ojson.String(base64)))...)
+}
+
+// audioPart maps an input_audio object ({"data", "format"}) to a blob part.
+func audioPart(a ojson.Value) (ojson.Value, bool) {
+	data, ok := get(a, "data").AsString()
+	if !ok {
+		return ojson.Value{}, false
+	}
+	mime := ""
+	if f, ok := get(a, "format").AsString(); ok && f != "" {
+		mime = "audio/" + f
+	}
+	return blobPart("audio", mime, data), true
+}
+
+// documentPart maps a file reference: a string file_id to a file part, else file_data (a data URL
+// or a URL) to a media part.
+func documentPart(f ojson.Value) (ojson.Value, bool) {
+	if id := get(f, "file_id"); id.Kind() == ojson.KindString {
+		return filePart("document", id), true
+	}
+	if data, ok := get(f, "file_data").AsString(); ok {
+		return mediaPart("document", data), true
+	}
+	return ojson.Value{}, false
 }
 
 func filePart(modality string, fileID ojson.Value) ojson.Value {
@@ -173,14 +203,11 @@ func message(role string, parts []ojson.Value, name ojson.Value) ojson.Value {
 	return ojson.Object(ms...)
 }
 
+// outputMessage builds {"role", "parts", "finish_reason"}, "error" when finishReason is "".
 func outputMessage(role string, parts []ojson.Value, finishReason string) ojson.Value {
-	if parts == nil {
-		parts = []ojson.Value{}
-	}
-	if finishReason == "" {
-		finishReason = finishReasonError
-	}
-	return ojson.Object(member("role", ojson.String(role)), member("parts", ojson.Array(parts...)), member("finish_reason", ojson.String(finishReason)))
+	ms := message(role, parts, ojson.Null()).Members()
+	finish := member("finish_reason", ojson.String(cmp.Or(finishReason, finishReasonError)))
+	return ojson.Object(append(ms, finish)...)
 }
 
 // stringOr returns v's string, or def.
@@ -236,12 +263,10 @@ func chatMessageParts(m ojson.Value) []ojson.Value {
 	return parts
 }
 
-// chatContentParts maps Chat content: a string, or an array of content parts.
-func chatContentParts(content ojson.Value) []ojson.Value {
+// contentParts maps message content: a string is one text part; each object of an array is mapped
+// by part, or passed through as it is when part does not know it (other elements are skipped).
+func contentParts(content ojson.Value, part func(typ string, p ojson.Value) (ojson.Value, bool)) []ojson.Value {
 	if s, ok := content.AsString(); ok {
-		if s == "" {
-			return nil
-		}
 		return []ojson.Value{textPart(s)}
 	}
 	var parts []ojson.Value
@@ -250,46 +275,43 @@ func chatContentParts(content ojson.Value) []ojson.Value {
 			continue
 		}
 		typ, _ := get(p, "type").AsString()
-		switch typ {
-		case "text":
-			if s, ok := get(p, "text").AsString(); ok {
-				parts = append(parts, textPart(s))
-				continue
-			}
-		case "image_url":
-			img := get(p, "image_url")
-			url, ok := img.AsString()
-			if !ok {
-				url, ok = get(img, "url").AsString()
-			}
-			if ok {
-				parts = append(parts, mediaPart("image", url))
-				continue
-			}
-		case "input_audio":
-			a := get(p, "input_audio")
-			if data, ok := get(a, "data").AsString(); ok {
-				mime := ""
-				if f, ok := get(a, "format").AsString(); ok && f != "" {
-					mime = "audio/" + f
-				}
-				parts = append(parts, blobPart("audio", mime, data))
-				continue
-			}
-		case "file":
-			f := get(p, "file")
-			if id := get(f, "file_id"); id.Kind() == ojson.KindString {
-				parts = append(parts, filePart("document", id))
-				continue
-			}
-			if data, ok := get(f, "file_data").AsString(); ok {
-				parts = append(parts, mediaPart("document", data))
-				continue
-			}
+		if mapped, ok := part(typ, p); ok {
+			p = mapped
 		}
 		parts = append(parts, p)
 	}
 	return parts
+}
+
+// chatContentParts maps Chat content: a string (none when empty), or an array of content parts.
+func chatContentParts(content ojson.Value) []ojson.Value {
+	if s, ok := content.AsString(); ok && s == "" {
+		return nil
+	}
+	return contentParts(content, chatPart)
+}
+
+func chatPart(typ string, p ojson.Value) (ojson.Value, bool) {
+	switch typ {
+	case "text":
+		if s, ok := get(p, "text").AsString(); ok {
+			return textPart(s), true
+		}
+	case "image_url":
+		img := get(p, "image_url")
+		url, ok := img.AsString()
+		if !ok {
+			url, ok = get(img, "url").AsString()
+		}
+		if ok {
+			return mediaPart("image", url), true
+		}
+	case "input_audio":
+		return audioPart(get(p, "input_audio"))
+	case "file":
+		return documentPart(get(p, "file"))
+	}
+	return ojson.Value{}, false
 }
 
 func chatOutputMessages(resp ojson.Value) []ojson.Value {
@@ -403,57 +425,33 @@ func responsesReasoningText(it ojson.Value) string {
 
 // responsesContentParts maps Responses message content: a string, or an array of content parts.
 func responsesContentParts(content ojson.Value) []ojson.Value {
-	if s, ok := content.AsString(); ok {
-		return []ojson.Value{textPart(s)}
-	}
-	var parts []ojson.Value
-	for _, p := range content.Elems() {
-		if p.Kind() != ojson.KindObject {
-			continue
+	return contentParts(content, responsesPart)
+}
+
+func responsesPart(typ string, p ojson.Value) (ojson.Value, bool) {
+	switch typ {
+	case "input_text", "output_text", "text":
+		if s, ok := get(p, "text").AsString(); ok {
+			return textPart(s), true
 		}
-		typ, _ := get(p, "type").AsString()
-		switch typ {
-		case "input_text", "output_text", "text":
-			if s, ok := get(p, "text").AsString(); ok {
-				parts = append(parts, textPart(s))
-				continue
-			}
-		case "input_image":
-			if url, ok := get(p, "image_url").AsString(); ok {
-				parts = append(parts, mediaPart("image", url))
-				continue
-			}
-			if id := get(p, "file_id"); id.Kind() == ojson.KindString {
-				parts = append(parts, filePart("image", id))
-				continue
-			}
-		case "input_file":
-			if id := get(p, "file_id"); id.Kind() == ojson.KindString {
-				parts = append(parts, filePart("document", id))
-				continue
-			}
-			if data, ok := get(p, "file_data").AsString(); ok {
-				parts = append(parts, mediaPart("document", data))
-				continue
-			}
-			if url, ok := get(p, "file_url").AsString(); ok {
-				parts = append(parts, mediaPart("document", url))
-				continue
-			}
-		case "input_audio":
-			a := get(p, "input_audio")
-			if data, ok := get(a, "data").AsString(); ok {
-				mime := ""
-				if f, ok := get(a, "format").AsString(); ok && f != "" {
-					mime = "audio/" + f
-				}
-				parts = append(parts, blobPart("audio", mime, data))
-				continue
-			}
+	case "input_image":
+		if url, ok := get(p, "image_url").AsString(); ok {
+			return mediaPart("image", url), true
 		}
-		parts = append(parts, p)
+		if id := get(p, "file_id"); id.Kind() == ojson.KindString {
+			return filePart("image", id), true
+		}
+	case "input_file":
+		if part, ok := documentPart(p); ok {
+			return part, true
+		}
+		if url, ok := get(p, "file_url").AsString(); ok {
+			return mediaPart("document", url), true
+		}
+	case "input_audio":
+		return audioPart(get(p, "input_audio"))
 	}
-	return parts
+	return ojson.Value{}, false
 }
 
 func responsesOutputMessages(resp ojson.Value) []ojson.Value {
@@ -516,45 +514,27 @@ func anthropicInputMessages(req ojson.Value) (system, input []ojson.Value) {
 
 // anthropicContentParts maps Anthropic content: a string, or an array of content blocks.
 func anthropicContentParts(content ojson.Value) []ojson.Value {
-	if s, ok := content.AsString(); ok {
-		return []ojson.Value{textPart(s)}
-	}
-	var parts []ojson.Value
-	for _, b := range content.Elems() {
-		if b.Kind() != ojson.KindObject {
-			continue
+	return contentParts(content, anthropicPart)
+}
+
+func anthropicPart(typ string, b ojson.Value) (ojson.Value, bool) {
+	switch typ {
+	case "text":
+		if s, ok := get(b, "text").AsString(); ok {
+			return textPart(s), true
 		}
-		typ, _ := get(b, "type").AsString()
-		switch typ {
-		case "text":
-			if s, ok := get(b, "text").AsString(); ok {
-				parts = append(parts, textPart(s))
-				continue
-			}
-		case "thinking":
-			if s, ok := get(b, "thinking").AsString(); ok {
-				parts = append(parts, reasoningPart(s))
-				continue
-			}
-		case "tool_use":
-			parts = append(parts, toolCallPart(get(b, "id"), get(b, "name"), get(b, "input")))
-			continue
-		case "tool_result":
-			parts = append(parts, toolCallResponsePart(get(b, "tool_use_id"), get(b, "content")))
-			continue
-		case "image", "document":
-			modality := "image"
-			if typ == "document" {
-				modality = "document"
-			}
-			if p, ok := anthropicSourcePart(modality, get(b, "source")); ok {
-				parts = append(parts, p)
-				continue
-			}
+	case "thinking":
+		if s, ok := get(b, "thinking").AsString(); ok {
+			return reasoningPart(s), true
 		}
-		parts = append(parts, b)
+	case "tool_use":
+		return toolCallPart(get(b, "id"), get(b, "name"), get(b, "input")), true
+	case "tool_result":
+		return toolCallResponsePart(get(b, "tool_use_id"), get(b, "content")), true
+	case "image", "document": // the block type is the part's modality
+		return anthropicSourcePart(typ, get(b, "source"))
 	}
-	return parts
+	return ojson.Value{}, false
 }
 
 // anthropicSourcePart maps an image or document source: base64 → blob, url → uri, file → file.
@@ -568,7 +548,7 @@ func anthropicSourcePart(modality string, src ojson.Value) (ojson.Value, bool) {
 		}
 	case "url":
 		if url, ok := get(src, "url").AsString(); ok {
-			return ojson.Object(member("type", ojson.String(partURI)), member("modality", ojson.String(modality)), member("uri", ojson.String(url))), true
+			return uriPart(modality, url), true
 		}
 	case "file":
 		if id := get(src, "file_id"); id.Kind() == ojson.KindString {

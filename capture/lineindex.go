@@ -124,7 +124,7 @@ func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
 // size moves to the file's new end.
 func (x *lineIndex) committed(fd int, written []*appendReq) {
 	var st unix.Stat_t
-	if err := fstatRetry(fd, &st); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		x.keys = nil
 		return
 	}

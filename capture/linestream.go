@@ -13,11 +13,9 @@ import (
 // whole, only one piece of about this many bytes (plus one window of escaping growth) at a time.
 const LinePieceBytes = 64 << 10
 
-// StreamedLineBytes is the payload size (bytes of the request/response bodies and raw texts,
-// [SpanLine.PayloadBytes]) from which the [Writer] hands a record to the store in pieces
-// ([SpanLine.WriteTo] with [Store.AppendStream], [SpanLine.Streamed]) rather than as one buffer: a
-// large record (a long stream) is then never held whole a second time. Below it one buffer is
-// cheaper.
+// StreamedLineBytes is the payload size ([SpanLine.PayloadBytes]) from which the [Writer] hands a
+// record to the store in pieces ([SpanLine.WriteTo], [SpanLine.Streamed]), so that a large record
+// is never held whole a second time; below it one buffer is cheaper.
 const StreamedLineBytes = 128 << 10
 
 // lineWindow is how much of a payload is escaped or copied between two checks of the piece size.

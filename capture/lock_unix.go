@@ -16,15 +16,23 @@ import (
 // maxIOV bounds the buffers handed to one writev call (Linux IOV_MAX is 1024).
 const maxIOV = 1024
 
-// openFile opens path with flags and perm (perm is used only with O_CREAT; umask applies).
-// O_CLOEXEC is always added so forked children never inherit capture descriptors.
-func openFile(path string, flags int, perm uint32) (int, error) {
+// ignoringEINTR calls f until it returns anything but EINTR.
+func ignoringEINTR(f func() error) error {
 	for {
-		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, perm)
-		if !errors.Is(err, unix.EINTR) {
-			return fd, err
+		if err := f(); !errors.Is(err, unix.EINTR) {
+			return err
 		}
 	}
+}
+
+// openFile opens path with flags and perm (perm is used only with O_CREAT; umask applies).
+// O_CLOEXEC is always added so forked children never inherit capture descriptors.
+func openFile(path string, flags int, perm uint32) (fd int, err error) {
+	err = ignoringEINTR(func() error {
+		fd, err = unix.Open(path, flags|unix.O_CLOEXEC, perm)
+		return err
+	})
+	return fd, err
 }
 
 // closeFile closes fd. EINTR from close is not retried: on Linux the descriptor is released anyway.
@@ -35,45 +43,19 @@ func closeFile(fd int) error {
 // flock applies a BSD flock operation (unix.LOCK_EX, unix.LOCK_SH or unix.LOCK_UN), blocking until
 // the lock is granted.
 func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return ignoringEINTR(func() error { return unix.Flock(fd, how) })
 }
 
-// fstat returns the size in bytes and the link count of the open file.
-func fstat(fd int) (size int64, nlink uint64, err error) {
-	var st unix.Stat_t
-	for {
-		err = unix.Fstat(fd, &st)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	return st.Size, uint64(st.Nlink), nil
+// fstat is fstat(2).
+func fstat(fd int, st *unix.Stat_t) error {
+	return ignoringEINTR(func() error { return unix.Fstat(fd, st) })
 }
 
 // lastByte reads the byte at offset size-1 of a file of the given size (size > 0).
 func lastByte(fd int, size int64) (byte, error) {
 	var b [1]byte
-	for {
-		n, err := unix.Pread(fd, b[:], size-1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n != 1 {
-			return 0, io.ErrUnexpectedEOF
-		}
-		return b[0], nil
-	}
+	err := preadFull(fd, b[:], size-1)
+	return b[0], err
 }
 
 // writeAll writes every buffer of bufs, in order, with as few writev calls as possible (one for up
@@ -85,11 +67,7 @@ func writeAll(fd int, bufs [][]byte) error {
 			bufs = bufs[1:]
 			continue
 		}
-		chunk := bufs
-		if len(chunk) > maxIOV {
-			chunk = chunk[:maxIOV]
-		}
-		n, err := unix.Writev(fd, chunk)
+		n, err := unix.Writev(fd, bufs[:min(len(bufs), maxIOV)])
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -114,22 +92,12 @@ func writeAll(fd int, bufs [][]byte) error {
 
 // truncate cuts the file back to size bytes (used to take back a partly written batch).
 func truncate(fd int, size int64) error {
-	for {
-		err := unix.Ftruncate(fd, size)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return ignoringEINTR(func() error { return unix.Ftruncate(fd, size) })
 }
 
 // fsync flushes the file's data and metadata to stable storage.
 func fsync(fd int) error {
-	for {
-		err := unix.Fsync(fd)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return ignoringEINTR(func() error { return unix.Fsync(fd) })
 }
 
 // syncDir fsyncs the directory dir so a newly created entry in it survives a crash.
@@ -177,32 +145,19 @@ func isNotExist(err error) bool {
 // directory is (false, nil); other failures (ELOOP included) are errors.
 func statExists(path string) (bool, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Stat(path, &st)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err == nil {
-			return true, nil
-		}
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return false, nil
-		}
-		return false, err
+	err := ignoringEINTR(func() error { return unix.Stat(path, &st) })
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return false, nil
 	}
+	return err == nil, err
 }
 
 // unlink removes the directory entry path (a symbolic link itself, never its target) and reports
 // whether it removed one; a missing path is not an error.
 func unlink(path string) (bool, error) {
-	for {
-		err := unix.Unlink(path)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if errors.Is(err, unix.ENOENT) {
-			return false, nil
-		}
-		return err == nil, err
+	err := ignoringEINTR(func() error { return unix.Unlink(path) })
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
 	}
+	return err == nil, err
 }

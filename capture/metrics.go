@@ -8,13 +8,10 @@ import (
 // Metrics is the aggregate of a rollout's call records (SPEC §5.2): for each token field the sum
 // of the non-null values over the calls, nil when every value is null or there are no calls (a
 // null is skipped, never counted as 0); LatencyTotalMS likewise, in milliseconds; NumCalls is the
-// number of valid call records. cache_creation_tokens and latency_ttft_ms are not aggregated.
-//
-// A rollout's metrics (the `gymtrace metrics` command, [Attachment.Metrics]) aggregate what the
-// tolerant read returns ([Store.ReadAvailableModelCallRecords], SPEC §2.5): damaged lines are
-// skipped and counted, never summed and never fatal (SPEC §0 D14). The reference's
-// aggregate_model_call_metrics reads strictly and raises on the first damaged line; its merge
-// (the attachment) reads tolerantly, and gives the same numbers as ours.
+// number of valid call records. cache_creation_tokens and latency_ttft_ms are not aggregated. A
+// rollout's metrics (`gymtrace metrics`, [Attachment.Metrics]) aggregate the tolerant read (SPEC
+// §0 D14, see [Aggregate]); the reference's aggregate_model_call_metrics reads strictly and raises
+// on the first damaged line, its merge (the attachment) reads tolerantly, as ours does.
 type Metrics struct {
 	TokensIn, TokensOut, TokensReasoning, TokensTotal, CachedTokens *int64
 	LatencyTotalMS                                                  *float64

@@ -22,7 +22,7 @@ const PayloadMaxDepth = 1000
 //   - anything else (not JSON, JSON that is not an object, non-strict JSON) → (nil, the body decoded
 //     as UTF-8 with U+FFFD replacement, see [RawText]).
 func RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
-	return payload(body)
+	return payloadWith(body, nil)
 }
 
 // ResponsePayload is [RequestPayload] for a non-streamed response body (SPEC §3.1 #11/#13, D6).
@@ -30,36 +30,18 @@ func RequestPayload(body []byte) (obj json.RawMessage, raw *string) {
 // text always goes to response_raw ([RawText]) whenever the body is non-empty (SPEC §3.1 #13). On
 // the exception path (SPEC §4.7) the caller stores only [RawText] and leaves the response null.
 func ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	return payload(body)
+	return payloadWith(body, nil)
 }
 
-// SharedRequestPayload is [RequestPayload] without the copy when body is already compact strict
-// JSON object text (what SDK clients send): the object is body itself, sharing its memory, so a
-// 1 MiB conversation is not held twice. body must never be modified afterwards. Any other body gives
-// exactly RequestPayload's result.
-func SharedRequestPayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body, nil)
-}
-
-// SharedResponsePayload is [ResponsePayload] with the sharing of [SharedRequestPayload].
-func SharedResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	return sharedPayload(body, nil)
-}
-
-// sharedPayload is SharedRequestPayload; with w set, the pass that validates (and, when needed,
-// compacts) the body is w's, so its caller reads the body's facts in the same pass.
+// sharedPayload is [RequestPayload] without the copy when body is already compact strict JSON
+// object text (what SDK clients send): the object is body itself, sharing its memory. The pass that
+// validates (and, when needed, compacts) the body is w's, so its caller reads the body's facts in
+// the same pass.
 func sharedPayload(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	// A pretty-printed body ("{\n  ...", as several providers answer) is not compact: go straight to
 	// the one compacting pass instead of checking the whole body first.
 	if len(body) > 1 && body[0] == '{' && !isJSONSpace(body[1]) {
-		var compact bool
-		var err error
-		if w != nil {
-			compact, err = w.Check(body)
-		} else {
-			compact, err = ojson.CheckCompactString(unsafe.String(unsafe.SliceData(body), len(body)), PayloadMaxDepth)
-		}
-		if err == nil && compact {
+		if compact, err := w.Check(body); err == nil && compact {
 			return body, nil // one strict JSON object (it starts with '{') without a byte to remove
 		}
 		w = nil // the facts are read (or the body is no object): what follows only compacts
@@ -67,9 +49,7 @@ func sharedPayload(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	return payloadWith(body, w)
 }
 
-func payload(body []byte) (json.RawMessage, *string) { return payloadWith(body, nil) }
-
-// payloadWith is payload, compacting with w when w is set.
+// payloadWith is [RequestPayload], compacting with w when w is set.
 func payloadWith(body []byte, w *ojson.Walker) (json.RawMessage, *string) {
 	if len(body) == 0 {
 		return nil, nil

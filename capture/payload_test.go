@@ -80,8 +80,8 @@ func TestSharedPayload(t *testing.T) {
 				name         string
 				copying, shr func([]byte) (json.RawMessage, *string)
 			}{
-				{"request", RequestPayload, SharedRequestPayload},
-				{"response", ResponsePayload, SharedResponsePayload},
+				{"request", RequestPayload, new(PayloadFacts).RequestPayload},
+				{"response", ResponsePayload, new(PayloadFacts).ResponsePayload},
 			} {
 				body := []byte(tt.body)
 				wantObj, wantRaw := f.copying(body)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
-	"golang.org/x/sys/unix"
 )
 
 // IndexedLine is one readable record line of a capture file with its capture index (SPEC §2.5): the
@@ -86,35 +85,15 @@ func parseAvailable(data []byte) (lines []IndexedLine, invalid int) {
 	return lines, invalid
 }
 
-// readLocked returns the whole content of id's capture file, read under flock(LOCK_SH); a missing
-// file gives (nil, nil). The file is never opened through a symbolic link and must be a regular file
-// (else the error wraps [ErrNotRegularFile] and names the path).
+// readLocked returns the whole content of id's capture file ([readPathLocked]); a missing file
+// gives (nil, nil).
 func (s *Store) readLocked(id string) ([]byte, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return nil, fmt.Errorf("capture read: %w", err)
 	}
-	path := s.capturePath(id)
-	fd, err := openRegular(path, unix.O_RDONLY, 0)
-	if isNotExist(err) {
-		return nil, nil
-	}
+	data, _, err := readPathLocked(s.capturePath(id))
 	if err != nil {
-		return nil, fmt.Errorf("capture read %s: %w", id, pathErr("open", path, err))
-	}
-	defer closeFile(fd) //nolint:errcheck // read-only descriptor: nothing to lose on close
-	if err := flock(fd, unix.LOCK_SH); err != nil {
-		return nil, fmt.Errorf("capture read %s: %w", id, pathErr("flock", path, err))
-	}
-	size, _, err := fstat(fd)
-	if err != nil {
-		return nil, fmt.Errorf("capture read %s: %w", id, pathErr("stat", path, err))
-	}
-	data, err := readAll(fd, size)
-	if err != nil {
-		return nil, fmt.Errorf("capture read %s: %w", id, pathErr("read", path, err))
-	}
-	if err := flock(fd, unix.LOCK_UN); err != nil {
-		return nil, fmt.Errorf("capture read %s: %w", id, pathErr("unlock", path, err))
+		return nil, fmt.Errorf("capture read %s: %w", id, err)
 	}
 	return data, nil
 }

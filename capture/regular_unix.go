@@ -43,7 +43,7 @@ func openRegular(path string, flags int, perm uint32) (int, error) {
 		return -1, err
 	}
 	var st unix.Stat_t
-	if err := fstatRetry(fd, &st); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		return -1, errors.Join(err, closeFile(fd))
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -82,24 +82,9 @@ func kindOf(mode uint32) string {
 	return "not a regular file"
 }
 
-// fstatRetry is fstat(2) retried on EINTR.
-func fstatRetry(fd int, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstat(fd, st)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
 // fchmod sets the exact permission bits of an open file (the umask narrowed them at creation).
 func fchmod(fd int, mode fs.FileMode) error {
-	for {
-		err := unix.Fchmod(fd, uint32(mode.Perm()))
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return ignoringEINTR(func() error { return unix.Fchmod(fd, uint32(mode.Perm())) })
 }
 
 // openOrCreate opens the store file path with flags (read/write flags, O_APPEND), as a regular file

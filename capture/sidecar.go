@@ -16,10 +16,7 @@ const ObservationsFileSuffix = ".observations.jsonl"
 
 // ObservationsPath returns <dir>/<id>.observations.jsonl after validating id ([ValidateRolloutID]).
 func (s *Store) ObservationsPath(id string) (string, error) {
-	if err := ValidateRolloutID(id); err != nil {
-		return "", err
-	}
-	return s.observationsPath(id), nil
+	return s.validPath(id, ObservationsFileSuffix)
 }
 
 func (s *Store) observationsPath(id string) string {
@@ -33,19 +30,8 @@ func (s *Store) observationsPath(id string) string {
 // commit of concurrent appends to the same file. It returns nil only once the line is on stable
 // storage. ctx is checked once before the line is queued. Safe for concurrent use.
 func (s *Store) AppendObservation(ctx context.Context, id string, line []byte) error {
-	if err := ValidateRolloutID(id); err != nil {
-		return fmt.Errorf("observations append: %w", err)
-	}
-	if err := checkLine(line); err != nil {
-		return fmt.Errorf("observations append %s: %w", id, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("observations append %s: %w", id, err)
-	}
-	if err := s.enqueue(s.observationsPath(id), &appendReq{line: line}); err != nil {
-		return fmt.Errorf("observations append %s: %w", id, err)
-	}
-	return nil
+	req := &appendReq{line: line}
+	return s.appendTo(ctx, "observations append", id, ObservationsFileSuffix, req, checkLine(line))
 }
 
 // ReadObservations is the tolerant reader of id's observations file, with the rules of
@@ -115,11 +101,11 @@ func readPathLocked(path string) ([]byte, bool, error) {
 	if err := flock(fd, unix.LOCK_SH); err != nil {
 		return nil, false, pathErr("flock", path, err)
 	}
-	size, _, err := fstat(fd)
-	if err != nil {
+	var st unix.Stat_t
+	if err := fstat(fd, &st); err != nil {
 		return nil, false, pathErr("stat", path, err)
 	}
-	data, err := readAll(fd, size)
+	data, err := readAll(fd, st.Size)
 	if err != nil {
 		return nil, false, pathErr("read", path, err)
 	}

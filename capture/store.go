@@ -2,11 +2,13 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -48,26 +50,15 @@ var ErrInvalidRolloutID = errors.New("Invalid rollout id") //nolint:staticcheck 
 // pattern of SPEC §1.1. The error wraps [ErrInvalidRolloutID]; its message starts with Gym's
 // `Invalid rollout id: '<id as Python repr>'` and then names the rule.
 func ValidateRolloutID(id string) error {
-	if id != "" {
-		ok := true
-		for i := 0; i < len(id); i++ {
-			if !isIDByte(id[i]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return nil
-		}
+	if id != "" && strings.Trim(id, rolloutIDChars) == "" {
+		return nil
 	}
 	return fmt.Errorf("%w: %s (want one or more ASCII letters, digits, '.', '_' or '-')",
 		ErrInvalidRolloutID, python.ReprStr(id))
 }
 
-func isIDByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '.' || c == '_' || c == '-'
-}
+// rolloutIDChars are the characters of a valid rollout id.
+const rolloutIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 // StoreOption configures a [Store] built by [NewStore].
 type StoreOption interface {
@@ -158,19 +149,16 @@ func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 func (s *Store) Dir() string { return s.dir }
 
 // CapturePath returns <dir>/<id>.capture.jsonl after validating id ([ValidateRolloutID]).
-func (s *Store) CapturePath(id string) (string, error) {
-	if err := ValidateRolloutID(id); err != nil {
-		return "", err
-	}
-	return s.capturePath(id), nil
-}
+func (s *Store) CapturePath(id string) (string, error) { return s.validPath(id, CaptureFileSuffix) }
 
 // MarkerPath returns <dir>/<id>.capture.incomplete after validating id ([ValidateRolloutID]).
-func (s *Store) MarkerPath(id string) (string, error) {
+func (s *Store) MarkerPath(id string) (string, error) { return s.validPath(id, MarkerFileSuffix) }
+
+func (s *Store) validPath(id, suffix string) (string, error) {
 	if err := ValidateRolloutID(id); err != nil {
 		return "", err
 	}
-	return s.markerPath(id), nil
+	return filepath.Join(s.dir, id+suffix), nil
 }
 
 func (s *Store) capturePath(id string) string { return filepath.Join(s.dir, id+CaptureFileSuffix) }
@@ -195,19 +183,7 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // writes nothing); once queued, the write is never abandoned, so the result always tells whether the
 // line is durable. Callers run it on a detached context (context.WithoutCancel). Safe for concurrent use.
 func (s *Store) Append(ctx context.Context, id string, line []byte) error {
-	if err := ValidateRolloutID(id); err != nil {
-		return fmt.Errorf("capture append: %w", err)
-	}
-	if err := checkLine(line); err != nil {
-		return fmt.Errorf("capture append %s: %w", id, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("capture append %s: %w", id, err)
-	}
-	if err := s.enqueue(s.capturePath(id), &appendReq{line: line}); err != nil {
-		return fmt.Errorf("capture append %s: %w", id, err)
-	}
-	return nil
+	return s.appendTo(ctx, "capture append", id, CaptureFileSuffix, &appendReq{line: line}, checkLine(line))
 }
 
 // AppendStream is [Store.Append] for a record line produced in pieces, so that a large record (a
@@ -222,17 +198,26 @@ func (s *Store) Append(ctx context.Context, id string, line []byte) error {
 // size. Durability, locking, D7 repair and errors are as for Append; write is not called when
 // Append would refuse before any I/O (invalid id, ctx done). Safe for concurrent use.
 func (s *Store) AppendStream(ctx context.Context, id string, sizeHint int, write func(emit func(piece []byte) error) error) error {
-	if err := ValidateRolloutID(id); err != nil {
-		return fmt.Errorf("capture append: %w", err)
-	}
+	var lineErr error
 	if write == nil {
-		return fmt.Errorf("capture append %s: nil line writer", id)
+		lineErr = errors.New("nil line writer")
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("capture append %s: %w", id, err)
+	req := &appendReq{write: write, hint: max(sizeHint, 0)}
+	return s.appendTo(ctx, "capture append", id, CaptureFileSuffix, req, lineErr)
+}
+
+// appendTo queues req for <dir>/<id><suffix> after checking id, then lineErr (the line's own
+// check), then ctx; op starts every error's text.
+func (s *Store) appendTo(ctx context.Context, op, id, suffix string, req *appendReq, lineErr error) error {
+	if err := ValidateRolloutID(id); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := s.enqueue(s.capturePath(id), &appendReq{write: write, hint: max(sizeHint, 0)}); err != nil {
-		return fmt.Errorf("capture append %s: %w", id, err)
+	err := cmp.Or(lineErr, ctx.Err())
+	if err == nil {
+		err = s.enqueue(filepath.Join(s.dir, id+suffix), req)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, err)
 	}
 	return nil
 }
@@ -370,7 +355,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 	}()
 
 	var st unix.Stat_t
-	if err := fstatRetry(fd, &st); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		return pathErr("stat", path, err)
 	}
 	size := st.Size
@@ -443,11 +428,11 @@ func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 		if err = flock(fd, unix.LOCK_EX); err != nil {
 			return -1, false, errors.Join(pathErr("flock", path, err), closeFile(fd))
 		}
-		_, nlink, err := fstat(fd)
-		if err != nil {
+		var st unix.Stat_t
+		if err := fstat(fd, &st); err != nil {
 			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
 		}
-		if nlink > 0 {
+		if st.Nlink > 0 {
 			return fd, created, nil
 		}
 		if err := closeFile(fd); err != nil {

@@ -47,6 +47,14 @@ func detailCount(usage ojson.Value, groups, fields []string) *int64 {
 	return nil
 }
 
+// countOr0 is *n, or 0 when n is nil.
+func countOr0(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // addCounts returns a+b, or nil when the sum overflows int64 (treated like an invalid count).
 func addCounts(a, b int64) *int64 {
 	s := a + b
@@ -88,25 +96,14 @@ func extractTokenStats(usage ojson.Value) tokenStats {
 	cacheRead := getCount(usage, "cache_read_input_tokens")
 	cacheCreation := getCount(usage, "cache_creation_input_tokens")
 	if cacheRead != nil || cacheCreation != nil {
-		var total int64
-		okSum := true
-		for _, c := range []*int64{cacheRead, cacheCreation} {
-			if c != nil {
-				p := addCounts(total, *c)
-				if p == nil {
-					okSum = false
-					break
-				}
-				total = *p
-			}
-		}
+		total := addCounts(countOr0(cacheRead), countOr0(cacheCreation))
 		switch {
-		case !okSum:
+		case total == nil:
 			s.TokensIn = nil
 		case s.TokensIn != nil:
-			s.TokensIn = addCounts(*s.TokensIn, total)
-		case total > 0:
-			s.TokensIn = &total
+			s.TokensIn = addCounts(*s.TokensIn, *total)
+		case *total > 0:
+			s.TokensIn = total
 		}
 	}
 	s.TokensTotal = getCount(usage, "total_tokens")

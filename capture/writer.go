@@ -200,21 +200,13 @@ func (w *Writer) Route(s *Span) (string, bool) { return w.m.Route(s) }
 // maxPooledLine is the largest line buffer kept for reuse.
 const maxPooledLine = 1 << 20
 
-// Write writes the line of s (see [Writer]) and returns what it did:
-//
-//   - not the writer's kind: OutcomeIgnored;
-//   - a rollout id that is not a safe file name (SPEC §2.2) or fails the one id rule of SPEC §0
-//     D12 (rollout.ValidateID): OutcomeRejected (nothing can be marked);
-//   - ctx done before the write was started: OutcomeFailed, rollout marked;
-//   - no line can be made from s: OutcomeRejected, rollout marked;
-//   - the append failed: OutcomeFailed, rollout marked (the line may or may not be in the file; a
-//     retry never appends it twice);
-//   - the line's key already in the file: OutcomeWritten, counted as a duplicate;
-//   - appended with problems: OutcomePartial, rollout marked, Err holds the [Problems];
-//   - else OutcomeWritten.
-//
-// Marking applies to kinds whose mapping marks; a failed marker write is Result.MarkErr (the
-// outcome stays). Safe for concurrent use.
+// Write writes the line of s (see [Writer]) and returns what it did ([Outcome]). The rollout is
+// marked incomplete, when the mapping marks, for every outcome but written and ignored, except a
+// rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's rule
+// (rollout.ValidateID): rejected, nothing marked. A failed append may or may not have left the
+// line in the file; a retry never appends it twice. A line whose key is already in the file is
+// written, counted as a duplicate; a partial one has its [Problems] in Result.Err. A failed marker
+// write is Result.MarkErr (the outcome stays). Safe for concurrent use.
 func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
 
 // Forward is [Writer.Write] for a span whose line another writer makes durable: send delivers the
@@ -335,17 +327,19 @@ type writerTelemetry struct {
 
 func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 	meter := mp.Meter(meterName)
-	var err, e error
-	t.spans, e = meter.Int64Counter(semconv.GymtraceCaptureWriterSpansName,
-		metric.WithUnit(semconv.GymtraceCaptureWriterSpansUnit), metric.WithDescription(semconv.GymtraceCaptureWriterSpansDescription))
-	err = errors.Join(err, e)
-	t.dups, e = meter.Int64Counter(semconv.GymtraceCaptureWriterDuplicatesName,
-		metric.WithUnit(semconv.GymtraceCaptureWriterDuplicatesUnit), metric.WithDescription(semconv.GymtraceCaptureWriterDuplicatesDescription))
-	err = errors.Join(err, e)
-	t.bytes, e = meter.Int64Counter(semconv.GymtraceCaptureWriterBytesName,
-		metric.WithUnit(semconv.GymtraceCaptureWriterBytesUnit), metric.WithDescription(semconv.GymtraceCaptureWriterBytesDescription))
-	err = errors.Join(err, e)
-	if err != nil {
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	t.spans = counter(semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureWriterSpansUnit,
+		semconv.GymtraceCaptureWriterSpansDescription)
+	t.dups = counter(semconv.GymtraceCaptureWriterDuplicatesName, semconv.GymtraceCaptureWriterDuplicatesUnit,
+		semconv.GymtraceCaptureWriterDuplicatesDescription)
+	t.bytes = counter(semconv.GymtraceCaptureWriterBytesName, semconv.GymtraceCaptureWriterBytesUnit,
+		semconv.GymtraceCaptureWriterBytesDescription)
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("capture writer: metrics: %w", err)
 	}
 	kindKV := semconv.GymtraceCaptureLineKindKey.String(kind)
@@ -356,10 +350,8 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 	return nil
 }
 
-// checkRolloutID is the writer's id check: an id that is not a safe file name keeps the store's
-// error (SPEC §2.2, Gym's "Invalid rollout id: ..." text); one that is, but fails the one id rule
-// every entry point holds (SPEC §0 D12, [rollout.ValidateID]: the proxy answers such a call 400),
-// names no file either. Either way nothing is written and nothing is marked.
+// checkRolloutID is the writer's id check: the store's (SPEC §2.2, Gym's "Invalid rollout id: ..."
+// text), then the one id rule every entry point holds (SPEC §0 D12, [rollout.ValidateID]).
 func checkRolloutID(rid string) error {
 	if err := ValidateRolloutID(rid); err != nil {
 		return err

@@ -13,20 +13,16 @@ import (
 // NewForwardingProcessor returns a [DurableProcessor] whose records are made durable by a capture
 // Collector instead of the local store: OnEnd exports each model-call span synchronously, alone, to
 // next (typically an OTLP exporter pointed at a gymtrace-otelcol whose gymcapture exporter runs
-// without a queue and behind no batch processor, so the OTLP request is acknowledged only after the
-// Collector's fsync). The call's end is released when next returns nil (DESIGN.md "Durability before
-// completion", through a Collector).
+// without a queue and behind no batch processor, so the request is acknowledged only after the
+// Collector's fsync; DESIGN.md "Durability before completion").
 //
-// store still matters: a span whose export fails or exceeds the forward timeout
-// ([WithForwardTimeout], default [DefaultForwardTimeout]) is counted (gymtrace.capture.writer.spans, outcome failed), logged, and
-// its rollout marked incomplete in store (SPEC §2.6), so a lost record is visible to readers on the
-// same (shared) directory. The record is still read locally first (its payload objects checked, the
-// line not made: capture.Writer.Forward), so a span the Collector could not turn into a whole record
-// fails or is partial here, loudly, too.
+// A span whose export fails or exceeds the forward timeout ([WithForwardTimeout], default
+// [DefaultForwardTimeout]) is counted as failed, logged, and its rollout marked incomplete in store
+// (SPEC §2.6), so the loss is visible to readers of the shared directory. The record is read locally
+// first (capture.Writer.Forward), so a span that gives no whole record fails or is partial here too.
 //
 // Shutdown waits for OnEnd calls in progress, then shuts next down. It returns an error when store
-// or next is nil. Safe for concurrent use; concurrent calls export concurrently (the Collector's store
-// group-commits them).
+// or next is nil. Safe for concurrent use; concurrent calls export concurrently.
 func NewForwardingProcessor(store *capture.Store, next sdktrace.SpanExporter, opts ...Option) (*DurableProcessor, error) {
 	if next == nil {
 		return nil, errors.New("exporter: forwarding processor: span exporter is nil")

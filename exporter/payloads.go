@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -28,19 +29,14 @@ func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 	copied := false
 	for i, s := range spans {
 		attrs := s.Attributes()
-		if !hasPayload(attrs) {
+		if !slices.ContainsFunc(attrs, isPayloadKey) {
 			continue
 		}
 		if !copied {
 			out = append([]sdktrace.ReadOnlySpan(nil), spans...)
 			copied = true
 		}
-		kept := make([]attribute.KeyValue, 0, len(attrs))
-		for _, kv := range attrs {
-			if !isPayloadKey(kv.Key) {
-				kept = append(kept, kv)
-			}
-		}
+		kept := slices.DeleteFunc(slices.Clone(attrs), isPayloadKey)
 		out[i] = strippedSpan{ReadOnlySpan: s, attrs: kept}
 	}
 	return p.next.ExportSpans(ctx, out)
@@ -48,23 +44,7 @@ func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 
 func (p payloadStripper) Shutdown(ctx context.Context) error { return p.next.Shutdown(ctx) }
 
-func hasPayload(attrs []attribute.KeyValue) bool {
-	for _, kv := range attrs {
-		if isPayloadKey(kv.Key) {
-			return true
-		}
-	}
-	return false
-}
-
-func isPayloadKey(k attribute.Key) bool {
-	for _, p := range semconv.PayloadKeys {
-		if k == p {
-			return true
-		}
-	}
-	return false
-}
+func isPayloadKey(kv attribute.KeyValue) bool { return slices.Contains(semconv.PayloadKeys, kv.Key) }
 
 // strippedSpan is a ReadOnlySpan whose attributes lack the payloads.
 type strippedSpan struct {

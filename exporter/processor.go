@@ -18,11 +18,9 @@ import (
 // first on a TracerProvider whose sampler records every model-call span; it ignores the sampled flag
 // (capture never depends on sampling) and ignores spans that are not model calls.
 //
-// It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
-// (group commit), different rollouts never wait for each other.
-//
+// It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync.
 // After Shutdown, OnEnd writes nothing: a model-call span is counted as failed, logged, and its
-// rollout marked incomplete, so the loss is visible to readers (SPEC §5.3 model_call_capture_incomplete).
+// rollout marked incomplete (SPEC §5.3 model_call_capture_incomplete).
 type DurableProcessor struct {
 	w    *recordWriter
 	next sdktrace.SpanExporter // NewForwardingProcessor's exporter, shut down after the last OnEnd

@@ -1,7 +1,9 @@
 package capturetest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 	"github.com/gymtrace/gymtrace/semconv"
 )
@@ -110,12 +111,22 @@ func exchangeSpan(e *capture.Exchange, rid string, sid trace.SpanID, opts ...cap
 
 // withRollout returns a copy of s whose gymtrace.rollout.id is rid and whose span id is sid.
 func withRollout(s Span, rid string, sid trace.SpanID) Span {
-	return edit(s, sid, func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-		if kv.Key == semconv.GymtraceRolloutIDKey {
-			return semconv.GymtraceRolloutID(rid), true
+	return edit(s, sid, replace(semconv.GymtraceRolloutIDKey, attribute.StringValue(rid)))
+}
+
+// without is the edit that drops attribute k.
+func without(k attribute.Key) func(attribute.KeyValue) (attribute.KeyValue, bool) {
+	return func(kv attribute.KeyValue) (attribute.KeyValue, bool) { return kv, kv.Key != k }
+}
+
+// replace is the edit that sets attribute k to v (where the span has k).
+func replace(k attribute.Key, v attribute.Value) func(attribute.KeyValue) (attribute.KeyValue, bool) {
+	return func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
+		if kv.Key == k {
+			return attribute.KeyValue{Key: k, Value: v}, true
 		}
 		return kv, true
-	})
+	}
 }
 
 // edit returns a copy of s with span id sid whose attributes are passed through fn (which returns
@@ -133,119 +144,61 @@ func edit(s Span, sid trace.SpanID, fn func(attribute.KeyValue) (attribute.KeyVa
 }
 
 // decodeLine decodes one capture line into its Exchange (the suite's own reader of the golden
-// lines; the product never needs one: readers derive ModelCallRecords instead).
+// lines; the product never needs one: readers derive ModelCallRecords instead). Cases checks that
+// the Exchange encodes back to the very line.
 func decodeLine(line []byte) (capture.Exchange, error) {
-	v, err := ojson.Parse(line)
-	if err != nil {
+	var l struct {
+		ModelCallID   string            `json:"model_call_id"`
+		Dialect       string            `json:"dialect"`
+		ModelRef      *capture.ModelRef `json:"model_ref"`
+		StartedAt     float64           `json:"started_at"`
+		CompletedAt   float64           `json:"completed_at"`
+		LatencyMS     float64           `json:"latency_ms"`
+		LatencyTTFTMS *float64          `json:"latency_ttft_ms"`
+		StatusCode    *int              `json:"status_code"`
+		ErrorCategory *string           `json:"error_category"`
+		Request       json.RawMessage   `json:"request"`
+		Response      json.RawMessage   `json:"response"`
+		RequestRaw    *string           `json:"request_raw"`
+		ResponseRaw   *string           `json:"response_raw"`
+		TraceID       string            `json:"trace_id"`
+		SpanID        string            `json:"span_id"`
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+		return capture.Exchange{}, errors.New("decode line: not an object")
+	}
+	if err := json.Unmarshal(line, &l); err != nil {
 		return capture.Exchange{}, fmt.Errorf("decode line: %w", err)
 	}
-	if v.Kind() != ojson.KindObject {
-		return capture.Exchange{}, fmt.Errorf("decode line: a JSON %s, not an object", v.Kind())
-	}
-	d := lineDecoder{v: v}
-	var e capture.Exchange
-	e.ModelCallID = d.str("model_call_id")
-	e.Dialect = d.str("dialect")
-	if ref, ok := v.Get("model_ref"); ok && !ref.IsNull() {
-		rd := lineDecoder{v: ref}
-		e.ModelRef = &capture.ModelRef{Type: rd.str("type"), Name: rd.str("name")}
-		if rd.err != nil {
-			return capture.Exchange{}, fmt.Errorf("decode line: model_ref: %w", rd.err)
+	orNull := func(raw json.RawMessage) json.RawMessage {
+		if string(raw) == "null" {
+			return nil
 		}
+		return raw
 	}
-	e.StartedAt = d.num("started_at")
-	e.CompletedAt = d.num("completed_at")
-	e.LatencyMS = d.num("latency_ms")
-	e.LatencyTTFTMS = d.optNum("latency_ttft_ms")
-	if s := d.optNum("status_code"); s != nil {
-		n := int(*s)
-		e.StatusCode = &n
+	e := capture.Exchange{
+		ModelCallID:   l.ModelCallID,
+		Dialect:       l.Dialect,
+		ModelRef:      l.ModelRef,
+		StartedAt:     l.StartedAt,
+		CompletedAt:   l.CompletedAt,
+		LatencyMS:     l.LatencyMS,
+		LatencyTTFTMS: l.LatencyTTFTMS,
+		StatusCode:    l.StatusCode,
+		Request:       orNull(l.Request),
+		Response:      orNull(l.Response),
+		RequestRaw:    l.RequestRaw,
+		ResponseRaw:   l.ResponseRaw,
+		TraceID:       l.TraceID,
+		SpanID:        l.SpanID,
 	}
-	if c := d.optStr("error_category"); c != nil {
-		e.ErrorCategory = *c
+	if l.ErrorCategory != nil {
+		e.ErrorCategory = *l.ErrorCategory
 	}
-	e.Request = d.obj("request")
-	e.Response = d.obj("response")
-	e.RequestRaw = d.optStr("request_raw")
-	e.ResponseRaw = d.optStr("response_raw")
-	if s := d.optStr("trace_id"); s != nil {
-		e.TraceID = *s
-	}
-	if s := d.optStr("span_id"); s != nil {
-		e.SpanID = *s
-	}
-	if d.err != nil {
-		return capture.Exchange{}, fmt.Errorf("decode line: %w", d.err)
+	if err := e.Validate(); err != nil {
+		return capture.Exchange{}, fmt.Errorf("decode line: %w", err)
 	}
 	return e, nil
-}
-
-// lineDecoder reads typed members of an object, keeping the first error.
-type lineDecoder struct {
-	v   ojson.Value
-	err error
-}
-
-func (d *lineDecoder) fail(key, want string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%s: want %s", key, want)
-	}
-}
-
-func (d *lineDecoder) str(key string) string {
-	x, ok := d.v.Get(key)
-	s, isStr := x.AsString()
-	if !ok || !isStr {
-		d.fail(key, "a string")
-	}
-	return s
-}
-
-func (d *lineDecoder) optStr(key string) *string {
-	x, ok := d.v.Get(key)
-	if !ok || x.IsNull() {
-		return nil
-	}
-	s, isStr := x.AsString()
-	if !isStr {
-		d.fail(key, "a string or null")
-		return nil
-	}
-	return &s
-}
-
-func (d *lineDecoder) num(key string) float64 {
-	f := d.optNum(key)
-	if f == nil {
-		d.fail(key, "a number")
-		return 0
-	}
-	return *f
-}
-
-func (d *lineDecoder) optNum(key string) *float64 {
-	x, ok := d.v.Get(key)
-	if !ok || x.IsNull() {
-		return nil
-	}
-	f, isNum := x.Float64()
-	if !isNum {
-		d.fail(key, "a number or null")
-		return nil
-	}
-	return &f
-}
-
-func (d *lineDecoder) obj(key string) json.RawMessage {
-	x, ok := d.v.Get(key)
-	if !ok || x.IsNull() {
-		return nil
-	}
-	if x.Kind() != ojson.KindObject {
-		d.fail(key, "an object or null")
-		return nil
-	}
-	return x.AppendJSON(nil)
 }
 
 // spanTime is a fixed time for spans the suite builds by hand.

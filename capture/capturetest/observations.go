@@ -234,18 +234,12 @@ func (s obsSuite) idempotent(t *testing.T) {
 func (s obsSuite) unattributed(t *testing.T) {
 	tg, dir := s.start(t)
 	var spans []Span
+	k := semconv.GymtraceRolloutIDKey
 	for i, c := range s.cases {
-		for j, v := range []*attribute.Value{nil, ptr(attribute.StringValue("")), ptr(attribute.Int64Value(7))} {
-			spans = append(spans, edit(c.Span, sid(0x21, 3*i+j), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-				if kv.Key != semconv.GymtraceRolloutIDKey {
-					return kv, true
-				}
-				if v == nil {
-					return kv, false
-				}
-				return attribute.KeyValue{Key: kv.Key, Value: *v}, true
-			}))
-		}
+		spans = append(spans,
+			edit(c.Span, sid(0x21, 3*i), without(k)),
+			edit(c.Span, sid(0x21, 3*i+1), replace(k, attribute.StringValue(""))),
+			edit(c.Span, sid(0x21, 3*i+2), replace(k, attribute.Int64Value(7))))
 	}
 	rid := semconv.GymtraceRolloutID(obsRollout)
 	spans = append(spans,
@@ -289,5 +283,3 @@ func (s obsSuite) concurrent(t *testing.T) {
 	require.Len(t, files, 1)
 	assertLinesInAnyOrder(t, want, files[obsName(obsRollout)])
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -171,18 +171,9 @@ func (s suite) attributeViews(t *testing.T) {
 // gymtrace.rollout.id and a gymtrace.model_call.id.
 func (s suite) ignoredSpans() []Span {
 	c := s.cases[0]
-	noRollout := edit(c.Span, sid(3, 1), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-		return kv, kv.Key != semconv.GymtraceRolloutIDKey
-	})
-	noCallID := edit(c.Span, sid(3, 2), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-		return kv, kv.Key != semconv.GymtraceModelCallIDKey
-	})
-	intRollout := edit(c.Span, sid(3, 3), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-		if kv.Key == semconv.GymtraceRolloutIDKey {
-			return semconv.GymtraceRolloutIDKey.Int(7), true
-		}
-		return kv, true
-	})
+	noRollout := edit(c.Span, sid(3, 1), without(semconv.GymtraceRolloutIDKey))
+	noCallID := edit(c.Span, sid(3, 2), without(semconv.GymtraceModelCallIDKey))
+	intRollout := edit(c.Span, sid(3, 3), replace(semconv.GymtraceRolloutIDKey, attribute.IntValue(7)))
 	return []Span{
 		{Name: "invoke_agent policy", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(3, 0)},
 		{Name: "execute_tool", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(3, 4),
@@ -223,14 +214,6 @@ func (s suite) noIDs(t *testing.T) {
 func (s suite) incomplete(t *testing.T) {
 	reqCase := s.caseWith(t, semconv.GymtraceRequestBodyKey)
 	rawCase := s.caseWith(t, semconv.GymtraceResponseRawKey)
-	replace := func(k attribute.Key, v attribute.Value) func(attribute.KeyValue) (attribute.KeyValue, bool) {
-		return func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-			if kv.Key == k {
-				return attribute.KeyValue{Key: k, Value: v}, true
-			}
-			return kv, true
-		}
-	}
 	sizeKey := func(k attribute.Key) attribute.Key {
 		sk, ok := semconv.PayloadSizeKey(k)
 		require.True(t, ok, k)
@@ -252,11 +235,9 @@ func (s suite) incomplete(t *testing.T) {
 			wantEx: func(e *capture.Exchange) { e.Request = nil },
 		},
 		{
-			name: "response raw stripped, its size kept",
-			base: rawCase,
-			span: edit(rawCase.Span, sid(4, 2), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-				return kv, kv.Key != semconv.GymtraceResponseRawKey
-			}),
+			name:   "response raw stripped, its size kept",
+			base:   rawCase,
+			span:   edit(rawCase.Span, sid(4, 2), without(semconv.GymtraceResponseRawKey)),
 			wantEx: func(e *capture.Exchange) { e.ResponseRaw = nil },
 		},
 		{
@@ -293,30 +274,19 @@ func (s suite) incomplete(t *testing.T) {
 
 func (s suite) invalid(t *testing.T) {
 	good := s.cases[0]
-	without := func(k attribute.Key) Span {
-		return edit(good.Span, sid(5, 1), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-			return kv, kv.Key != k
-		})
-	}
-	with := func(k attribute.Key, v attribute.Value) Span {
-		return edit(good.Span, sid(5, 1), func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-			if kv.Key == k {
-				return attribute.KeyValue{Key: k, Value: v}, true
-			}
-			return kv, true
-		})
-	}
+	lacking := func(k attribute.Key) Span { return edit(good.Span, sid(5, 1), without(k)) }
+	with := func(k attribute.Key, v attribute.Value) Span { return edit(good.Span, sid(5, 1), replace(k, v)) }
 	tests := []struct {
 		name      string
 		span      Span
 		rid       string
 		wantError string
 	}{
-		{name: "gymtrace.dialect missing", span: without(semconv.GymtraceDialectKey), rid: "bad", wantError: string(semconv.GymtraceDialectKey)},
-		{name: "gymtrace.latency_ms missing", span: without(semconv.GymtraceLatencyMSKey), rid: "bad", wantError: string(semconv.GymtraceLatencyMSKey)},
+		{name: "gymtrace.dialect missing", span: lacking(semconv.GymtraceDialectKey), rid: "bad", wantError: string(semconv.GymtraceDialectKey)},
+		{name: "gymtrace.latency_ms missing", span: lacking(semconv.GymtraceLatencyMSKey), rid: "bad", wantError: string(semconv.GymtraceLatencyMSKey)},
 		{name: "gymtrace.latency_ms a string", span: with(semconv.GymtraceLatencyMSKey, attribute.StringValue("12.5")), rid: "bad", wantError: string(semconv.GymtraceLatencyMSKey)},
 		{name: "gymtrace.model_call.id an integer", span: with(semconv.GymtraceModelCallIDKey, attribute.Int64Value(7)), rid: "bad", wantError: string(semconv.GymtraceModelCallIDKey)},
-		{name: "gymtrace.model_ref.name without its type", span: without(semconv.GymtraceModelRefTypeKey), rid: "bad", wantError: string(semconv.GymtraceModelRefTypeKey)},
+		{name: "gymtrace.model_ref.name without its type", span: lacking(semconv.GymtraceModelRefTypeKey), rid: "bad", wantError: string(semconv.GymtraceModelRefTypeKey)},
 		{name: "rollout id not a safe file name", span: good.Span, rid: "../escape", wantError: "Invalid rollout id"},
 	}
 	for _, tt := range tests {
@@ -407,12 +377,7 @@ func (s suite) idempotent(t *testing.T) {
 // withCallID returns c's span with model_call_id id and span id sid, and the line a writer must
 // append for it.
 func withCallID(c Case, id string, sid trace.SpanID) (Span, string) {
-	sp := edit(c.Span, sid, func(kv attribute.KeyValue) (attribute.KeyValue, bool) {
-		if kv.Key == semconv.GymtraceModelCallIDKey {
-			return semconv.GymtraceModelCallIDKey.String(id), true
-		}
-		return kv, true
-	})
+	sp := edit(c.Span, sid, replace(semconv.GymtraceModelCallIDKey, attribute.StringValue(id)))
 	e := c.ex
 	e.ModelCallID = id
 	e.TraceID, e.SpanID = sp.TraceID.String(), sp.SpanID.String()

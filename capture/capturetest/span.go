@@ -13,30 +13,24 @@ import (
 // representation. A Target converts it field by field: an SDK target to an
 // sdktrace.ReadOnlySpan (tracetest.SpanStub), a Collector target to a ptrace.Span.
 type Span struct {
-	// Name is the span name, "chat {gen_ai.request.model}" for model calls.
-	Name string
-	// Kind is the span kind, trace.SpanKindClient for model calls.
-	Kind trace.SpanKind
-	// Start and End are the span's start and end times (nanosecond resolution); the record's
-	// started_at and completed_at are taken from them.
+	Name string         // "chat {gen_ai.request.model}" for model calls
+	Kind trace.SpanKind // trace.SpanKindClient for model calls
+	// Start and End are the span's times (nanosecond resolution): the record's started_at and
+	// completed_at.
 	Start, End time.Time
-	// Attributes are the span attributes in order. Each key appears once.
-	Attributes []attribute.KeyValue
-	// DroppedAttributes is the number of attributes the producer dropped to a count limit
-	// (sdktrace.ReadOnlySpan.DroppedAttributes, ptrace.Span.DroppedAttributesCount); 0 for none.
+	Attributes []attribute.KeyValue // in order, each key once
+	// DroppedAttributes, DroppedEvents and DroppedLinks count what the producer dropped to its
+	// limits (sdktrace.ReadOnlySpan.DroppedAttributes, ptrace.Span.DroppedAttributesCount, ...).
 	DroppedAttributes int
-	// TraceID and SpanID are the span's ids; a zero id means the span has none.
-	TraceID trace.TraceID
-	SpanID  trace.SpanID
-	// ParentSpanID is the span's parent in the same trace; zero for a root span. Model-call cases
-	// have none; observation cases use it.
+	// TraceID and SpanID are the span's ids, ParentSpanID its parent in the same trace (observation
+	// cases only); a zero id means none.
+	TraceID      trace.TraceID
+	SpanID       trace.SpanID
 	ParentSpanID trace.SpanID
-	// StatusCode is the span's status code (codes.Unset for model-call cases).
-	StatusCode codes.Code
+	StatusCode   codes.Code // codes.Unset for model-call cases
 	// Events and Links are the span's events and links, in order (none for model-call cases).
-	Events []Event
-	Links  []Link
-	// DroppedEvents and DroppedLinks count what the producer dropped to its limits; 0 for none.
+	Events        []Event
+	Links         []Link
 	DroppedEvents int
 	DroppedLinks  int
 }

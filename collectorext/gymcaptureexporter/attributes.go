@@ -77,35 +77,24 @@ func sliceValue(s pcommon.Slice) attribute.Value {
 	}
 	switch typ {
 	case pcommon.ValueTypeStr:
-		out := make([]string, n)
-		for i := range n {
-			out[i] = s.At(i).Str()
-		}
-		return attribute.StringSliceValue(out)
+		return attribute.StringSliceValue(elems(s, pcommon.Value.Str))
 	case pcommon.ValueTypeInt:
-		out := make([]int64, n)
-		for i := range n {
-			out[i] = s.At(i).Int()
-		}
-		return attribute.Int64SliceValue(out)
+		return attribute.Int64SliceValue(elems(s, pcommon.Value.Int))
 	case pcommon.ValueTypeDouble:
-		out := make([]float64, n)
-		for i := range n {
-			out[i] = s.At(i).Double()
-		}
-		return attribute.Float64SliceValue(out)
+		return attribute.Float64SliceValue(elems(s, pcommon.Value.Double))
 	case pcommon.ValueTypeBool:
-		out := make([]bool, n)
-		for i := range n {
-			out[i] = s.At(i).Bool()
-		}
-		return attribute.BoolSliceValue(out)
+		return attribute.BoolSliceValue(elems(s, pcommon.Value.Bool))
 	}
-	vs := make([]attribute.Value, n)
-	for i := range n {
-		vs[i] = attributeValue(s.At(i))
+	return attribute.SliceValue(elems(s, attributeValue)...)
+}
+
+// elems returns f of each element of s.
+func elems[T any](s pcommon.Slice, f func(pcommon.Value) T) []T {
+	out := make([]T, s.Len())
+	for i := range out {
+		out[i] = f(s.At(i))
 	}
-	return attribute.SliceValue(vs...)
+	return out
 }
 
 // spanView is the capture.Span view of pdata span sp: the Collector's adapter to the one span
@@ -120,10 +109,10 @@ func spanView(sp ptrace.Span) capture.Span {
 		SpanID:            trace.SpanID(sp.SpanID()),
 		ParentSpanID:      trace.SpanID(sp.ParentSpanID()),
 		Name:              sp.Name(),
-		Kind:              otelSpanKind(sp.Kind()),
+		Kind:              otelSpanKinds[sp.Kind()],
 		StartTime:         timeOf(sp.StartTimestamp()),
 		EndTime:           timeOf(sp.EndTimestamp()),
-		StatusCode:        otelStatusCode(sp.Status().Code()),
+		StatusCode:        otelStatusCodes[sp.Status().Code()],
 		Attributes:        spanAttributes(sp.Attributes()),
 		DroppedAttributes: int(sp.DroppedAttributesCount()),
 		DroppedEvents:     int(sp.DroppedEventsCount()),
@@ -154,28 +143,18 @@ func timeOf(ts pcommon.Timestamp) time.Time {
 	return ts.AsTime()
 }
 
-func otelSpanKind(k ptrace.SpanKind) trace.SpanKind {
-	switch k {
-	case ptrace.SpanKindInternal:
-		return trace.SpanKindInternal
-	case ptrace.SpanKindServer:
-		return trace.SpanKindServer
-	case ptrace.SpanKindClient:
-		return trace.SpanKindClient
-	case ptrace.SpanKindProducer:
-		return trace.SpanKindProducer
-	case ptrace.SpanKindConsumer:
-		return trace.SpanKindConsumer
+// otelSpanKinds and otelStatusCodes translate pdata's enums (numbered apart from otel-go's); any
+// other value is unspecified / unset.
+var (
+	otelSpanKinds = map[ptrace.SpanKind]trace.SpanKind{
+		ptrace.SpanKindInternal: trace.SpanKindInternal,
+		ptrace.SpanKindServer:   trace.SpanKindServer,
+		ptrace.SpanKindClient:   trace.SpanKindClient,
+		ptrace.SpanKindProducer: trace.SpanKindProducer,
+		ptrace.SpanKindConsumer: trace.SpanKindConsumer,
 	}
-	return trace.SpanKindUnspecified
-}
-
-func otelStatusCode(c ptrace.StatusCode) codes.Code {
-	switch c {
-	case ptrace.StatusCodeOk:
-		return codes.Ok
-	case ptrace.StatusCodeError:
-		return codes.Error
+	otelStatusCodes = map[ptrace.StatusCode]codes.Code{
+		ptrace.StatusCodeOk:    codes.Ok,
+		ptrace.StatusCodeError: codes.Error,
 	}
-	return codes.Unset
-}
+)

@@ -42,27 +42,19 @@ type Config struct {
 	FileMode string `mapstructure:"file_mode"`
 
 	// IncludePayloads says whether records carry the payloads that travel on the span
-	// (gymtrace.request.body / .raw, gymtrace.response.body / .raw). Default true: the records are
-	// complete, and a payload cut by an attribute limit, stripped upstream or not a JSON object is
-	// written as null and marks the rollout incomplete (DESIGN.md "Payloads travel on the span").
-	// With false the exporter never reads the payload attributes: request and response are written
-	// as null and request_raw / response_raw are left out, and missing payloads mark nothing, for a
-	// pipeline that strips payloads on purpose (timings, statuses and ids only; no usage or tool
-	// calls can be derived from such records).
+	// (gymtrace.request.body / .raw, gymtrace.response.body / .raw). Default true: a payload cut by
+	// an attribute limit, stripped upstream or not a JSON object is written as null and marks the
+	// rollout incomplete (DESIGN.md "Payloads travel on the span"). With false the payload
+	// attributes are never read: request and response are null, request_raw / response_raw left
+	// out, and nothing is marked (for a pipeline that strips payloads on purpose).
 	IncludePayloads bool `mapstructure:"include_payloads"`
 
-	// Observations says whether agent-observation spans are written too. Default true: every span
-	// that agentobs.ObservationKind takes for an observation (gen_ai.operation.name invoke_agent or
-	// execute_tool, a gymtrace.sandbox.role, or gen_ai.conversation.compacted=true without an
-	// operation name) and that carries a string gymtrace.rollout.id gets one line appended to
-	// <capture_dir>/<rollout_id>.observations.jsonl, durably (flock, fsync), the same bytes the
-	// SDK's agentobs.NewObservationProcessor writes for the same span, so agents in any language
-	// that export their spans here build the rollout's ng_agent_observations bundle (gymtrace
-	// attach reads the file). Observation spans without a rollout id are ignored (counted, logged);
-	// one whose rollout id is not a safe file name (SPEC §2.2) is a permanent error; I/O errors
-	// are retried for the failed spans only. Set false when the agents' observations are written
-	// elsewhere, e.g. by an in-process agentobs.ObservationProcessor on the same capture
-	// directory (lines would then be written twice; the bundle is unchanged, the file larger).
+	// Observations says whether agent-observation spans (agentobs.ObservationKind) that carry a
+	// string gymtrace.rollout.id are written too, one line each appended durably to
+	// <capture_dir>/<rollout_id>.observations.jsonl, the bytes agentobs.NewObservationProcessor
+	// writes for the same span (gymtrace attach reads the file). Default true. Set false when the
+	// agents' observations are written elsewhere, e.g. by an in-process
+	// agentobs.ObservationProcessor on the same capture directory.
 	Observations bool `mapstructure:"observations"`
 
 	// TimeoutConfig is exporterhelper's `timeout`: the limit of one export attempt (default 5s; 0

@@ -103,37 +103,18 @@ func (e *captureExporter) shutdown(context.Context) error {
 	return nil
 }
 
-// pushTraces writes the record of every model-call span of td, in order, each durably (flock,
-// write, fsync; capture.Writer over the store's group commit) before it returns: with the sending queue disabled,
-// ConsumeTraces, and so the OTLP response, returns only after the fsync.
+// pushTraces hands every span of td, in order, to the writers (pushSpan), each line durable before
+// it returns: with the sending queue disabled, ConsumeTraces, and so the OTLP response, returns only
+// after the fsync. A rejected span (no line can be made) is a permanent error, while the other
+// spans are still written; a failed one (an I/O error, or ctx ended before it was started) gives a
+// retryable error carrying only the failed spans (consumererror.NewTraces), so exporterhelper never
+// rewrites the others; when the batch has both, the error is retryable and names the rejected
+// spans too. A partial record (a payload written as null) marks its rollout and is no error.
 //
-// A span is a model-call span when it carries a string gymtrace.rollout.id and a
-// gymtrace.model_call.id; other spans are ignored and counted. A model-call span whose record
-// cannot be rebuilt (a required attribute missing or mistyped, a rollout id that is not a safe
-// file name) is rejected: its rollout is marked incomplete and the span gives a permanent error,
-// while the other spans are still written. A record written with a payload set to null (cut by an
-// attribute limit, stripped, not a JSON object, or attributes dropped by a count limit) marks its
-// rollout incomplete and is no error. A record not written because of an I/O error (or because
-// ctx ended before it was started) marks its rollout incomplete and gives a retryable error
-// carrying only the failed spans (consumererror.NewTraces), so exporterhelper retries those and
-// never rewrites the others; when the batch has both, the error is retryable and names the
-// rejected spans too.
-//
-// With observations enabled, an agent-observation span (agentobs.ObservationKind: invoke_agent,
-// execute_tool, compaction and sandbox spans) gets its line appended to
-// <rollout_id>.observations.jsonl the same way, in the same pass (observationOutcome gives its
-// outcomes). A span that is both a model-call span and an observation span (the conventions never
-// make one) gets both, the observation line first: when that line fails, the record is not started
-// (the span fails, its rollout is marked incomplete and a retry of the span writes both).
-//
-// Counting is the writers': each counts every span it is handed on the Collector's MeterProvider
-// (gymtrace.capture.writer.* by line kind and outcome; a span received after Shutdown is failed),
-// and an observation span that names no rollout is counted by gymtrace.observations.unattributed.
-//
-// Every span goes to the one span writer (capture.Writer) as its capture.Span view (spanView):
-// records with capture.ModelCallLines, observation lines with agentobs.ObservationLines. The writer
-// never appends a line twice (a record by its model_call_id, an observation line by its span), so
-// a retry, or a second Collector receiving the same span, writes nothing new.
+// A span that is both a model-call span and an observation span (the conventions never make one)
+// gets both lines, the observation line first: when that fails, the record is not started (the
+// span fails, its rollout is marked incomplete and a retry writes both). An observation span that
+// names no rollout is counted by gymtrace.observations.unattributed.
 func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	w := e.writers.Load()
 	if w == nil {
@@ -222,15 +203,13 @@ func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capt
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.String("problems", r.Err.Error()))
 		return r.Outcome, nil
-	case capture.OutcomeRejected:
+	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
-		e.logger.Error("gymcapture: model-call span rejected; record not written, marking the rollout incomplete",
-			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
-		return r.Outcome, err
-	case capture.OutcomeFailed:
-		err := fmt.Errorf("gymcapture: %w", r.Err)
-		e.logger.Error("gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete",
-			zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
+		msg := "gymcapture: model-call span rejected; record not written, marking the rollout incomplete"
+		if r.Outcome == capture.OutcomeFailed {
+			msg = "gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete"
+		}
+		e.logger.Error(msg, zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
 		return r.Outcome, err
 	}
 	return r.Outcome, nil
@@ -249,8 +228,9 @@ type batch struct {
 	nObs     int     // how many of rejected are observation spans
 	failed   []error
 	retry    ptrace.Traces
-	rsIdx    map[int]ptrace.ResourceSpans
-	ssIdx    map[[2]int]ptrace.ScopeSpans
+	rs       ptrace.ResourceSpans // the retry copy of the resource of the last failed span
+	ss       ptrace.ScopeSpans    // and of its scope
+	at       [2]int               // the indexes of that resource and scope in the push
 }
 
 // reject records the error of a rejected span.
@@ -263,28 +243,26 @@ func (b *batch) reject(err error) {
 }
 
 // fail records err and copies sp, under copies of its resource and scope, into the retry data.
+// The push hands spans over in order, so a resource or scope is copied once, at its first failed
+// span.
 func (b *batch) fail(err error, i, j int, rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) {
 	b.failed = append(b.failed, err)
-	if b.rsIdx == nil {
+	first := len(b.failed) == 1
+	if first {
 		b.retry = ptrace.NewTraces()
-		b.rsIdx = map[int]ptrace.ResourceSpans{}
-		b.ssIdx = map[[2]int]ptrace.ScopeSpans{}
 	}
-	r, ok := b.rsIdx[i]
-	if !ok {
-		r = b.retry.ResourceSpans().AppendEmpty()
-		rs.Resource().CopyTo(r.Resource())
-		r.SetSchemaUrl(rs.SchemaUrl())
-		b.rsIdx[i] = r
+	if first || b.at[0] != i {
+		b.rs = b.retry.ResourceSpans().AppendEmpty()
+		rs.Resource().CopyTo(b.rs.Resource())
+		b.rs.SetSchemaUrl(rs.SchemaUrl())
 	}
-	s, ok := b.ssIdx[[2]int{i, j}]
-	if !ok {
-		s = r.ScopeSpans().AppendEmpty()
-		ss.Scope().CopyTo(s.Scope())
-		s.SetSchemaUrl(ss.SchemaUrl())
-		b.ssIdx[[2]int{i, j}] = s
+	if first || b.at != [2]int{i, j} {
+		b.ss = b.rs.ScopeSpans().AppendEmpty()
+		ss.Scope().CopyTo(b.ss.Scope())
+		b.ss.SetSchemaUrl(ss.SchemaUrl())
 	}
-	sp.CopyTo(s.Spans().AppendEmpty())
+	b.at = [2]int{i, j}
+	sp.CopyTo(b.ss.Spans().AppendEmpty())
 }
 
 // err returns the push's result: nil; a retryable consumererror.Traces holding only the failed

@@ -136,7 +136,7 @@ func TestObservationSpanAdapter(t *testing.T) {
 		{ptrace.SpanKindConsumer, trace.SpanKindConsumer}, {ptrace.SpanKindUnspecified, trace.SpanKindUnspecified},
 		{ptrace.SpanKind(42), trace.SpanKindUnspecified},
 	} {
-		assert.Equal(t, k.want, otelSpanKind(k.in), k.in.String())
+		assert.Equal(t, k.want, otelSpanKinds[k.in], k.in.String())
 	}
 	for _, c := range []struct {
 		in   ptrace.StatusCode
@@ -144,7 +144,7 @@ func TestObservationSpanAdapter(t *testing.T) {
 	}{
 		{ptrace.StatusCodeUnset, codes.Unset}, {ptrace.StatusCodeOk, codes.Ok}, {ptrace.StatusCodeError, codes.Error}, {ptrace.StatusCode(9), codes.Unset},
 	} {
-		assert.Equal(t, c.want, otelStatusCode(c.in), c.in.String())
+		assert.Equal(t, c.want, otelStatusCodes[c.in], c.in.String())
 	}
 }
 
