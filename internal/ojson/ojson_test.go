@@ -458,7 +458,7 @@ func conversationDoc() []byte {
 }
 
 // BenchmarkCompactLarge compacts a large body that needs it (a space after every colon and comma)
-// and checks one that does not (SharedRequestPayload's fast path, capture/payload.go).
+// and checks one that does not (PayloadFacts.RequestPayload's fast path, capture/payload.go).
 func BenchmarkCompactLarge(b *testing.B) {
 	compact := conversationDoc()
 	spaced := []byte(strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(string(compact)))
