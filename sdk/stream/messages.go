@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
@@ -41,11 +43,8 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 	switch typ {
 	case "message_start":
 		msg, ok := objectOrEmpty(ev, "message")
-		if !ok {
-			return true
-		}
-		usage, ok := objectOrEmpty(msg, "usage")
-		if !ok {
+		usage, ok2 := objectOrEmpty(msg, "usage")
+		if !ok || !ok2 {
 			return true
 		}
 		kept := make([]ojson.Member, 0, len(messageKeys))
@@ -58,23 +57,17 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 		s.updateUsage(usage)
 	case "content_block_start":
 		idx, ok := index(ev, "index", int64(len(s.blocks)))
-		if !ok {
+		cb, ok2 := objectOrEmpty(ev, "content_block")
+		if !ok || !ok2 {
 			return true
 		}
-		cb, ok := objectOrEmpty(ev, "content_block")
-		if !ok {
-			return true
-		}
-		s.setBlock(idx, &msgBlock{index: idx, v: ojson.Object(cloneMembers(cb.Members())...)})
+		s.setBlock(idx, &msgBlock{index: idx, v: cb.Clone()})
 	case "content_block_delta":
 		return !s.addDelta(ev)
 	case "message_delta":
 		usage, ok := objectOrEmpty(ev, "usage")
-		if !ok {
-			return true
-		}
-		delta, ok := objectOrEmpty(ev, "delta")
-		if !ok {
+		delta, ok2 := objectOrEmpty(ev, "delta")
+		if !ok || !ok2 {
 			return true
 		}
 		s.updateUsage(usage)
@@ -88,11 +81,8 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 // addDelta applies a content_block_delta; false means it was skipped.
 func (s *messagesState) addDelta(ev ojson.Value) bool {
 	idx, ok := index(ev, "index", 0)
-	if !ok {
-		return false
-	}
-	delta, ok := objectOrEmpty(ev, "delta")
-	if !ok {
+	delta, ok2 := objectOrEmpty(ev, "delta")
+	if !ok || !ok2 {
 		return false
 	}
 	dtype, _ := getString(delta, "type")
@@ -174,27 +164,13 @@ func (s *messagesState) setBlock(idx int64, b *msgBlock) {
 // updateUsage merges u into the usage with Python dict.update semantics, keeping clones.
 func (s *messagesState) updateUsage(u ojson.Value) {
 	for _, m := range u.Members() {
-		found := false
-		for i := range s.usage {
-			if s.usage[i].Key == m.Key {
-				s.usage[i].Value = m.Value.Clone()
-				found = true
-				break
-			}
+		i := slices.IndexFunc(s.usage, func(k ojson.Member) bool { return k.Key == m.Key })
+		if i < 0 {
+			s.usage = append(s.usage, ojson.Member{Key: m.Key})
+			i = len(s.usage) - 1
 		}
-		if !found {
-			s.usage = append(s.usage, ojson.Member{Key: m.Key, Value: m.Value.Clone()})
-		}
+		s.usage[i].Value = m.Value.Clone()
 	}
-}
-
-// cloneMembers returns a deep copy of ms (never nil).
-func cloneMembers(ms []ojson.Member) []ojson.Member {
-	out := make([]ojson.Member, len(ms))
-	for i, m := range ms {
-		out[i] = ojson.Member{Key: m.Key, Value: m.Value.Clone()}
-	}
-	return out
 }
 
 // result builds the message: the kept message keys, `type` "message" (at its place when the
@@ -206,11 +182,8 @@ func (s *messagesState) result() (ojson.Value, bool) {
 	}
 	out := ojson.Object(slices.Clone(s.message.Members())...)
 	out.Set("type", ojson.String("message"))
-	blocks := make([]*msgBlock, 0, len(s.blocks))
-	for _, b := range s.blocks {
-		blocks = append(blocks, b)
-	}
-	slices.SortFunc(blocks, func(a, b *msgBlock) int { return cmpInt64(a.index, b.index) })
+	blocks := slices.Collect(maps.Values(s.blocks))
+	slices.SortFunc(blocks, func(a, b *msgBlock) int { return cmp.Compare(a.index, b.index) })
 	content := make([]ojson.Value, 0, len(blocks))
 	for _, b := range blocks {
 		content = append(content, s.blockValue(b))

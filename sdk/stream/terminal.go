@@ -53,17 +53,11 @@ const (
 	dialectMessages
 )
 
-func parseDialect(s string) dialect {
-	switch s {
-	case DialectResponses:
-		return dialectResponses
-	case DialectChat:
-		return dialectChat
-	case DialectMessages:
-		return dialectMessages
-	}
-	return dialectUnknown
+var dialects = map[string]dialect{
+	DialectResponses: dialectResponses, DialectChat: dialectChat, DialectMessages: dialectMessages,
 }
+
+func parseDialect(s string) dialect { return dialects[s] }
 
 // terminalByName maps an event name of dialect d to its terminal state (SPEC §4.2 table; D1 uses
 // the same names for the data JSON's type).
@@ -125,47 +119,29 @@ func chatDataTerminal(ev *Event, obj ojson.Value, ok bool) Terminal {
 		return TerminalNone
 	}
 	if ev.DataLines == 1 {
-		if string(ev.Data) == "[DONE]" {
+		switch {
+		case string(ev.Data) == "[DONE]":
 			return TerminalComplete
-		}
-		if ok && hasErrorMember(obj) {
+		case ok && hasErrorMember(obj):
 			return TerminalError
 		}
 		return TerminalNone
 	}
 	// Several data lines: the reference checks each line; D2 framing also gives the joined data.
-	rest := ev.Data
-	for {
-		line := rest
-		i := bytes.IndexByte(rest, '\n')
-		if i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		}
+	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
 		if string(line) == "[DONE]" {
 			return TerminalComplete
-		}
-		if i < 0 {
-			break
 		}
 	}
 	if ok && hasErrorMember(obj) {
 		return TerminalError
 	}
-	rest = ev.Data
-	for {
-		line := rest
-		i := bytes.IndexByte(rest, '\n')
-		if i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		}
+	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
 		// Only a line that can spell the key "error" (directly or through an escape) can hold it.
 		if bytes.Contains(line, []byte("error")) || bytes.Contains(line, []byte(`\u`)) {
 			if v, ok := parseObject(line); ok && hasErrorMember(v) {
 				return TerminalError
 			}
-		}
-		if i < 0 {
-			break
 		}
 	}
 	return TerminalNone
