@@ -34,7 +34,7 @@ type readResult struct {
 // upstream request") and implements the terminal grace ([WithTerminalGrace]).
 //
 // Reads are synchronous on the handler goroutine until the capture reports the terminal SSE event
-// (callState.markTerminal, SPEC §4.2, §0 D1). From then on each read runs on its own goroutine and
+// (callState.terminal, SPEC §4.2, §0 D1). From then on each read runs on its own goroutine and
 // the copier waits for it at most until the grace expires. A body that ends within the grace ends the
 // call exactly as without it. Otherwise run returns with the read still outstanding and the copier
 // handed off to the call (callState.handOff): the capture layer ends the call as if the body had
@@ -105,7 +105,7 @@ func (c *bodyCopier) run() (handedOff bool) {
 		if res.n > 0 {
 			c.write(c.buf[:res.n])
 		}
-		if grace == nil && c.f.terminalGrace > 0 && c.call.terminalSeen() {
+		if grace == nil && c.f.terminalGrace > 0 && c.call != nil && c.call.terminal.Load() {
 			grace = time.NewTimer(c.f.terminalGrace)
 		}
 		if res.err != nil {

@@ -45,7 +45,6 @@ type captureWriter struct {
 	dialect string
 	id      string
 	clock   func() (time.Time, time.Duration)
-	maxEv   int
 
 	mu          sync.Mutex
 	wroteHeader bool // the handler sent a final (non-1xx) status
@@ -75,11 +74,8 @@ type captureWriter struct {
 	synthetic bool // the status came from the proxy itself (SPEC §0 D5), not the upstream
 }
 
-func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int) *captureWriter {
-	return &captureWriter{
-		w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id,
-		clock: clock, maxEv: maxEventBytes, length: -1,
-	}
+func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration)) *captureWriter {
+	return &captureWriter{w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id, clock: clock, length: -1}
 }
 
 // Header returns the header map of the underlying writer.
@@ -111,7 +107,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 	cw.wroteHeader = true
 	cw.status = code
 	h := cw.w.Header()
-	cw.synthetic = cw.call.isSynthetic()
+	_, cw.synthetic = cw.call.reported()
 	if !cw.synthetic {
 		cw.setupCapture(h)
 	}
@@ -142,7 +138,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 func (cw *captureWriter) setupCapture(h http.Header) {
 	if ct := h.Values("Content-Type"); len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream") {
 		cw.sse = true
-		sc, err := stream.NewCapture(cw.dialect, stream.WithMaxEventBytes(cw.maxEv))
+		sc, err := stream.NewCapture(cw.dialect)
 		if err == nil {
 			cw.sc = sc
 		}
@@ -202,7 +198,7 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		switch {
 		case cw.sse && terminal:
 			cw.holding = true
-			cw.call.markTerminal()
+			cw.call.terminal.Store(true)
 		case cw.length >= 0 && cw.written+int64(n) >= cw.length:
 			cw.holding = true
 		}
@@ -275,7 +271,7 @@ func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	if cw.decoder != nil {
-		if cw.call.endedEarly() {
+		if cw.call.early.Load() {
 			// The terminal grace ended the call with the upstream body still open: the encoded
 			// stream is unfinished by design, only an error the decoder already hit counts.
 			cw.decodeErr = cw.decoder.failure()

@@ -15,7 +15,7 @@
 //     model-call spans form one tree.
 //   - Correlation without the prefix: rollout.FromRequest reads the id from the path prefix, else
 //     the X-Gymtrace-Rollout-Id header, else the gymtrace.rollout_id baggage member
-//     (rollout.ContextWithID); a captured call naming none is counted (Handler.CorrelationStats) and
+//     (rollout.ContextWithID); a captured call naming none is counted (gymtrace.capture.uncorrelated_calls) and
 //     logged, and captured under WithUncorrelatedRolloutID's id when given.
 //   - Capture (SPEC §1.6, §3, §4, §0 "Durability contract", D3–D5, D12): CaptureHandler wraps any Go
 //     model server and NewProxy forwards to one configured upstream. Both strip the prefix always,

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -59,14 +58,11 @@ type Handler struct {
 	fwd        *forwarder // NewProxy only
 	serverAttr []attribute.KeyValue
 
-	// Lifecycle: captured calls in flight, so Shutdown can let them end before the provider stops.
 	gate         drain.Gate   // captured calls in flight; closed by Shutdown
 	endMu        sync.RWMutex // held (read) around span.End; Shutdown takes it to stop the provider
 	providerDown bool         // guarded by endMu
 	shutdownOnce sync.Once
 	shutdownErr  error
-
-	corr correlationCounters // calls naming no rollout (correlation.go)
 }
 
 // CaptureHandler wraps next, any Go model server handler, with capture (SPEC §1.6, §4.1):
@@ -322,7 +318,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
 	}
 
-	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
+	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock)
 	defer cw.closeDecoder()
 	serve := h.next.ServeHTTP
 	if h.fwd != nil {
@@ -333,7 +329,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	pv, stack, panicked := runHandler(serve, cw, r2)
 	endWall, endMono := h.cfg.clock()
 
-	transport := call.transportKind()
+	transport, _ := call.reported()
 	forwarderAbort := panicked && pv == http.ErrAbortHandler && transport != ""
 	userPanic := panicked && !forwarderAbort
 	if userPanic {
@@ -352,8 +348,8 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)
-	if m, ok := requestModel(attrs); ok {
-		span.SetName(semconv.GenAIOperationNameChat + " " + m)
+	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {
+		span.SetName(semconv.ChatSpanName(m.AsString()))
 	}
 	if ex.ErrorCategory != "" {
 		span.SetStatus(codes.Error, ex.ErrorCategory)
@@ -488,16 +484,6 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string,
 	}
 }
 
-// requestModel finds gen_ai.request.model among attrs.
-func requestModel(attrs []attribute.KeyValue) (string, bool) {
-	for _, kv := range attrs {
-		if kv.Key == semconv.GenAIRequestModelKey && kv.Value.Type() == attribute.STRING {
-			return kv.Value.AsString(), kv.Value.AsString() != ""
-		}
-	}
-	return "", false
-}
-
 func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // runHandler calls serve and recovers a panic, returning its value and the panicking goroutine's
@@ -522,8 +508,7 @@ func panicTransport(v any) string {
 	if !ok || err == http.ErrAbortHandler {
 		return transportException
 	}
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+	if isTimeout(err) {
 		return transportTimeout
 	}
 	var op *net.OpError

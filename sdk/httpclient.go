@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -19,7 +18,6 @@ type ClientOption interface {
 
 type clientConfig struct {
 	tp        trace.TracerProvider
-	mp        metric.MeterProvider
 	rolloutID string
 }
 
@@ -32,12 +30,6 @@ func (f clientOptionFunc) applyClient(c *clientConfig) { f(c) }
 // valid span, the global provider (otelhttp's rule).
 func WithClientTracerProvider(tp trace.TracerProvider) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.tp = tp })
-}
-
-// WithClientMeterProvider sets the MeterProvider of otelhttp's client metrics (default: the global
-// provider, otelhttp's rule).
-func WithClientMeterProvider(mp metric.MeterProvider) ClientOption {
-	return clientOptionFunc(func(c *clientConfig) { c.mp = mp })
 }
 
 // WithClientRolloutID makes every request of the client carry the baggage member
@@ -81,9 +73,6 @@ func NewHTTPClient(base *http.Client, opts ...ClientOption) (*http.Client, error
 	if cfg.tp != nil {
 		otelOpts = append(otelOpts, otelhttp.WithTracerProvider(cfg.tp))
 	}
-	if cfg.mp != nil {
-		otelOpts = append(otelOpts, otelhttp.WithMeterProvider(cfg.mp))
-	}
 	baseRT := c.Transport
 	if baseRT == nil {
 		baseRT = http.DefaultTransport
@@ -107,10 +96,7 @@ type clientTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.rolloutID == "" {
-		return t.next.RoundTrip(r)
-	}
-	if _, ok := rollout.IDFromContext(r.Context()); ok {
+	if _, named := rollout.IDFromContext(r.Context()); named || t.rolloutID == "" {
 		return t.next.RoundTrip(r)
 	}
 	ctx, err := rollout.ContextWithID(r.Context(), t.rolloutID)

@@ -67,24 +67,23 @@ func newCallMetrics(mp metric.MeterProvider) (*callMetrics, error) {
 		metric.WithDescription(semconv.GenAIClientTokenUsageDescription),
 		metric.WithExplicitBucketBoundaries(semconv.GenAIClientTokenUsageBuckets()...))
 	err = errors.Join(err, e)
-	m.duration, e = meter.Float64Histogram(semconv.GenAIClientOperationDurationName,
-		metric.WithUnit(semconv.GenAIClientOperationDurationUnit),
-		metric.WithDescription(semconv.GenAIClientOperationDurationDescription),
-		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
-	err = errors.Join(err, e)
-	m.ttfc, e = meter.Float64Histogram(semconv.GenAIClientOperationTimeToFirstChunkName,
-		metric.WithUnit(semconv.GenAIClientOperationTimeToFirstChunkUnit),
-		metric.WithDescription(semconv.GenAIClientOperationTimeToFirstChunkDescription),
-		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
-	err = errors.Join(err, e)
+	seconds := func(dst *metric.Float64Histogram, name, unit, desc string) {
+		*dst, e = meter.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
+		err = errors.Join(err, e)
+	}
+	seconds(&m.duration, semconv.GenAIClientOperationDurationName, semconv.GenAIClientOperationDurationUnit,
+		semconv.GenAIClientOperationDurationDescription)
+	seconds(&m.ttfc, semconv.GenAIClientOperationTimeToFirstChunkName, semconv.GenAIClientOperationTimeToFirstChunkUnit,
+		semconv.GenAIClientOperationTimeToFirstChunkDescription)
 	counter := func(dst *metric.Int64Counter, name, unit, desc string) {
-		c, e := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		*dst = c
+		*dst, e = meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		err = errors.Join(err, e)
 	}
 	counter(&m.calls, semconv.GymtraceCaptureCallsName, semconv.GymtraceCaptureCallsUnit, semconv.GymtraceCaptureCallsDescription)
 	counter(&m.bytes, semconv.GymtraceCaptureBytesName, semconv.GymtraceCaptureBytesUnit, semconv.GymtraceCaptureBytesDescription)
-	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit, semconv.GymtraceCaptureUncorrelatedCallsDescription)
+	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit,
+		semconv.GymtraceCaptureUncorrelatedCallsDescription)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -152,20 +151,21 @@ func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue
 	}
 	m.calls.Add(ctx, 1, metric.WithAttributes(countAttrs...))
 
-	req := int64(len(ex.Request))
-	if ex.RequestRaw != nil {
-		req += int64(len(*ex.RequestRaw))
+	for dir, n := range map[string]int{
+		semconv.GymtraceCaptureDirectionRequest:  len(ex.Request) + rawLen(ex.RequestRaw),
+		semconv.GymtraceCaptureDirectionResponse: len(ex.Response) + rawLen(ex.ResponseRaw),
+	} {
+		if n > 0 {
+			m.bytes.Add(ctx, int64(n), metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(dir)))
+		}
 	}
-	resp := int64(len(ex.Response))
-	if ex.ResponseRaw != nil {
-		resp += int64(len(*ex.ResponseRaw))
+}
+
+func rawLen(s *string) int {
+	if s == nil {
+		return 0
 	}
-	if req > 0 {
-		m.bytes.Add(ctx, req, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionRequest)))
-	}
-	if resp > 0 {
-		m.bytes.Add(ctx, resp, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionResponse)))
-	}
+	return len(*s)
 }
 
 // countUncorrelated counts a call to a captured endpoint of dialect that carried no rollout id

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -28,10 +27,8 @@ const (
 	DefaultIdleReadTimeout = 15 * time.Minute
 	// DefaultTerminalGrace is how long the proxy waits, after the read that completed a terminal SSE
 	// event, for the upstream body to end before it finalizes the call itself ([WithTerminalGrace]).
-	// Upstreams end the body within milliseconds of the terminal event (usually in the same read or
-	// the next chunk terminator), so 250ms never cuts a normal stream, yet it bounds the extra delay a
-	// client sees from an upstream that keeps the response open to an imperceptible fraction of a
-	// model call.
+	// Upstreams end the body within milliseconds of the terminal event, so 250ms never cuts a normal
+	// stream, yet bounds the delay an upstream that keeps the response open adds.
 	DefaultTerminalGrace = 250 * time.Millisecond
 )
 
@@ -69,10 +66,9 @@ type config struct {
 	resource        *resource.Resource
 	logger          *slog.Logger
 	meterProvider   metric.MeterProvider // nil: no metrics (metrics.go)
-	maxEventBytes   int
-	corr            correlationConfig // WithRunID, WithUncorrelatedRolloutID (correlation.go)
-	spanAttrs       spanAttrConfig    // WithMessageContent, WithGenAIConventions (spanattrs.go)
-	redactor        *Redactor         // WithRedaction (redact.go)
+	corr            correlationConfig    // WithRunID, WithUncorrelatedRolloutID (correlation.go)
+	spanAttrs       spanAttrConfig       // WithMessageContent, WithGenAIConventions (spanattrs.go)
+	redactor        *Redactor            // WithRedaction (redact.go)
 
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
@@ -82,9 +78,8 @@ type config struct {
 	requestReadTimeout    time.Duration // < 0: disabled
 
 	// Test hooks (unexported).
-	clock     func() (wall time.Time, mono time.Duration)
-	newID     func() string
-	transport http.RoundTripper
+	clock func() (wall time.Time, mono time.Duration)
+	newID func() string
 }
 
 func newConfig(opts []Option) config {
@@ -176,11 +171,7 @@ func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
 // model-call span is recorded and written to the capture file (SPEC §0 "Durability contract").
 // Default sdktrace.ParentBased(sdktrace.AlwaysSample()).
 func WithExportSampler(s sdktrace.Sampler) Option {
-	return optionFunc(func(c *config) {
-		if s != nil {
-			c.exportSampler = s
-		}
-	})
+	return setUnless(s == nil, s, func(c *config) *sdktrace.Sampler { return &c.exportSampler })
 }
 
 // WithResource sets the OpenTelemetry resource of the handler's tracer provider (default: the SDK's
@@ -194,43 +185,24 @@ func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }
 
-// WithMaxEventBytes sets the SSE capture bound per event, in bytes (SPEC §0 D2; default 64 MiB). An
-// event over the bound is dropped from the capture and the rollout marked incomplete; forwarding is
-// never bounded. A value below 1 keeps the default.
-func WithMaxEventBytes(n int) Option {
-	return optionFunc(func(c *config) { c.maxEventBytes = n })
-}
-
 // WithDialTimeout bounds connecting to the upstream ([NewProxy] only; default [DefaultDialTimeout]).
 // A dial that fails is answered 502, one that times out 504 (SPEC §0 D5). Values below 1 keep the default.
 func WithDialTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.dialTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.dialTimeout })
 }
 
 // WithResponseHeaderTimeout bounds the wait for the upstream's status line after the request was
 // sent ([NewProxy] only; default [DefaultResponseHeaderTimeout]); expiry is answered 504 and recorded
 // as "timeout" (SPEC §0 D5). Values below 1 keep the default.
 func WithResponseHeaderTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.responseHeaderTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.responseHeaderTimeout })
 }
 
 // WithIdleReadTimeout bounds each wait for upstream body bytes after the status line ([NewProxy]
 // only; default [DefaultIdleReadTimeout]). Expiry cancels the upstream request, aborts the client's
 // response and records "timeout" (SPEC §0 D5). Values below 1 keep the default.
 func WithIdleReadTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.idleReadTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.idleReadTimeout })
 }
 
 // WithTerminalGrace sets how long the proxy waits for the upstream body to end after the read that
@@ -247,11 +219,7 @@ func WithIdleReadTimeout(d time.Duration) Option {
 // without [DONE] (SPEC §0 D8) is known complete only at the end of the body.
 // d == 0 keeps the default; d < 0 disables the grace (the call ends only with the upstream body).
 func WithTerminalGrace(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d != 0 {
-			c.terminalGrace = d
-		}
-	})
+	return setUnless(d == 0, d, func(c *config) *time.Duration { return &c.terminalGrace })
 }
 
 // WithMaxRequestBytes bounds the body of a captured request, in bytes (default
@@ -262,11 +230,7 @@ func WithTerminalGrace(d time.Duration) Option {
 // record is written and a warning is logged. Uncaptured calls stream their body and are not
 // bounded. Values below 1 keep the default.
 func WithMaxRequestBytes(n int64) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxRequestBytes = n
-		}
-	})
+	return setUnless(n <= 0, n, func(c *config) *int64 { return &c.maxRequestBytes })
 }
 
 // WithRequestReadTimeout bounds reading the body of a captured request (default
@@ -278,11 +242,7 @@ func WithMaxRequestBytes(n int64) Option {
 // ResponseWriter without deadline support the body is read without one. d == 0 keeps the default;
 // d < 0 disables the deadline.
 func WithRequestReadTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d != 0 {
-			c.requestReadTimeout = d
-		}
-	})
+	return setUnless(d == 0, d, func(c *config) *time.Duration { return &c.requestReadTimeout })
 }
 
 // withClock replaces the clock (tests): each call returns the wall time and a monotonic reading;
@@ -297,9 +257,14 @@ func withModelCallID(f func() string) Option {
 	return optionFunc(func(c *config) { c.newID = f })
 }
 
-// withTransport replaces the proxy's upstream transport (tests).
-func withTransport(rt http.RoundTripper) Option {
-	return optionFunc(func(c *config) { c.transport = rt })
+// setUnless returns an Option that sets the field of config that field returns to v, unless skip
+// (the value keeps the field as it is: the default or an earlier option's value).
+func setUnless[T any](skip bool, v T, field func(*config) *T) Option {
+	return optionFunc(func(c *config) {
+		if !skip {
+			*field(c) = v
+		}
+	})
 }
 
 // monotonicClock returns a clock whose monotonic readings are durations since its creation.

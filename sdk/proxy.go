@@ -42,11 +42,7 @@ func NewProxy(upstream string, opts ...Option) (*Handler, error) {
 		return nil, err
 	}
 	cfg := newConfig(opts)
-	rt := cfg.transport
-	if rt == nil {
-		rt = newTransport(&cfg)
-	}
-	f := &forwarder{upstream: u, transport: rt, idleTimeout: cfg.idleReadTimeout, terminalGrace: cfg.terminalGrace, logger: cfg.logger}
+	f := &forwarder{upstream: u, transport: newTransport(&cfg), idleTimeout: cfg.idleReadTimeout, terminalGrace: cfg.terminalGrace, logger: cfg.logger}
 	h, err := newHandler(f, cfg)
 	if err != nil {
 		return nil, err

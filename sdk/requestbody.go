@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,32 +75,19 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 			}
 		}
 	}
-	buf := make([]byte, 0, min(limit+1, 32<<10))
-	for {
-		if len(buf) == cap(buf) {
-			// Grow by doubling, never past limit+1 (one byte over proves the body too large).
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, errBodyTooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+	// One byte over the limit proves the body too large.
+	buf, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(buf)) > limit {
+		return nil, errBodyTooLarge
 	}
+	return buf, err
 }
 
-// isTimeout reports whether err is a read deadline expiry.
+// isTimeout reports whether err is a deadline expiry (a context's, a connection's or any net.Error
+// that says it timed out).
 func isTimeout(err error) bool {
 	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // refuseBody answers a captured request whose body was refused (413 or 408) with a JSON error in the

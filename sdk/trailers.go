@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,11 +16,7 @@ func announceTrailers(h http.Header, declared http.Header) []string {
 	if len(declared) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(declared))
-	for k := range declared {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(declared))
 	h.Set("Trailer", strings.Join(keys, ", "))
 	return keys
 }
