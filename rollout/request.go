@@ -86,10 +86,10 @@ func ContextWithID(ctx context.Context, id string) (context.Context, error) {
 		return ctx, fmt.Errorf("rollout baggage: %w", err)
 	}
 	m, err := baggage.NewMemberRaw(BaggageKey, id)
-	if err != nil {
-		return ctx, fmt.Errorf("rollout baggage: %w", err)
+	b := baggage.FromContext(ctx)
+	if err == nil {
+		b, err = b.SetMember(m)
 	}
-	b, err := baggage.FromContext(ctx).SetMember(m)
 	if err != nil {
 		return ctx, fmt.Errorf("rollout baggage: %w", err)
 	}

@@ -22,44 +22,28 @@ type ID struct {
 // traceDomain separates rollout trace ids from other uses of SHA-256 over the same ids.
 const traceDomain = "gymtrace/rollout/"
 
-// digest is SHA-256("gymtrace/rollout/" + rollout) without a run, else of
-// "gymtrace/rollout/<run>/<rollout>". Validated ids (no "/" in either) never collide across runs.
-func (id ID) digest() [sha256.Size]byte {
-	if id.Run == "" {
-		return sha256.Sum256([]byte(traceDomain + id.Rollout))
-	}
-	return sha256.Sum256([]byte(traceDomain + id.Run + "/" + id.Rollout))
-}
-
 // TraceID returns the rollout's trace id: the first 16 bytes of SHA-256("gymtrace/rollout/" +
-// Rollout), or of "gymtrace/rollout/<Run>/<Rollout>" in a run. Every process computes the same id,
-// so a rollout's trace can be found from its id alone.
-func (id ID) TraceID() trace.TraceID {
-	d := id.digest()
-	var t trace.TraceID
-	copy(t[:], d[:16])
-	return t
-}
+// Rollout), or of "gymtrace/rollout/<Run>/<Rollout>" in a run (validated ids, which hold no "/",
+// never collide across runs). Every process computes the same id, so a rollout's trace can be
+// found from its id alone.
+func (id ID) TraceID() trace.TraceID { return id.RootSpanContext().TraceID() }
 
 // RootSpanID returns the span id of the rollout's root span: bytes 16–23 of the same digest as
 // [ID.TraceID]. No process needs to have recorded that span: it is the remote parent of model-call
 // spans that arrive without the rollout's trace context.
-func (id ID) RootSpanID() trace.SpanID {
-	d := id.digest()
-	var s trace.SpanID
-	copy(s[:], d[16:24])
-	return s
-}
+func (id ID) RootSpanID() trace.SpanID { return id.RootSpanContext().SpanID() }
 
 // RootSpanContext returns the span context of the rollout's root span: [ID.TraceID],
 // [ID.RootSpanID], sampled, remote, no trace state.
 func (id ID) RootSpanContext() trace.SpanContext {
-	d := id.digest()
-	var c trace.SpanContextConfig
+	key := traceDomain + id.Rollout
+	if id.Run != "" {
+		key = traceDomain + id.Run + "/" + id.Rollout
+	}
+	d := sha256.Sum256([]byte(key))
+	c := trace.SpanContextConfig{TraceFlags: trace.FlagsSampled, Remote: true}
 	copy(c.TraceID[:], d[:16])
 	copy(c.SpanID[:], d[16:24])
-	c.TraceFlags = trace.FlagsSampled
-	c.Remote = true
 	return trace.NewSpanContext(c)
 }
 
