@@ -71,10 +71,9 @@ func (c *callState) handOff(t *bodyCopier) {
 }
 
 // forwardTail forwards, after the record was written and the held bytes released, what the upstream
-// still sends on a call the terminal grace ended: read by read, unheld and not captured, until the
-// upstream body ends ([WithTerminalGrace]). It returns at once for every other call. Like the
-// forwarder's copy loop it runs on the handler goroutine, and it panics with http.ErrAbortHandler
-// when the upstream body breaks or the client goes away, so the client sees the break (SPEC §0 D5).
+// still sends on a call the terminal grace ended, unheld and uncaptured ([WithTerminalGrace]); it
+// returns at once for every other call. It panics with http.ErrAbortHandler when the upstream body
+// breaks or the client goes away, so the client sees the break (SPEC §0 D5).
 func (c *callState) forwardTail(cw *captureWriter) {
 	c.mu.Lock()
 	t := c.tail
@@ -161,8 +160,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(
 // handler passes in (nil for a call that is not captured).
 func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callState) {
 	ctx, cancel := context.WithCancelCause(r.Context())
-	// The upstream request lives until serve returns, unless its body was handed off to the
-	// call's tail (terminal grace, bodycopy.go), which then owns it.
+	// The upstream request lives until serve returns, unless the call's tail owns it (bodycopy.go).
 	var c *bodyCopier
 	handedOff := false
 	defer func() {
@@ -195,9 +193,9 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 	removeHopHeaders(out.Header)
 	out.Header.Del("X-Forwarded-For")
 	if call != nil {
-		// The body was read whole already: nothing to wait for.
+		// The body was read whole already; the model-call span becomes the upstream's parent
+		// (baggage stays as the client sent it).
 		out.Header.Del("Expect")
-		// The model-call span becomes the upstream's parent; baggage stays as the client sent it.
 		out.Header.Del("Traceparent")
 		out.Header.Del("Tracestate")
 		f.traceProp.Inject(ctx, propagation.HeaderCarrier(out.Header))
@@ -212,7 +210,6 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 		f.noStatus(w, r, call, err)
 		return
 	}
-	// From here on c.close (deferred above) closes the body, even on a panic.
 	h := w.Header()
 	for k, vv := range resp.Header {
 		h[k] = append([]string(nil), vv...)
@@ -230,8 +227,7 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 
 // noStatus handles an upstream exchange that produced no status line (SPEC §0 D5, D3).
 func (f *forwarder) noStatus(w http.ResponseWriter, r *http.Request, call *callState, err error) {
-	if r.Context().Err() != nil {
-		// The client left before the upstream answered (SPEC §3.3: D3 with status_code null).
+	if r.Context().Err() != nil { // the client left first (SPEC §3.3: D3 with status_code null)
 		call.report(transportCancelled, false)
 		panic(http.ErrAbortHandler)
 	}
