@@ -58,10 +58,9 @@ func WithUncorrelatedRolloutID(id string) Option {
 	return optionFunc(func(c *config) { c.corr.uncorrelated = id })
 }
 
-// serveUnprefixed serves a request whose path has no rollout prefix: a call to a captured endpoint
-// is captured under the rollout its header or baggage names (400 when that id is invalid), else
-// counted as uncorrelated and captured under WithUncorrelatedRolloutID's id or forwarded uncaptured.
-// Every other path is forwarded untouched.
+// serveUnprefixed serves a request without a rollout prefix: a call to a captured endpoint is
+// captured under the rollout its header or baggage names (400 when invalid), else counted and
+// captured under WithUncorrelatedRolloutID's id or forwarded uncaptured. Other paths go untouched.
 func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 	dialect := CapturedDialect(r.URL.Path)
 	if dialect == "" {

@@ -85,9 +85,8 @@ func NewHTTPClient(base *http.Client, opts ...ClientOption) (*http.Client, error
 	return c, nil
 }
 
-// clientTransport adds the rollout baggage member (WithClientRolloutID) to a request's context before
-// otelhttp starts the client span and injects the headers, and passes CloseIdleConnections to the
-// base transport (otelhttp's transport does not).
+// clientTransport adds the baggage member of WithClientRolloutID before otelhttp starts the client
+// span, and passes CloseIdleConnections to the base transport (otelhttp's does not).
 type clientTransport struct {
 	rolloutID string
 	next      http.RoundTripper // otelhttp over base

@@ -41,13 +41,11 @@ type toolSlot struct {
 	args  []byte      // concatenated
 }
 
-// add folds one chunk into the state; the values it keeps are clones (the chunk's memory is reused
-// for the next event, see Capture). It returns the number of parts it skipped: a `choices`
-// that is not a list, or a choice that breaks the shapes §4.5 relies on (not an object, an index
-// that is not an integer, a delta that is not an object, a `tool_calls` that is not a list, a tool
-// call or function that is not an object, a tool index that is not an integer). A skipped choice
-// leaves the state untouched (the reference would raise and lose the whole response). Values of
-// another type where §4.5 joins strings are read, not skipped (SPEC §0 D13, see appendText).
+// add folds one chunk into the state, keeping clones, and returns the number of parts it skipped:
+// a `choices` that is not a list, or a choice that breaks the shapes §4.5 relies on (not an
+// object, a non-integer index, a delta, tool call or function that is not an object, a
+// `tool_calls` that is not a list). A skipped choice leaves the state untouched (the reference
+// would lose the whole response). Values of another type where §4.5 joins strings are read (D13).
 func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	if v, ok := getTruthy(chunk, "model"); ok {
 		s.model = v.Clone()
@@ -199,11 +197,10 @@ func truthyOf(obj ojson.Value, key string, k ojson.Kind) (v ojson.Value, present
 	return v, present, !present || v.Kind() == k
 }
 
-// addContent appends one delta.content (SPEC §4.5, §0 D13): a list of content parts contributes,
-// in order, the text of each {"type":"text"} part to the content and the text of each
-// {"type":"thinking"} part (its "thinking" value, or the "text" members of its "thinking" list)
-// to the reasoning; other parts contribute nothing (they stay in response_raw). Any other value
-// goes through appendText.
+// addContent appends one delta.content (SPEC §4.5, §0 D13): of a list of content parts, each
+// {"type":"text"} part's text goes to the content and each {"type":"thinking"} part's "thinking"
+// (or the "text" members of its "thinking" list) to the reasoning, other parts nowhere (they stay in
+// response_raw); any other value goes through appendText.
 func (ch *chatChoice) addContent(v ojson.Value) {
 	if v.Kind() != ojson.KindArray {
 		ch.content = appendText(ch.content, v)
@@ -229,9 +226,8 @@ func (ch *chatChoice) addContent(v ojson.Value) {
 	}
 }
 
-// appendText appends v where SPEC §4.5 concatenates strings, read as §0 D13 says: a string as
-// its text, null as nothing, any other value as its compact JSON text (member order and number
-// text as sent).
+// appendText appends v where SPEC §4.5 concatenates strings, read as §0 D13 says: a string as its
+// text, null as nothing, any other value as its compact JSON text as sent.
 func appendText(dst []byte, v ojson.Value) []byte {
 	switch v.Kind() {
 	case ojson.KindNull:
@@ -243,8 +239,8 @@ func appendText(dst []byte, v ojson.Value) []byte {
 	return v.AppendJSON(dst)
 }
 
-// textValue is a truthy tool-call id or function name as the slot keeps it (SPEC §4.5 sets them,
-// §0 D13): a string as itself, any other value as the string of its compact JSON text.
+// textValue is a truthy tool-call id or function name as the slot keeps it (SPEC §4.5, §0 D13): a
+// string as itself, any other value as the string of its compact JSON text.
 func textValue(v ojson.Value) ojson.Value {
 	if v.Kind() == ojson.KindString {
 		return v.Clone()
@@ -292,8 +288,7 @@ func (s *chatState) result() (ojson.Value, bool) {
 	return ojson.Object(ms...), true
 }
 
-// value builds one choice: index, message (role, content, reasoning_content, tool_calls),
-// finish_reason.
+// value builds one choice: index, message (role, content, reasoning_content, tool_calls), finish_reason.
 func (ch *chatChoice) value() ojson.Value {
 	content := ojson.Null()
 	if len(ch.content) > 0 {

@@ -33,11 +33,10 @@ type msgBlock struct {
 // messageKeys are the message_start keys kept, in this order, when present and non-null.
 var messageKeys = [...]string{"id", "type", "role", "model", "stop_reason"}
 
-// add folds one event into the state and reports whether it was used or skipped. The values it
-// keeps are clones (the event's memory is reused for the next event, see Capture). An event that
-// breaks the shapes §4.6 relies on (a message, content_block, delta or usage that is truthy but
-// not an object; an index that is not an integer; text, thinking or partial_json that is present
-// but not a string) is skipped whole and leaves the state untouched.
+// add folds one event into the state, keeping clones, and reports whether it was skipped: an event
+// that breaks the shapes §4.6 relies on (a truthy message, content_block, delta or usage that is not
+// an object; an index that is not an integer; a text, thinking or partial_json that is not a
+// string) is skipped whole and leaves the state untouched.
 func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 	typ, _ := getString(ev, "type")
 	switch typ {
@@ -128,10 +127,9 @@ func (s *messagesState) addDelta(ev ojson.Value) bool {
 	return true
 }
 
-// startAccum prepares the block for the first delta of kind key ("text" or "thinking"): the
-// block's type defaults to key, and the accumulator starts from the block's current string
-// (placing the member now, as the reference's assignment does). A current value that is not a
-// string cannot be appended to: false.
+// startAccum prepares the block for the first delta of kind key ("text" or "thinking"): its type
+// defaults to key and the accumulator starts from its current string, placing the member now as
+// the reference's assignment does. False when the current value is not a string.
 func (b *msgBlock) startAccum(key string, buf *[]byte, started *bool) bool {
 	if *started {
 		return true
@@ -173,9 +171,9 @@ func (s *messagesState) updateUsage(u ojson.Value) {
 	}
 }
 
-// result builds the message: the kept message keys, `type` "message" (at its place when the
-// message had one), `content` (blocks in index order, tool_use inputs filled from their partial
-// JSON), then `usage` when non-empty. False when there was neither a message_start nor a block.
+// result builds the message: the kept message keys, `type` "message" (in place when present),
+// `content` (blocks in index order, tool_use inputs from their partial JSON), then `usage` when
+// non-empty. False when there was neither a message_start nor a block.
 func (s *messagesState) result() (ojson.Value, bool) {
 	if !s.hasMessage && len(s.blocks) == 0 {
 		return ojson.Value{}, false
@@ -214,9 +212,9 @@ func (s *messagesState) blockValue(b *msgBlock) ojson.Value {
 	return v
 }
 
-// toolInput parses a tool_use block's accumulated partial JSON (SPEC §4.6): "" gives {}; text
-// that does not parse gives {"_raw": text}. Strict JSON keeps its number text (SPEC §0 D9); text
-// only Python's json.loads accepts (NaN, huge integers, duplicate keys) is read as it reads it.
+// toolInput parses a tool_use block's partial JSON (SPEC §4.6): "" gives {}, text that does not
+// parse {"_raw": text}; strict JSON keeps its number text (D9), text only Python's json.loads
+// accepts (NaN, huge integers, duplicate keys) is read as it reads it.
 func toolInput(raw []byte) ojson.Value {
 	if len(raw) == 0 {
 		return ojson.Object()
@@ -230,8 +228,7 @@ func toolInput(raw []byte) ojson.Value {
 	return ojson.Object(ojson.Member{Key: "_raw", Value: ojson.String(string(raw))})
 }
 
-// objectOrEmpty returns `obj.get(key) or {}` and false when that value is truthy but not an
-// object.
+// objectOrEmpty returns `obj.get(key) or {}`, false when that value is truthy but not an object.
 func objectOrEmpty(obj ojson.Value, key string) (ojson.Value, bool) {
 	v, ok := getTruthy(obj, key)
 	if !ok {

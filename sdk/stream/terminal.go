@@ -43,7 +43,7 @@ const (
 	DialectMessages  = "messages"  // Anthropic Messages, /v1/messages
 )
 
-// dialect is a validated dialect name, used for fast dispatch.
+// dialect is a validated dialect name.
 type dialect uint8
 
 const (
@@ -59,8 +59,7 @@ var dialects = map[string]dialect{
 
 func parseDialect(s string) dialect { return dialects[s] }
 
-// terminalByName maps an event name of dialect d to its terminal state (SPEC §4.2 table; D1 uses
-// the same names for the data JSON's type).
+// terminalByName maps an event name (or D1's data type) of dialect d to its state (SPEC §4.2).
 func terminalByName(d dialect, name []byte) Terminal {
 	switch d {
 	case dialectResponses:
@@ -88,13 +87,11 @@ func terminalByName(d dialect, name []byte) Terminal {
 }
 
 // eventTerminal returns the terminal state one dispatched event gives in dialect d (SPEC §4.2, D1,
-// D2). obj is the event's data parsed as a JSON object (ok false when the data is not one).
-//
-// Rules: the event name is compared exactly (the decoder already dropped one leading space;
-// nothing else is trimmed, as terminal.json's D2 cases require). Responses and messages: by name;
-// when the event has no "event" field at all, by the data object's "type" string (D1). Chat: name
-// "error" → error; any data line exactly "[DONE]" → complete; a data line, or the whole data,
-// that is a JSON object with a non-null "error" member → error.
+// D2); obj is its data as a JSON object (ok false when it is not one). The name is compared exactly
+// (nothing trimmed beyond the decoder's one space). Responses and messages: by name, or, when the
+// event has no "event" field at all, by the data object's "type" (D1). Chat: name "error" → error;
+// a data line "[DONE]" → complete; a data line, or the whole data, that is an object with a
+// non-null "error" member → error.
 func eventTerminal(d dialect, ev *Event, obj ojson.Value, ok bool) Terminal {
 	if t := terminalByName(d, ev.Name); t != TerminalNone {
 		return t
