@@ -68,9 +68,8 @@ func ParsePrefix(path string) (p Prefix, ok bool) {
 
 // ParseResourcesServerPrefix parses the resources-server prefix of a decoded path: the reference
 // regex ^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>/.*)$ of SPEC §1.5 (Gym's
-// RolloutContextMiddleware), matched over the whole string like [ParsePrefix]. The id must fully
-// match [IDPattern] (no length limit, as in Gym); the token-capture segment is not recognised and
-// stays in Rest, so TokenCapture is always false.
+// RolloutContextMiddleware), matched like [ParsePrefix]: no length limit, and the token-capture
+// segment stays in Rest.
 func ParseResourcesServerPrefix(path string) (p Prefix, ok bool) {
 	id, rest, ok := cutPrefixID(path)
 	if !ok || !matchIDPattern(id) {
@@ -169,15 +168,10 @@ func clientReading(segs []string) Prefix {
 
 // hasEncodedSeparator reports whether s holds %2F, %2f, %5C or %5c.
 func hasEncodedSeparator(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0 && i+2 < len(s); {
-		if c1, c2 := s[i+1], s[i+2]|0x20; (c1 == '2' && c2 == 'f') || (c1 == '5' && c2 == 'c') {
+	for i := 0; i+2 < len(s); i++ {
+		if c1, c2 := s[i+1], s[i+2]|0x20; s[i] == '%' && (c1 == '2' && c2 == 'f' || c1 == '5' && c2 == 'c') {
 			return true
 		}
-		j := strings.IndexByte(s[i+1:], '%')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
 	}
 	return false
 }

@@ -37,7 +37,7 @@ func (c correlationConfig) storeDir(dir string) string {
 	return filepath.Join(dir, c.runID)
 }
 
-// WithRunID puts the handler in the run namespace runID (issue 3 part 8): every model-call span
+// WithRunID puts the handler in the run namespace runID: every model-call span
 // belongs to the trace rollout.ID{Run: runID, Rollout: id}.TraceID() (parent chosen by
 // [rollout.ID.ParentForModelCall]), and the store created by [WithCaptureDir] is rooted at
 // rollout.RunDir(dir, runID), i.e. dir/runID, created with the configured directory mode. A store

@@ -33,7 +33,7 @@ func WithClientTracerProvider(tp trace.TracerProvider) ClientOption {
 }
 
 // WithClientRolloutID makes every request of the client carry the baggage member
-// rollout.BaggageKey=id (issue 3 part 7), for a client used by one rollout only. A request whose
+// rollout.BaggageKey=id, for a client used by one rollout only. A request whose
 // context already names a rollout ([rollout.ContextWithID], [StartRollout]) keeps its own. id must
 // pass [rollout.ValidateID] (SPEC §0 D12); NewHTTPClient fails otherwise.
 func WithClientRolloutID(id string) ClientOption {

@@ -169,8 +169,7 @@ func rawLen(s *string) int {
 }
 
 // countUncorrelated counts a call to a captured endpoint of dialect that carried no rollout id
-// (gymtrace.capture.uncorrelated_calls, issue 3 part 7). Safe for concurrent use; a no-op without a
-// meter provider.
+// (gymtrace.capture.uncorrelated_calls); a no-op without a meter provider.
 func (h *Handler) countUncorrelated(ctx context.Context, dialect string) {
 	if h.metrics == nil {
 		return
