@@ -40,6 +40,7 @@ type captureWriter struct {
 	dialect string
 	id      string
 	clock   func() (time.Time, time.Duration)
+	maxEv   int
 
 	mu          sync.Mutex
 	wroteHeader bool // the handler sent a final (non-1xx) status
@@ -69,8 +70,11 @@ type captureWriter struct {
 	synthetic bool // the status came from the proxy itself (SPEC §0 D5), not the upstream
 }
 
-func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration)) *captureWriter {
-	return &captureWriter{w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id, clock: clock, length: -1}
+func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int) *captureWriter {
+	return &captureWriter{
+		w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id,
+		clock: clock, maxEv: maxEventBytes, length: -1,
+	}
 }
 
 // Header returns the header map of the underlying writer.
@@ -129,7 +133,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 func (cw *captureWriter) setupCapture(h http.Header) {
 	if ct := h.Values("Content-Type"); len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream") {
 		cw.sse = true
-		sc, err := stream.NewCapture(cw.dialect)
+		sc, err := stream.NewCapture(cw.dialect, stream.WithMaxEventBytes(cw.maxEv))
 		if err == nil {
 			cw.sc = sc
 		}

@@ -322,7 +322,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
 	}
 
-	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock)
+	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
 	defer cw.closeDecoder()
 	serve := h.next.ServeHTTP
 	if h.fwd != nil {

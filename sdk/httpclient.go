@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -18,6 +19,7 @@ type ClientOption interface {
 
 type clientConfig struct {
 	tp        trace.TracerProvider
+	mp        metric.MeterProvider
 	rolloutID string
 }
 
@@ -30,6 +32,12 @@ func (f clientOptionFunc) applyClient(c *clientConfig) { f(c) }
 // valid span, the global provider (otelhttp's rule).
 func WithClientTracerProvider(tp trace.TracerProvider) ClientOption {
 	return clientOptionFunc(func(c *clientConfig) { c.tp = tp })
+}
+
+// WithClientMeterProvider sets the MeterProvider of otelhttp's client metrics (default: the global
+// provider, otelhttp's rule).
+func WithClientMeterProvider(mp metric.MeterProvider) ClientOption {
+	return clientOptionFunc(func(c *clientConfig) { c.mp = mp })
 }
 
 // WithClientRolloutID makes every request of the client carry the baggage member
@@ -72,6 +80,9 @@ func NewHTTPClient(base *http.Client, opts ...ClientOption) (*http.Client, error
 	otelOpts := []otelhttp.Option{otelhttp.WithPropagators(clientPropagator)}
 	if cfg.tp != nil {
 		otelOpts = append(otelOpts, otelhttp.WithTracerProvider(cfg.tp))
+	}
+	if cfg.mp != nil {
+		otelOpts = append(otelOpts, otelhttp.WithMeterProvider(cfg.mp))
 	}
 	baseRT := c.Transport
 	if baseRT == nil {

@@ -66,9 +66,10 @@ type config struct {
 	resource        *resource.Resource
 	logger          *slog.Logger
 	meterProvider   metric.MeterProvider // nil: no metrics (metrics.go)
-	corr            correlationConfig    // WithRunID, WithUncorrelatedRolloutID (correlation.go)
-	spanAttrs       spanAttrConfig       // WithMessageContent, WithGenAIConventions (spanattrs.go)
-	redactor        *Redactor            // WithRedaction (redact.go)
+	maxEventBytes   int
+	corr            correlationConfig // WithRunID, WithUncorrelatedRolloutID (correlation.go)
+	spanAttrs       spanAttrConfig    // WithMessageContent, WithGenAIConventions (spanattrs.go)
+	redactor        *Redactor         // WithRedaction (redact.go)
 
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
@@ -183,6 +184,13 @@ func WithResource(r *resource.Resource) Option {
 // WithLogger sets the logger for capture failures and forwarding problems (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithMaxEventBytes sets the SSE capture bound per event, in bytes (SPEC §0 D2; default 64 MiB). An
+// event over the bound is dropped from the capture and the rollout marked incomplete; forwarding is
+// never bounded. A value below 1 keeps the default.
+func WithMaxEventBytes(n int) Option {
+	return optionFunc(func(c *config) { c.maxEventBytes = n })
 }
 
 // WithDialTimeout bounds connecting to the upstream ([NewProxy] only; default [DefaultDialTimeout]).

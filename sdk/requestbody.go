@@ -58,16 +58,13 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 		// Read on to the body's EOF: only then does net/http watch for a client that goes away
 		// (cancelling the request's context, SPEC §0 D3).
 		var extra [1]byte
-		for {
-			m, err := r.Read(extra[:])
-			switch {
-			case m > 0:
-				return nil, errBodyTooLarge // more than declared (net/http never delivers that)
-			case errors.Is(err, io.EOF):
-				return buf, nil
-			case err != nil:
-				return buf, err
-			}
+		switch m, err := io.ReadAtLeast(r, extra[:], 1); {
+		case m > 0:
+			return nil, errBodyTooLarge // more than declared (net/http never delivers that)
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		default:
+			return buf, err
 		}
 	}
 	// One byte over the limit proves the body too large.
