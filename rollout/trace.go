@@ -8,10 +8,9 @@ import (
 )
 
 // ID names a rollout in its run namespace: the key of its trace (DESIGN.md "Trace per rollout").
-// The zero Run is "no run namespace" (Gym's layout, `gymtrace proxy` without --run-id); with a
-// run, files go to DIR/Run/ ([RunDir]) and the trace ids change, so the same rollout id in two
-// runs gives two traces. The methods use the ids as given (check them with [ValidateID] and
-// [ValidateRun]).
+// The zero Run is "no run namespace" (Gym's layout); with a run, files go to DIR/Run/ ([RunDir])
+// and the same rollout id gets another trace. The methods use the ids as given ([ValidateID],
+// [ValidateRun] check them).
 type ID struct {
 	// Run is the run namespace (`--run-id`), "" for none.
 	Run string
@@ -48,19 +47,17 @@ func (id ID) RootSpanContext() trace.SpanContext {
 }
 
 // ParentForModelCall chooses the parent of a model-call span of the rollout (DESIGN.md "Trace per
-// rollout"). ctx carries the incoming span context (extracted from the request's traceparent, or
-// the active server span). When that span context is valid and in the rollout's trace, it is the
-// parent: parent is ctx unchanged and links is nil. Otherwise parent is ctx with the rollout root
-// ([ID.RootSpanContext]) as remote parent, and a valid foreign incoming span context becomes the
-// single link, so the agent's own trace still leads to the call. Other context values (baggage) are
-// kept. Start the span with trace.WithLinks(links...).
+// rollout") from ctx's incoming span context (the request's traceparent or the active server
+// span): when it is valid and in the rollout's trace, parent is ctx unchanged and links nil;
+// otherwise parent is ctx with the rollout root ([ID.RootSpanContext]) as remote parent, and a valid
+// foreign incoming span context is the single link. Other context values are kept. Start the span
+// with trace.WithLinks(links...).
 func (id ID) ParentForModelCall(ctx context.Context) (parent context.Context, links []trace.Link) {
 	incoming := trace.SpanContextFromContext(ctx)
 	root := id.RootSpanContext()
 	if incoming.IsValid() && incoming.TraceID() == root.TraceID() {
 		return ctx, nil
 	}
-	// Drop any local span from ctx so the remote rollout root is the parent.
 	parent = trace.ContextWithRemoteSpanContext(ctx, root)
 	if incoming.IsValid() {
 		links = []trace.Link{{SpanContext: incoming}}

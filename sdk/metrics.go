@@ -151,12 +151,15 @@ func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue
 	}
 	m.calls.Add(ctx, 1, metric.WithAttributes(countAttrs...))
 
-	for dir, n := range map[string]int{
-		semconv.GymtraceCaptureDirectionRequest:  len(ex.Request) + rawLen(ex.RequestRaw),
-		semconv.GymtraceCaptureDirectionResponse: len(ex.Response) + rawLen(ex.ResponseRaw),
+	for _, p := range [...]struct {
+		dir string
+		n   int
+	}{
+		{semconv.GymtraceCaptureDirectionRequest, len(ex.Request) + rawLen(ex.RequestRaw)},
+		{semconv.GymtraceCaptureDirectionResponse, len(ex.Response) + rawLen(ex.ResponseRaw)},
 	} {
-		if n > 0 {
-			m.bytes.Add(ctx, int64(n), metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(dir)))
+		if p.n > 0 {
+			m.bytes.Add(ctx, int64(p.n), metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(p.dir)))
 		}
 	}
 }
