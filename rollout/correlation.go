@@ -40,15 +40,12 @@ func CorrelationFromGlobalConfig(globalConfig []byte, agentTokenIDCapture bool) 
 	if v.Kind() != ojson.KindObject {
 		return Correlation{}, nil
 	}
-	var c Correlation
-	if on, ok := v.Get(ObservabilityEnabledKey); ok {
-		c.ModelCallCapture = python.Truthy(on)
-	}
+	on, _ := v.Get(ObservabilityEnabledKey) // absent: null, falsy
+	c := Correlation{ModelCallCapture: python.Truthy(on)}
 	if block, ok := v.Get(TokenIDCaptureKey); ok && block.Kind() == ojson.KindObject {
-		if enabled, ok := block.Get("enabled"); ok && python.Truthy(enabled) {
-			all, _ := block.Get("all_agents")
-			c.TokenIDCapture = python.Truthy(all) || agentTokenIDCapture
-		}
+		enabled, _ := block.Get("enabled")
+		all, _ := block.Get("all_agents")
+		c.TokenIDCapture = python.Truthy(enabled) && (python.Truthy(all) || agentTokenIDCapture)
 	}
 	return c, nil
 }

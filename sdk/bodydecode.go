@@ -73,12 +73,6 @@ func (d *pushDecoder) run(codings []string) {
 
 func (d *pushDecoder) decode(codings []string) (err error) {
 	var r io.Reader = (*pushSource)(d)
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
 	for i := len(codings) - 1; i >= 0; i-- {
 		switch codings[i] {
 		case "gzip", "x-gzip":
@@ -110,7 +104,7 @@ func (d *pushDecoder) decode(codings []string) (err error) {
 			if err != nil {
 				return fmt.Errorf("zstd: %w", err)
 			}
-			closers = append(closers, zr.Close)
+			defer zr.Close() // at the end of the decode, like every reader of the chain
 			r = zr
 		}
 	}

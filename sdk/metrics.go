@@ -13,31 +13,21 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// WithMeterProvider makes the handler record metrics with mp (DESIGN.md: libraries never use
-// OpenTelemetry globals). Default: none, no metric is recorded.
+// WithMeterProvider makes the handler record metrics with mp (libraries never use OpenTelemetry
+// globals). Default: none. The instruments of the meter "github.com/gymtrace/gymtrace/sdk" (schema
+// URL semconv.SchemaURL; names, units and attributes in package semconv):
 //
-// The instruments, created from the meter "github.com/gymtrace/gymtrace/sdk" with the semantic
-// conventions' schema URL (names, units and attributes in package semconv, metrics.go):
+//   - gen_ai.client.token.usage (histogram, {token}): the input and output tokens a response
+//     reported, with gen_ai.token.type "input" or "output";
+//   - gen_ai.client.operation.duration (histogram, s): every captured call's latency_ms;
+//   - gen_ai.client.operation.time_to_first_chunk (histogram, s): streamed calls' latency_ttft_ms;
 //
-//   - gen_ai.client.token.usage (histogram, {token}): gen_ai.usage.input_tokens and
-//     gen_ai.usage.output_tokens of each call whose response reported them, with gen_ai.token.type
-//     "input" or "output";
-//   - gen_ai.client.operation.duration (histogram, s): every captured call, start to the end of the
-//     response body (the record's latency_ms);
-//   - gen_ai.client.operation.time_to_first_chunk (histogram, s): calls whose request asked for a
-//     stream and whose response sent body bytes (latency_ttft_ms);
-//
-// these three with the conventions' explicit bucket boundaries and the attributes
-// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model,
-// server.address and server.port (each when known) and error.type (the error category, SPEC §3.3,
-// when the call failed); and the project counters gymtrace.capture.calls (by gymtrace.dialect and
-// gymtrace.error_category), gymtrace.capture.bytes (payload bytes, by gymtrace.capture.direction)
-// and gymtrace.capture.uncorrelated_calls. mp is also given to the durable capture processor
-// ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.spans (by
-// gymtrace.capture.line_kind and gymtrace.capture.outcome: written, partial, rejected, failed,
-// ignored), gymtrace.capture.writer.duplicates and gymtrace.capture.writer.bytes, from the meter
-// "github.com/gymtrace/gymtrace/capture".
-//
+// these three with the conventions' bucket boundaries and gen_ai.operation.name,
+// gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address, server.port
+// (each when known) and error.type (SPEC §3.3, on failure); and the counters gymtrace.capture.calls
+// (by gymtrace.dialect and gymtrace.error_category), gymtrace.capture.bytes (by
+// gymtrace.capture.direction) and gymtrace.capture.uncorrelated_calls. mp also reaches the durable
+// processor ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.* counters.
 // Metrics are recorded after the call's record was written. A nil mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })

@@ -37,11 +37,10 @@ const RedactedText = "[REDACTED]"
 //     JSON (for example an HTML error page, or SSE lines other than JSON data lines); each match is
 //     replaced by [REDACTED].
 //
-// Limits: a secret split across two SSE deltas (half in each) matches neither pattern in
-// response_raw, though the reassembled response joins it and is redacted; a pattern that matches
-// JSON syntax cannot break a payload, as patterns only see decoded string values. Derived span
-// attributes (gen_ai.request.model, usage, the GenAI message content of [WithMessageContent]) come
-// from the redacted payloads. A Redactor is immutable and safe for concurrent use.
+// Limits: a secret split across two SSE deltas matches no pattern in response_raw (the reassembled
+// response joins and redacts it); patterns only see decoded strings, so they cannot break JSON.
+// Derived span attributes (model, usage, [WithMessageContent]) come from the redacted payloads. A
+// Redactor is immutable and safe for concurrent use.
 type Redactor struct {
 	paths    [][]pathSegment
 	patterns []*regexp.Regexp
@@ -95,8 +94,7 @@ func (r *Redactor) redactExchange(ex *capture.Exchange) {
 	ex.ResponseRaw = r.redactRaw(ex.ResponseRaw)
 }
 
-// redactObject redacts a payload stored as a JSON object (compact text). The text is kept as it is
-// when nothing matched.
+// redactObject redacts a payload stored as a JSON object, kept as it is when nothing matched.
 func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
 	if len(obj) == 0 {
 		return obj
@@ -107,8 +105,7 @@ func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
 	return obj
 }
 
-// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it. isJSON reports whether text
-// is strict JSON; out is the redacted text when changed.
+// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it; out is set when changed.
 func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 	v, err := ojson.ParseDepth(text, capture.PayloadMaxDepth)
 	if err != nil {
@@ -175,8 +172,8 @@ func splitLine(s string) (line, eol string) {
 	}
 }
 
-// redactLine redacts one line of a raw payload: an SSE "data:" line carrying JSON keeps its field
-// name and redacts the JSON; any other line gets the patterns. ok is false when nothing changed.
+// redactLine redacts one line of a raw payload: the JSON of an SSE "data:" line, else the patterns
+// on the whole line. ok is false when nothing changed.
 func (r *Redactor) redactLine(line string) (string, bool) {
 	if data, found := strings.CutPrefix(line, "data:"); found {
 		sp := ""
