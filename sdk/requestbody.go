@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -68,7 +69,7 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 		}
 	}
 	// One byte over the limit proves the body too large.
-	buf, err := io.ReadAll(io.LimitReader(r, limit+1))
+	buf, err := io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
 	if int64(len(buf)) > limit {
 		return nil, errBodyTooLarge
 	}
