@@ -40,15 +40,12 @@ func CorrelationFromGlobalConfig(globalConfig []byte, agentTokenIDCapture bool) 
 	if v.Kind() != ojson.KindObject {
 		return Correlation{}, nil
 	}
-	var c Correlation
-	if on, ok := v.Get(ObservabilityEnabledKey); ok {
-		c.ModelCallCapture = python.Truthy(on)
-	}
+	on, _ := v.Get(ObservabilityEnabledKey) // absent: null, falsy
+	c := Correlation{ModelCallCapture: python.Truthy(on)}
 	if block, ok := v.Get(TokenIDCaptureKey); ok && block.Kind() == ojson.KindObject {
-		if enabled, ok := block.Get("enabled"); ok && python.Truthy(enabled) {
-			all, _ := block.Get("all_agents")
-			c.TokenIDCapture = python.Truthy(all) || agentTokenIDCapture
-		}
+		enabled, _ := block.Get("enabled")
+		all, _ := block.Get("all_agents")
+		c.TokenIDCapture = python.Truthy(enabled) && (python.Truthy(all) || agentTokenIDCapture)
 	}
 	return c, nil
 }
@@ -106,14 +103,12 @@ func (c Correlation) ResolveModelBaseURL(lookup func(name string) (host string, 
 	return ApplyPrefix(base, rolloutID, c.TokenIDCapture) + "/v1", nil
 }
 
-// BaseURLForRun is [Correlation.BaseURLForRun] with model-call capture on and no token capture:
-// the base URL a Go agent gives its model client for this run. Example: ("http://h:1",
-// {"_ng_task_index":3,"_ng_rollout_index":1}) gives "http://h:1/ng-rollout/3-1".
-//
-// Unlike the Gym-exact Correlation method, it also refuses a rollout id the proxy would answer with
-// 400 (SPEC §0 D12, [ValidateID]), such as the "-1-1" of "_ng_task_index": -1 or an over-long
-// _ng_rollout_id: the error matches [ErrInvalidID] and names the id and the rule, so the agent
-// fails before its first call instead of every call failing.
+// BaseURLForRun is [Correlation.BaseURLForRun] with model-call capture on and no token capture: the
+// base URL a Go agent gives its model client for this run ("http://h:1" and
+// {"_ng_task_index":3,"_ng_rollout_index":1} give "http://h:1/ng-rollout/3-1"). Unlike the Gym-exact
+// method, it refuses an id the proxy would answer with 400 (SPEC §0 D12, [ValidateID]), such as the
+// "-1-1" of "_ng_task_index": -1, with an error matching [ErrInvalidID], so the agent fails before
+// its first call instead of every call failing.
 func BaseURLForRun(baseURL string, body []byte) (string, error) {
 	id, err := acceptedRunID("base url for run", body)
 	if err != nil {
@@ -149,11 +144,9 @@ func acceptedRunID(op string, body []byte) (string, error) {
 
 // URLPathForRequest returns path prefixed with the rollout prefix of an inbound agent request
 // (Gym's url_path_for_request, SPEC §1.4), so calls made while serving a prefixed request stay in
-// its rollout. The id comes from r.URL.Path (the decoded path) parsed with [ParsePrefix], as Gym's
-// route parameter {rollout_id} does; the token-capture segment is added when r.URL.Path contains
-// "/training-token-capture/". r nil, or a path without a rollout prefix, gives path unchanged. The
-// gates are not consulted (as in Gym). A middleware that strips the prefix before the handler
-// runs hides it from this function.
+// its rollout: the id of r.URL.Path parsed with [ParsePrefix], plus the token-capture segment when
+// that path contains "/training-token-capture/". r nil, or a path without a prefix (a middleware may
+// have stripped it), gives path unchanged. The gates are not consulted (as in Gym).
 func URLPathForRequest(r *http.Request, path string) string {
 	if r == nil || r.URL == nil {
 		return path

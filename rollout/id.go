@@ -35,8 +35,7 @@ const (
 	TokenIDCaptureKey = "token_id_capture"
 
 	// IDPattern is the pattern every explicit id (§1.2) and, by SPEC §0 D12, every id an entry
-	// point accepts must match over the whole string (D10: no trailing newline). Go code needs no
-	// regexp for it: [ValidateID] checks it by hand.
+	// point accepts must match over the whole string (D10); [ValidateID] checks it without regexp.
 	IDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]*$`
 
 	// MaxIDBytes is the longest rollout id (and run id) accepted, in bytes (SPEC §0 D12).
@@ -53,19 +52,17 @@ var ErrInvalidID = errors.New("invalid rollout id")
 var ErrInvalidRun = errors.New("invalid run id")
 
 // ValidateID checks a rollout id against the one id rule of SPEC §0 D12: it must fully match
-// [IDPattern] (ASCII letters and digits, then also ".", "_" and "-"; no trailing newline, D10) and
-// be at most [MaxIDBytes] bytes long. The error names the id (Go %q) and the rule, and matches
-// [ErrInvalidID]. Every id Gym's agents produce passes; ids that pass are safe file names. The
-// proxy, the Collector exporter and the CLI apply it to every id they are given; the stores'
-// file-name check (SPEC §2.2, capture.ValidateRolloutID) stays the reference's looser one.
+// [IDPattern] (no trailing newline, D10) and be at most [MaxIDBytes] bytes long. The error names the
+// id (Go %q) and the rule, and matches [ErrInvalidID]. Every id Gym's agents produce passes, and
+// every id that passes is a safe file name. The stores' file-name check (SPEC §2.2,
+// capture.ValidateRolloutID) stays the reference's looser one.
 func ValidateID(id string) error {
 	return checkID(ErrInvalidID, id)
 }
 
-// ValidateRun checks a run id (the proxy's --run-id): the rule of [ValidateID], so an id that
-// passes is a safe directory name (never "", "." or "..", never a "/"). The error names the id and
-// the rule and matches [ErrInvalidRun]. The empty run id means "no run namespace" wherever a run
-// is taken, but is refused here: call ValidateRun only for a run id given.
+// ValidateRun checks a run id (the proxy's --run-id) with the rule of [ValidateID], so it is a safe
+// directory name; the error matches [ErrInvalidRun]. The empty run id ("no run namespace"
+// elsewhere) is refused: call ValidateRun only for a run id given.
 func ValidateRun(run string) error {
 	return checkID(ErrInvalidRun, run)
 }
@@ -80,8 +77,7 @@ func checkID(kind error, id string) error {
 	return nil
 }
 
-// matchIDPattern reports whether id fully matches IDPattern (byte-wise, so any non-ASCII byte
-// fails).
+// matchIDPattern reports whether id fully matches IDPattern (byte-wise: non-ASCII fails).
 func matchIDPattern(id string) bool {
 	if id == "" || !isASCIIAlnum(id[0]) {
 		return false
@@ -100,9 +96,8 @@ func isASCIIAlnum(c byte) bool {
 }
 
 // RunDir returns the capture directory of a run: dir itself when run is "" (Gym's layout), else
-// dir/run (filepath.Join), so that concurrent runs writing the same rollout ids never share a
-// capture file. A non-empty run must pass [ValidateRun]; the error wraps its error. The directory
-// is not created or examined.
+// dir/run, so concurrent runs with the same rollout ids never share a file. A non-empty run must
+// pass [ValidateRun] (its error is wrapped). The directory is not created or examined.
 func RunDir(dir, run string) (string, error) {
 	if run == "" {
 		return dir, nil

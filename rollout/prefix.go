@@ -19,9 +19,8 @@ type Prefix struct {
 }
 
 // PathPrefix returns the URL path prefix that routes a call to rollout id (SPEC §1.3, Gym's
-// rollout_path_prefix): "" when id is empty, else "/ng-rollout/<id>", plus
-// "/training-token-capture" when tokenCapture is set. The id is not escaped: it is meant to pass
-// [ValidateID] already.
+// rollout_path_prefix): "" when id is empty, else "/ng-rollout/<id>", plus "/training-token-capture"
+// when tokenCapture is set. The id is not escaped (it is meant to pass [ValidateID]).
 func PathPrefix(id string, tokenCapture bool) string {
 	if id == "" {
 		return ""
@@ -34,9 +33,8 @@ func PathPrefix(id string, tokenCapture bool) string {
 }
 
 // ApplyPrefix appends the rollout prefix to a base URL (SPEC §1.3, Gym's apply_rollout_prefix):
-// baseURL unchanged (trailing slash kept) when id is empty, else baseURL with every trailing "/"
-// removed followed by PathPrefix(id, tokenCapture). The caller appends "/v1" (or the API path)
-// afterwards.
+// baseURL unchanged when id is empty, else baseURL without its trailing "/"s followed by
+// PathPrefix(id, tokenCapture). The caller appends "/v1" (or the API path).
 func ApplyPrefix(baseURL, id string, tokenCapture bool) string {
 	if id == "" {
 		return baseURL
@@ -47,13 +45,10 @@ func ApplyPrefix(baseURL, id string, tokenCapture bool) string {
 // ParsePrefix parses the model-server rollout prefix of a percent-DECODED request path
 // (r.URL.Path, the ASGI scope path): the reference regex
 // ^/ng-rollout/(?P<rollout_id>[^/]+)(?:/(?P<token_capture>training-token-capture))?(?P<rest>/.*)$
-// of SPEC §1.6, matched over the whole string (D10: Rest keeps any trailing newline; the path is
-// treated as opaque bytes). The id is any non-empty run of non-"/" characters; there must be a "/"
-// after it, so "/ng-rollout/abc" has no prefix. The segments are case-sensitive and must start the
-// path. ok is false when the path has no prefix (it is then routed unmodified and never captured).
-//
-// The parse validates nothing: a server refuses what SPEC §0 D12 refuses with [ParseRequestPath].
-// For every ok result, PathPrefix(p.ID, p.TokenCapture)+p.Rest == path.
+// of SPEC §1.6, matched over the whole string as opaque bytes (D10: Rest keeps a trailing newline),
+// so "/ng-rollout/abc" has no prefix. ok is false when the path has none. The parse validates
+// nothing ([ParseRequestPath] applies D12). For every ok result, PathPrefix(p.ID,
+// p.TokenCapture)+p.Rest == path.
 func ParsePrefix(path string) (p Prefix, ok bool) {
 	id, rest, ok := cutPrefixID(path)
 	if !ok {
@@ -68,9 +63,8 @@ func ParsePrefix(path string) (p Prefix, ok bool) {
 
 // ParseResourcesServerPrefix parses the resources-server prefix of a decoded path: the reference
 // regex ^/ng-rollout/(?P<rollout_id>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>/.*)$ of SPEC §1.5 (Gym's
-// RolloutContextMiddleware), matched over the whole string like [ParsePrefix]. The id must fully
-// match [IDPattern] (no length limit, as in Gym); the token-capture segment is not recognised and
-// stays in Rest, so TokenCapture is always false.
+// RolloutContextMiddleware), matched like [ParsePrefix]: no length limit, and the token-capture
+// segment stays in Rest.
 func ParseResourcesServerPrefix(path string) (p Prefix, ok bool) {
 	id, rest, ok := cutPrefixID(path)
 	if !ok || !matchIDPattern(id) {
@@ -146,8 +140,7 @@ func ParseRequestPath(path, escaped string) (p Prefix, ok bool, err error) {
 }
 
 // clientReading is the prefix a client meant whose escaped path segments are segs (segs[1] the
-// raw id segment): the id decoded, Rest the decoded remainder with the token segment cut as
-// ParsePrefix would.
+// raw id segment), decoded and cut as ParsePrefix would.
 func clientReading(segs []string) Prefix {
 	id, err := url.PathUnescape(segs[1])
 	if err != nil {
@@ -169,15 +162,10 @@ func clientReading(segs []string) Prefix {
 
 // hasEncodedSeparator reports whether s holds %2F, %2f, %5C or %5c.
 func hasEncodedSeparator(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0 && i+2 < len(s); {
-		if c1, c2 := s[i+1], s[i+2]|0x20; (c1 == '2' && c2 == 'f') || (c1 == '5' && c2 == 'c') {
+	for i := 0; i+2 < len(s); i++ {
+		if c1, c2 := s[i+1], s[i+2]|0x20; s[i] == '%' && (c1 == '2' && c2 == 'f' || c1 == '5' && c2 == 'c') {
 			return true
 		}
-		j := strings.IndexByte(s[i+1:], '%')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
 	}
 	return false
 }

@@ -76,20 +76,18 @@ func validateSource(source, id string) error {
 	return nil
 }
 
-// ContextWithID returns ctx whose W3C baggage carries the member BaggageKey=id (other members
-// kept; an existing member of that key replaced). A client that propagates baggage then names the
-// rollout on every call made with the context, so the capture proxy correlates calls that have no
-// path prefix. id must pass [ValidateID] (SPEC §0 D12); the error names the id and the rule, and
-// ctx is then returned unchanged.
+// ContextWithID returns ctx whose W3C baggage carries the member BaggageKey=id (other members kept,
+// an existing one replaced), so a client that propagates baggage names the rollout on every call
+// made with it. id must pass [ValidateID] (SPEC §0 D12); on error ctx is returned unchanged.
 func ContextWithID(ctx context.Context, id string) (context.Context, error) {
 	if err := ValidateID(id); err != nil {
 		return ctx, fmt.Errorf("rollout baggage: %w", err)
 	}
 	m, err := baggage.NewMemberRaw(BaggageKey, id)
-	if err != nil {
-		return ctx, fmt.Errorf("rollout baggage: %w", err)
+	b := baggage.FromContext(ctx)
+	if err == nil {
+		b, err = b.SetMember(m)
 	}
-	b, err := baggage.FromContext(ctx).SetMember(m)
 	if err != nil {
 		return ctx, fmt.Errorf("rollout baggage: %w", err)
 	}

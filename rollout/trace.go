@@ -8,10 +8,9 @@ import (
 )
 
 // ID names a rollout in its run namespace: the key of its trace (DESIGN.md "Trace per rollout").
-// The zero Run is "no run namespace" (Gym's layout, `gymtrace proxy` without --run-id); with a
-// run, files go to DIR/Run/ ([RunDir]) and the trace ids change, so the same rollout id in two
-// runs gives two traces. The methods use the ids as given (check them with [ValidateID] and
-// [ValidateRun]).
+// The zero Run is "no run namespace" (Gym's layout); with a run, files go to DIR/Run/ ([RunDir])
+// and the same rollout id gets another trace. The methods use the ids as given ([ValidateID],
+// [ValidateRun] check them).
 type ID struct {
 	// Run is the run namespace (`--run-id`), "" for none.
 	Run string
@@ -22,61 +21,43 @@ type ID struct {
 // traceDomain separates rollout trace ids from other uses of SHA-256 over the same ids.
 const traceDomain = "gymtrace/rollout/"
 
-// digest is SHA-256("gymtrace/rollout/" + rollout) without a run, else of
-// "gymtrace/rollout/<run>/<rollout>". Validated ids (no "/" in either) never collide across runs.
-func (id ID) digest() [sha256.Size]byte {
-	if id.Run == "" {
-		return sha256.Sum256([]byte(traceDomain + id.Rollout))
-	}
-	return sha256.Sum256([]byte(traceDomain + id.Run + "/" + id.Rollout))
-}
-
 // TraceID returns the rollout's trace id: the first 16 bytes of SHA-256("gymtrace/rollout/" +
-// Rollout), or of "gymtrace/rollout/<Run>/<Rollout>" in a run. Every process computes the same id,
-// so a rollout's trace can be found from its id alone.
-func (id ID) TraceID() trace.TraceID {
-	d := id.digest()
-	var t trace.TraceID
-	copy(t[:], d[:16])
-	return t
-}
+// Rollout), or of "gymtrace/rollout/<Run>/<Rollout>" in a run (validated ids, which hold no "/",
+// never collide across runs). Every process computes the same id, so a rollout's trace can be
+// found from its id alone.
+func (id ID) TraceID() trace.TraceID { return id.RootSpanContext().TraceID() }
 
 // RootSpanID returns the span id of the rollout's root span: bytes 16–23 of the same digest as
 // [ID.TraceID]. No process needs to have recorded that span: it is the remote parent of model-call
 // spans that arrive without the rollout's trace context.
-func (id ID) RootSpanID() trace.SpanID {
-	d := id.digest()
-	var s trace.SpanID
-	copy(s[:], d[16:24])
-	return s
-}
+func (id ID) RootSpanID() trace.SpanID { return id.RootSpanContext().SpanID() }
 
 // RootSpanContext returns the span context of the rollout's root span: [ID.TraceID],
 // [ID.RootSpanID], sampled, remote, no trace state.
 func (id ID) RootSpanContext() trace.SpanContext {
-	d := id.digest()
-	var c trace.SpanContextConfig
+	key := traceDomain + id.Rollout
+	if id.Run != "" {
+		key = traceDomain + id.Run + "/" + id.Rollout
+	}
+	d := sha256.Sum256([]byte(key))
+	c := trace.SpanContextConfig{TraceFlags: trace.FlagsSampled, Remote: true}
 	copy(c.TraceID[:], d[:16])
 	copy(c.SpanID[:], d[16:24])
-	c.TraceFlags = trace.FlagsSampled
-	c.Remote = true
 	return trace.NewSpanContext(c)
 }
 
 // ParentForModelCall chooses the parent of a model-call span of the rollout (DESIGN.md "Trace per
-// rollout"). ctx carries the incoming span context (extracted from the request's traceparent, or
-// the active server span). When that span context is valid and in the rollout's trace, it is the
-// parent: parent is ctx unchanged and links is nil. Otherwise parent is ctx with the rollout root
-// ([ID.RootSpanContext]) as remote parent, and a valid foreign incoming span context becomes the
-// single link, so the agent's own trace still leads to the call. Other context values (baggage) are
-// kept. Start the span with trace.WithLinks(links...).
+// rollout") from ctx's incoming span context (the request's traceparent or the active server
+// span): when it is valid and in the rollout's trace, parent is ctx unchanged and links nil;
+// otherwise parent is ctx with the rollout root ([ID.RootSpanContext]) as remote parent, and a valid
+// foreign incoming span context is the single link. Other context values are kept. Start the span
+// with trace.WithLinks(links...).
 func (id ID) ParentForModelCall(ctx context.Context) (parent context.Context, links []trace.Link) {
 	incoming := trace.SpanContextFromContext(ctx)
 	root := id.RootSpanContext()
 	if incoming.IsValid() && incoming.TraceID() == root.TraceID() {
 		return ctx, nil
 	}
-	// Drop any local span from ctx so the remote rollout root is the parent.
 	parent = trace.ContextWithRemoteSpanContext(ctx, root)
 	if incoming.IsValid() {
 		links = []trace.Link{{SpanContext: incoming}}

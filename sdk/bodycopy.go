@@ -9,15 +9,10 @@ import (
 	"time"
 )
 
-// copyBufSize is the size of the buffer a bodyCopier reads the upstream body into: the most bytes
-// one read forwards.
-const copyBufSize = 32 << 10
-
-// copyBufs recycles the read buffers of finished calls (a buffer per call was half the bytes a
-// small captured call allocated). A buffer goes back only once no read can still write into it
-// (bodyCopier.close).
+// copyBufs recycles the 32 KiB buffers bodyCopiers read the upstream body into (the most bytes one
+// read forwards). A buffer goes back only once no read can still write into it (bodyCopier.close).
 var copyBufs = sync.Pool{New: func() any {
-	b := make([]byte, copyBufSize)
+	b := make([]byte, 32<<10)
 	return &b
 }}
 
@@ -34,13 +29,11 @@ type readResult struct {
 // upstream request") and implements the terminal grace ([WithTerminalGrace]).
 //
 // Reads are synchronous on the handler goroutine until the capture reports the terminal SSE event
-// (callState.markTerminal, SPEC §4.2, §0 D1). From then on each read runs on its own goroutine and
-// the copier waits for it at most until the grace expires. A body that ends within the grace ends the
-// call exactly as without it. Otherwise run returns with the read still outstanding and the copier
-// handed off to the call (callState.handOff): the capture layer ends the call as if the body had
-// ended there (record written, held bytes released), then calls forwardTail, which keeps copying on
-// the handler goroutine. So the ResponseWriter, the record and the body are only ever touched by the
-// handler goroutine; the read goroutine hands its result and c.buf back over a channel.
+// (callState.terminal, SPEC §4.2, §0 D1); from then on each read runs on its own goroutine and the
+// copier waits for it at most until the grace expires. Then run returns with the read outstanding
+// and the copier handed off to the call (callState.handOff): the capture layer ends the call (record
+// written, held bytes released) and calls forwardTail, which keeps copying on the handler goroutine.
+// Only the handler goroutine touches the ResponseWriter, the record and the body.
 type bodyCopier struct {
 	f         *forwarder
 	w         http.ResponseWriter
@@ -105,7 +98,7 @@ func (c *bodyCopier) run() (handedOff bool) {
 		if res.n > 0 {
 			c.write(c.buf[:res.n])
 		}
-		if grace == nil && c.f.terminalGrace > 0 && c.call.terminalSeen() {
+		if grace == nil && c.f.terminalGrace > 0 && c.call != nil && c.call.terminal.Load() {
 			grace = time.NewTimer(c.f.terminalGrace)
 		}
 		if res.err != nil {
@@ -115,9 +108,8 @@ func (c *bodyCopier) run() (handedOff bool) {
 	}
 }
 
-// forwardTail copies what the upstream sends after the terminal grace ended the call: each read is
-// written (unheld, uncaptured: the captureWriter passes it through) and flushed at once, until the
-// body ends. The trailing byte count is logged at debug level. It owns and releases the upstream
+// forwardTail copies what the upstream sends after the terminal grace ended the call, read by read,
+// until the body ends, and logs the trailing byte count at debug level. It releases the upstream
 // request.
 func (c *bodyCopier) forwardTail() {
 	defer c.close()
@@ -152,8 +144,7 @@ func (c *bodyCopier) readSync() readResult {
 }
 
 // readAsync waits for the next read (started on its own goroutine unless one is outstanding) until
-// deadline fires; ok is false when it fired first, and the read stays outstanding. A nil deadline
-// waits for the read. The idle-read timeout bounds the read either way.
+// deadline fires (never when nil); ok is false when it fired first, the read still outstanding.
 func (c *bodyCopier) readAsync(deadline <-chan time.Time) (res readResult, ok bool) {
 	if c.pending == nil {
 		ch := make(chan readResult, 1)
@@ -186,9 +177,8 @@ func (c *bodyCopier) write(p []byte) {
 	c.flush()
 }
 
-// end handles the error that ended the body: at EOF the upstream's trailers are set for the client
-// (trailers.go); any other error is reported (unless the call was already recorded, tail) and
-// aborts the client's response (SPEC §0 D5).
+// end handles the error that ended the body: at EOF it sets the upstream's trailers; any other error
+// is reported (unless the call was already recorded, tail) and aborts the response (SPEC §0 D5).
 func (c *bodyCopier) end(err error, tail bool) {
 	if errors.Is(err, io.EOF) {
 		copyTrailers(c.w.Header(), c.resp.Trailer, c.announced)
@@ -207,9 +197,8 @@ func (c *bodyCopier) end(err error, tail bool) {
 	panic(http.ErrAbortHandler)
 }
 
-// close releases the upstream request: an outstanding read is cancelled and waited for, then the
-// body is closed, the request's context cancelled and the read buffer returned to copyBufs (no read
-// can write into it any more, and nothing reads it after close). Idempotent.
+// close releases the upstream request: it cancels and waits for an outstanding read, closes the
+// body, cancels the request's context and returns the read buffer. Idempotent.
 func (c *bodyCopier) close() {
 	c.idle.Stop()
 	if c.pending != nil {

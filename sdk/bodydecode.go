@@ -35,12 +35,10 @@ func contentCodings(values []string) (codings []string, ok bool) {
 	return codings, ok
 }
 
-// pushDecoder decodes a content-encoded body pushed to it write by write, for capture only
-// (SPEC §0 D4). The decompressors of the standard library and of brotli/zstd are pull-style, so they
-// run on one goroutine reading from the pushed bytes; push returns once that goroutine has consumed
-// everything pushed and waits for more, so every byte decodable so far has been handed to out.
-//
-// out is called on the decoder goroutine, only while a push or close is waiting for it.
+// pushDecoder decodes a content-encoded body pushed to it write by write, for capture only (SPEC §0
+// D4). The pull-style decompressors run on one goroutine reading the pushed bytes; push returns once
+// it consumed everything and waits for more, so every byte decodable so far went to out (called on
+// that goroutine, only while a push or close waits for it).
 type pushDecoder struct {
 	out func([]byte)
 
@@ -53,8 +51,7 @@ type pushDecoder struct {
 	err     error
 }
 
-// newPushDecoder starts decoding codings (in the order they were applied) and returns the decoder.
-// close must be called to release the goroutine.
+// newPushDecoder starts decoding codings (in the order applied); close releases the goroutine.
 func newPushDecoder(codings []string, out func([]byte)) *pushDecoder {
 	d := &pushDecoder{out: out}
 	d.cond.L = &d.mu
@@ -76,12 +73,6 @@ func (d *pushDecoder) run(codings []string) {
 
 func (d *pushDecoder) decode(codings []string) (err error) {
 	var r io.Reader = (*pushSource)(d)
-	var closers []func()
-	defer func() {
-		for _, c := range closers {
-			c()
-		}
-	}()
 	for i := len(codings) - 1; i >= 0; i-- {
 		switch codings[i] {
 		case "gzip", "x-gzip":
@@ -113,7 +104,7 @@ func (d *pushDecoder) decode(codings []string) (err error) {
 			if err != nil {
 				return fmt.Errorf("zstd: %w", err)
 			}
-			closers = append(closers, zr.Close)
+			defer zr.Close() // at the end of the decode, like every reader of the chain
 			r = zr
 		}
 	}

@@ -23,21 +23,16 @@ const modelCallIDHeader = "X-Gymtrace-Model-Call-Id"
 // Content-Length (a lying upstream cannot make the proxy reserve more); a larger body grows from there.
 const rawPreallocMax = 8 << 20
 
-// captureWriter is the http.ResponseWriter a captured call's handler writes to. It implements the
-// forwarding half of SPEC §0 "Durability contract":
+// captureWriter is the http.ResponseWriter a captured call's handler writes to: the forwarding half
+// of SPEC §0 "Durability contract". Every Write goes to the client at once and is flushed, and a copy
+// is kept for the record (decoded, D4, and for SSE fed to a [stream.Capture]), except what is held
+// until the record is durable ([captureWriter.release]): for SSE the Write that completes the
+// terminal event and everything after it, for a body with a Content-Length the Write that completes
+// it, and a body-less response (204, 304, Content-Length 0) whole, status line included. After the
+// terminal grace ended the call, [captureWriter.passThrough] lets later Writes through uncaptured.
 //
-//   - every Write goes to the client at once and is flushed (read by read), and a copy is kept for
-//     the record: decoded (SPEC §0 D4) and, for SSE, fed to a [stream.Capture];
-//   - for SSE, the Write whose bytes complete the terminal event and everything after it is held;
-//   - for a non-SSE body with a Content-Length, the Write that completes the length is held;
-//   - a response without a body (204, 304, Content-Length 0) is held whole, status line included;
-//   - the end of the response is the handler's return, which the Handler delays until the record
-//     is durable, then [captureWriter.release] sends what was held;
-//   - after the terminal grace ended the call ([WithTerminalGrace]), [captureWriter.passThrough]
-//     makes every later Write go to the client at once, uncaptured.
-//
-// Forwarding never depends on parsing. The writer is meant for one goroutine (the handler's) but
-// guards its state with a mutex so that a Flush from another goroutine is safe.
+// Forwarding never depends on parsing. The writer is meant for the handler's goroutine but guards
+// its state with a mutex so that a Flush from another goroutine is safe.
 type captureWriter struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
@@ -88,12 +83,9 @@ func (cw *captureWriter) Header() http.Header { return cw.w.Header() }
 // Unwrap returns the underlying ResponseWriter (for http.ResponseController).
 func (cw *captureWriter) Unwrap() http.ResponseWriter { return cw.w }
 
-// WriteHeader records the status and, unless the response is body-less, writes the status line to
-// the underlying writer: an SSE response's status line is flushed at once (a stream's client waits
-// for it before the first event); any other response's status line goes out with its first
-// forwarded body bytes, with the held end of the response, or at an explicit Flush — as net/http
-// and a plain reverse proxy send it — saving one write per call. 1xx informational statuses pass
-// through unrecorded.
+// WriteHeader records the status and, unless the response is body-less, writes the status line: an
+// SSE response's is flushed at once (its client waits for it), any other goes out with the first
+// body bytes or at a Flush, as net/http sends it. 1xx informational statuses pass through unrecorded.
 func (cw *captureWriter) WriteHeader(code int) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -111,7 +103,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 	cw.wroteHeader = true
 	cw.status = code
 	h := cw.w.Header()
-	cw.synthetic = cw.call.isSynthetic()
+	_, cw.synthetic = cw.call.reported()
 	if !cw.synthetic {
 		cw.setupCapture(h)
 	}
@@ -122,7 +114,6 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 		}
 	}
 	if !cw.synthetic && cw.length > 0 && cw.raw == nil {
-		// A sized body is captured into one buffer of its size (at most rawPreallocMax up front).
 		cw.raw = make([]byte, 0, min(cw.length, rawPreallocMax))
 	}
 	if code == http.StatusNoContent || code == http.StatusNotModified || cw.length == 0 {
@@ -157,7 +148,7 @@ func (cw *captureWriter) setupCapture(h http.Header) {
 	}
 }
 
-// onDecoded receives decoded body bytes from the decoder goroutine, while a push or close waits.
+// onDecoded receives decoded bytes from the decoder goroutine, while a push or close waits.
 func (cw *captureWriter) onDecoded(p []byte) {
 	cw.decoded = growbuf.Append(cw.decoded, p)
 	if cw.sc != nil {
@@ -202,7 +193,7 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		switch {
 		case cw.sse && terminal:
 			cw.holding = true
-			cw.call.markTerminal()
+			cw.call.terminal.Store(true)
 		case cw.length >= 0 && cw.written+int64(n) >= cw.length:
 			cw.holding = true
 		}
@@ -212,8 +203,7 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 		switch {
 		case cw.synthetic:
 			cw.held = append(cw.held, p...)
-		case !cw.heldInRaw:
-			// Every captured byte is in raw already: the held ones are its tail, no copy needed.
+		case !cw.heldInRaw: // the held bytes are raw's tail: no copy
 			cw.heldInRaw, cw.heldFrom = true, len(cw.raw)-n
 		}
 		return n, nil
@@ -234,9 +224,8 @@ func (cw *captureWriter) writeClientLocked(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// passThrough ends holding and capturing after the record was written and the held bytes released
-// by the terminal grace ([callState.forwardTail]): later Writes go to the client at once and are not
-// captured.
+// passThrough ends holding and capturing once the terminal grace ended the call
+// ([callState.forwardTail]): later Writes go to the client at once, uncaptured.
 func (cw *captureWriter) passThrough() {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -268,16 +257,14 @@ func (cw *captureWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, errors.New("gymtrace capture: hijacking a captured response is not supported")
 }
 
-// finish ends the capture side once the handler is done: it closes the decoder, and, when the
-// handler never wrote a status, records the implicit 200 of net/http (held: there is no body).
-// It reports whether the handler wrote a status.
+// finish ends the capture side once the handler is done: it closes the decoder and, when the
+// handler wrote no status, records net/http's implicit 200 (held). It reports whether it wrote one.
 func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	if cw.decoder != nil {
-		if cw.call.endedEarly() {
-			// The terminal grace ended the call with the upstream body still open: the encoded
-			// stream is unfinished by design, only an error the decoder already hit counts.
+		if cw.call.early.Load() {
+			// The terminal grace ended the call: the encoded stream is unfinished by design.
 			cw.decodeErr = cw.decoder.failure()
 			_ = cw.decoder.close()
 		} else {
@@ -295,8 +282,8 @@ func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
 	return wrote
 }
 
-// release sends what was held (status line and body bytes) and flushes. Called once the record is
-// durable or its write failed and the rollout was marked incomplete.
+// release sends what was held (status line and body bytes) and flushes, once the record is durable
+// (or the rollout marked incomplete).
 func (cw *captureWriter) release() {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
@@ -329,11 +316,9 @@ func (cw *captureWriter) clientGone(ctx context.Context) bool {
 }
 
 // keepsRawLocked reports whether the record keeps the response body as received instead of
-// decoded (SPEC §0 D4 when decoding is impossible): an unknown Content-Encoding, or a body the
-// decoder rejected. Such a record is complete — it holds every byte, as raw text — so the rollout is
-// not marked incomplete; its category is capture_parse_error unless the status (or a transport
-// break) says more. A decode cut short only because the exchange broke (transport error or client
-// gone, clean false) keeps the bytes decoded so far (D3). Called with cw.mu held, after finish.
+// decoded (SPEC §0 D4): an unknown Content-Encoding, or a body the decoder rejected. Such a record
+// holds every byte, so the rollout is not incomplete. A decode cut short only because the exchange
+// broke (clean false) keeps the bytes decoded so far (D3). Called with cw.mu held, after finish.
 func (cw *captureWriter) keepsRawLocked(clean bool) bool {
 	if cw.synthetic {
 		return false

@@ -113,3 +113,36 @@ func TestCapturedResponseWrites(t *testing.T) {
 		assert.Equal(t, chatEvent1+chatEvent2+chatDone, string(body))
 	})
 }
+
+// TestMaxEventBytes checks WithMaxEventBytes (SPEC §0 D2): an SSE event over the bound is dropped
+// from the record and marks the rollout incomplete, while the client still gets every byte.
+func TestMaxEventBytes(t *testing.T) {
+	events := chatEvent1 + chatDone
+	up := newUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, events)
+	})
+	for _, tt := range []struct {
+		name     string
+		max      int
+		wantLoss bool
+	}{
+		{name: "event over the bound", max: 32, wantLoss: true},
+		{name: "below 1 keeps the default", max: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newProxyEnv(t, up.URL, nil, WithMaxEventBytes(tt.max))
+			resp, body, err := env.post(t, "/ng-rollout/bound/v1/chat/completions", chatRequest, nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, events, string(body), "forwarding is never bounded")
+			rec := env.record(t, "bound")
+			assert.Equal(t, events, rec["response_raw"])
+			incomplete, err := env.store.IsIncomplete("bound")
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantLoss, incomplete)
+			assert.Equal(t, tt.wantLoss, rec["response"] == nil, "the only chunk was dropped: nothing to reassemble")
+			assert.Equal(t, tt.wantLoss, strings.Contains(env.logs.String(), "an SSE event exceeded the capture bound"))
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/gymtrace/gymtrace/rollout"
 )
@@ -38,7 +37,7 @@ func (c correlationConfig) storeDir(dir string) string {
 	return filepath.Join(dir, c.runID)
 }
 
-// WithRunID puts the handler in the run namespace runID (issue 3 part 8): every model-call span
+// WithRunID puts the handler in the run namespace runID: every model-call span
 // belongs to the trace rollout.ID{Run: runID, Rollout: id}.TraceID() (parent chosen by
 // [rollout.ID.ParentForModelCall]), and the store created by [WithCaptureDir] is rooted at
 // rollout.RunDir(dir, runID), i.e. dir/runID, created with the configured directory mode. A store
@@ -52,40 +51,16 @@ func WithRunID(runID string) Option {
 
 // WithUncorrelatedRolloutID captures calls to the three captured endpoints that name no rollout (no
 // path prefix, no rollout.Header, no rollout.BaggageKey baggage) under rollout id instead of
-// forwarding them uncaptured. They are counted (and logged) either way: see
-// [Handler.CorrelationStats]. id must pass [rollout.ValidateID] (SPEC §0 D12); construction fails
+// forwarding them uncaptured. They are logged either way, and counted by the metric
+// gymtrace.capture.uncorrelated_calls ([WithMeterProvider]). id must pass [rollout.ValidateID] (SPEC §0 D12); construction fails
 // otherwise. Default "": such calls are forwarded uncaptured.
 func WithUncorrelatedRolloutID(id string) Option {
 	return optionFunc(func(c *config) { c.corr.uncorrelated = id })
 }
 
-// CorrelationStats counts the calls to the three captured endpoints (SPEC §1.6) that named no
-// rollout, since the handler was built. With [WithMeterProvider] the same calls are also counted by
-// the metric gymtrace.capture.uncorrelated_calls (by gymtrace.dialect).
-type CorrelationStats struct {
-	// Uncorrelated is the number of such calls (each also logged at level WARN).
-	Uncorrelated uint64
-	// UncorrelatedCaptured is how many of them were captured under the id of
-	// [WithUncorrelatedRolloutID]; the others were forwarded uncaptured.
-	UncorrelatedCaptured uint64
-}
-
-// correlationCounters are the Handler's CorrelationStats (zero value ready).
-type correlationCounters struct {
-	uncorrelated atomic.Uint64
-	captured     atomic.Uint64
-}
-
-// CorrelationStats returns the counts of calls to captured endpoints that named no rollout. Safe for
-// concurrent use.
-func (h *Handler) CorrelationStats() CorrelationStats {
-	return CorrelationStats{Uncorrelated: h.corr.uncorrelated.Load(), UncorrelatedCaptured: h.corr.captured.Load()}
-}
-
-// serveUnprefixed serves a request whose path has no rollout prefix: a call to a captured endpoint
-// is captured under the rollout its header or baggage names (400 when that id is invalid), else
-// counted as uncorrelated and captured under WithUncorrelatedRolloutID's id or forwarded uncaptured.
-// Every other path is forwarded untouched.
+// serveUnprefixed serves a request without a rollout prefix: a call to a captured endpoint is
+// captured under the rollout its header or baggage names (400 when invalid), else counted and
+// captured under WithUncorrelatedRolloutID's id or forwarded uncaptured. Other paths go untouched.
 func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 	dialect := CapturedDialect(r.URL.Path)
 	if dialect == "" {
@@ -99,7 +74,6 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if source == rollout.SourceNone {
-		h.corr.uncorrelated.Add(1)
 		h.countUncorrelated(r.Context(), dialect) // gymtrace.capture.uncorrelated_calls (metrics.go)
 		id = h.cfg.corr.uncorrelated
 		if id == "" {
@@ -108,7 +82,6 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 			h.next.ServeHTTP(w, r)
 			return
 		}
-		h.corr.captured.Add(1)
 		h.cfg.logger.Warn("gymtrace capture: call to a captured endpoint names no rollout (no /ng-rollout/<id>/ prefix, no "+rollout.Header+" header, no "+rollout.BaggageKey+" baggage); captured under the uncorrelated rollout id",
 			"path", r.URL.Path, "rollout_id", id)
 	}

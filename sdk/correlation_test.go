@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/baggage"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -79,7 +81,7 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 		wantCaptured     string // rollout id captured under ("" = nothing captured)
 		wantForwardPath  string // path the model server saw ("" = not forwarded)
 		wantErr          string // in the 400 body
-		wantUncorrelated CorrelationStats
+		wantUncorrelated bool   // counted by gymtrace.capture.uncorrelated_calls
 		wantLog          string
 	}{
 		{name: "prefix", path: "/ng-rollout/p-1/v1/responses",
@@ -105,15 +107,15 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 		{name: "too long header refused", path: "/v1/responses", header: []string{strings.Repeat("x", rollout.MaxIDBytes+1)},
 			wantStatus: 400, wantErr: `longer than 200 bytes (201)`},
 		{name: "no id: forwarded uncaptured, counted", path: "/v1/responses",
-			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: CorrelationStats{Uncorrelated: 1},
+			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: true,
 			wantLog: `names no rollout (no /ng-rollout/<id>/ prefix, no X-Gymtrace-Rollout-Id header, no gymtrace.rollout_id baggage); forwarded uncaptured" path=/v1/responses`},
 		{name: "no id: other baggage only", path: "/v1/responses", baggage: bag(t, "user", "x"),
-			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: CorrelationStats{Uncorrelated: 1}, wantLog: "forwarded uncaptured"},
+			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: true, wantLog: "forwarded uncaptured"},
 		{name: "no id: malformed baggage header is ignored", path: "/v1/responses", baggage: "gymtrace.rollout_id",
-			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: CorrelationStats{Uncorrelated: 1}, wantLog: "forwarded uncaptured"},
+			wantStatus: 200, wantForwardPath: "/v1/responses", wantUncorrelated: true, wantLog: "forwarded uncaptured"},
 		{name: "no id: captured under the uncorrelated id", path: "/v1/chat/completions", opts: []Option{WithUncorrelatedRolloutID("unmatched")},
 			wantStatus: 200, wantCaptured: "unmatched", wantForwardPath: "/v1/chat/completions",
-			wantUncorrelated: CorrelationStats{Uncorrelated: 1, UncorrelatedCaptured: 1},
+			wantUncorrelated: true,
 			wantLog:          `captured under the uncorrelated rollout id" path=/v1/chat/completions rollout_id=unmatched`},
 		{name: "uncorrelated id does not override a header", path: "/v1/chat/completions", header: []string{"h-7"}, opts: []Option{WithUncorrelatedRolloutID("unmatched")},
 			wantStatus: 200, wantCaptured: "h-7", wantForwardPath: "/v1/chat/completions"},
@@ -127,7 +129,8 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			model := newEchoModel()
-			env := newCaptureEnv(t, model, nil, tt.opts...)
+			mp, reader := newMetricReader(t)
+			env := newCaptureEnv(t, model, nil, append(tt.opts, WithMeterProvider(mp))...)
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, env.srv.URL+tt.path, strings.NewReader(`{"model":"m"}`))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
@@ -165,7 +168,7 @@ func TestCorrelationPrecedenceThroughHandler(t *testing.T) {
 				assert.Equal(t, resp.Header.Get(modelCallIDHeader), rec["model_call_id"])
 				assert.Equal(t, rollout.ID{Rollout: tt.wantCaptured}.TraceID().String(), rec["trace_id"], "the rollout's trace")
 			}
-			assert.Equal(t, tt.wantUncorrelated, env.h.CorrelationStats())
+			assert.Equal(t, tt.wantUncorrelated, uncorrelatedCalls(t, reader) == 1)
 			if tt.wantLog != "" {
 				assert.Contains(t, env.logs.String(), tt.wantLog)
 				assert.Contains(t, env.logs.String(), "level=WARN")
@@ -180,7 +183,8 @@ func TestCorrelationThroughProxyKeepsHeaders(t *testing.T) {
 	model := newEchoModel()
 	up := httptest.NewServer(model)
 	t.Cleanup(up.Close)
-	env := newProxyEnv(t, up.URL, nil)
+	mp, reader := newMetricReader(t)
+	env := newProxyEnv(t, up.URL, nil, WithMeterProvider(mp))
 	b := bag(t, rollout.BaggageKey, "bag-1")
 	resp, _, err := env.post(t, "/v1/responses", `{"model":"m"}`, map[string]string{"Baggage": b})
 	require.NoError(t, err)
@@ -192,7 +196,19 @@ func TestCorrelationThroughProxyKeepsHeaders(t *testing.T) {
 	tp := h.Get("Traceparent")
 	require.NotEmpty(t, tp)
 	assert.Equal(t, "00-"+rec["trace_id"].(string)+"-"+rec["span_id"].(string)+"-01", tp, "the upstream nests under the model-call span")
-	assert.Equal(t, CorrelationStats{}, env.h.CorrelationStats())
+	assert.Zero(t, uncorrelatedCalls(t, reader))
+}
+
+// uncorrelatedCalls sums gymtrace.capture.uncorrelated_calls over its data points.
+func uncorrelatedCalls(t *testing.T, r *sdkmetric.ManualReader) int64 {
+	t.Helper()
+	var n int64
+	if m, ok := collect(t, r)[semconv.GymtraceCaptureUncorrelatedCallsName]; ok {
+		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			n += p.Value
+		}
+	}
+	return n
 }
 
 func TestCorrelationOptionsValidated(t *testing.T) {

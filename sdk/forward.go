@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -26,16 +27,21 @@ const (
 	transportException  = "exception"
 )
 
-// callState is the per-request state a forwarder shares with the capture layer of the same call.
+// callState is the per-request state a forwarder shares with the capture layer of the same call. A
+// nil *callState is an uncaptured call: report does nothing.
 type callState struct {
 	mu        sync.Mutex
 	transport string      // how the upstream exchange broke, "" when it did not
 	synthetic bool        // the response is the proxy's own (no upstream status, SPEC §0 D5)
-	terminal  bool        // the capture saw the terminal SSE event (set by the captureWriter)
 	tail      *bodyCopier // the upstream body that outlived the terminal grace (bodycopy.go)
-	early     bool        // the terminal grace ended the call (tail was set)
+
+	// terminal: the capture saw the terminal SSE event (SPEC §4.2, §0 D1), so the forwarder starts
+	// the terminal grace. early: the grace ended the call (handOff), its upstream body still open.
+	terminal, early atomic.Bool
 }
 
+// report records how the upstream exchange broke (the first kind reported wins) and whether the
+// response is the proxy's own.
 func (c *callState) report(kind string, synthetic bool) {
 	if c == nil {
 		return
@@ -48,42 +54,11 @@ func (c *callState) report(kind string, synthetic bool) {
 	c.mu.Unlock()
 }
 
-func (c *callState) isSynthetic() bool {
-	if c == nil {
-		return false
-	}
+// reported returns what report recorded.
+func (c *callState) reported() (transport string, synthetic bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.synthetic
-}
-
-func (c *callState) transportKind() string {
-	if c == nil {
-		return ""
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.transport
-}
-
-// markTerminal records that the capture saw the terminal SSE event (SPEC §4.2, §0 D1): the
-// forwarder then starts the terminal grace.
-func (c *callState) markTerminal() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	c.terminal = true
-	c.mu.Unlock()
-}
-
-func (c *callState) terminalSeen() bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.terminal
+	return c.transport, c.synthetic
 }
 
 // handOff makes t the call's tail: the upstream body outlived the terminal grace, and the capture
@@ -91,29 +66,15 @@ func (c *callState) terminalSeen() bool {
 func (c *callState) handOff(t *bodyCopier) {
 	c.mu.Lock()
 	c.tail = t
-	c.early = true
 	c.mu.Unlock()
-}
-
-// endedEarly reports whether the call was ended by the terminal grace (its upstream body still open).
-func (c *callState) endedEarly() bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.early
+	c.early.Store(true)
 }
 
 // forwardTail forwards, after the record was written and the held bytes released, what the upstream
-// still sends on a call the terminal grace ended: read by read, unheld and not captured, until the
-// upstream body ends ([WithTerminalGrace]). It returns at once for every other call. Like the
-// forwarder's copy loop it runs on the handler goroutine, and it panics with http.ErrAbortHandler
-// when the upstream body breaks or the client goes away, so the client sees the break (SPEC §0 D5).
+// still sends on a call the terminal grace ended, unheld and uncaptured ([WithTerminalGrace]); it
+// returns at once for every other call. It panics with http.ErrAbortHandler when the upstream body
+// breaks or the client goes away, so the client sees the break (SPEC §0 D5).
 func (c *callState) forwardTail(cw *captureWriter) {
-	if c == nil {
-		return
-	}
 	c.mu.Lock()
 	t := c.tail
 	c.tail = nil
@@ -199,8 +160,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.serve(
 // handler passes in (nil for a call that is not captured).
 func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callState) {
 	ctx, cancel := context.WithCancelCause(r.Context())
-	// The upstream request lives until serve returns, unless its body was handed off to the
-	// call's tail (terminal grace, bodycopy.go), which then owns it.
+	// The upstream request lives until serve returns, unless the call's tail owns it (bodycopy.go).
 	var c *bodyCopier
 	handedOff := false
 	defer func() {
@@ -233,9 +193,9 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 	removeHopHeaders(out.Header)
 	out.Header.Del("X-Forwarded-For")
 	if call != nil {
-		// The body was read whole already: nothing to wait for.
+		// The body was read whole already; the model-call span becomes the upstream's parent
+		// (baggage stays as the client sent it).
 		out.Header.Del("Expect")
-		// The model-call span becomes the upstream's parent; baggage stays as the client sent it.
 		out.Header.Del("Traceparent")
 		out.Header.Del("Tracestate")
 		f.traceProp.Inject(ctx, propagation.HeaderCarrier(out.Header))
@@ -250,7 +210,6 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 		f.noStatus(w, r, call, err)
 		return
 	}
-	// From here on c.close (deferred above) closes the body, even on a panic.
 	h := w.Header()
 	for k, vv := range resp.Header {
 		h[k] = append([]string(nil), vv...)
@@ -268,27 +227,16 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 
 // noStatus handles an upstream exchange that produced no status line (SPEC §0 D5, D3).
 func (f *forwarder) noStatus(w http.ResponseWriter, r *http.Request, call *callState, err error) {
-	if r.Context().Err() != nil {
-		// The client left before the upstream answered (SPEC §3.3: D3 with status_code null).
+	if r.Context().Err() != nil { // the client left first (SPEC §3.3: D3 with status_code null)
 		call.report(transportCancelled, false)
 		panic(http.ErrAbortHandler)
 	}
-	status, kind, code, typ := http.StatusBadGateway, transportConnection, "upstream_unreachable", "api_error"
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-		status, kind, code, typ = http.StatusGatewayTimeout, transportTimeout, "upstream_timeout", "timeout_error"
+	status, kind, code, typ, what := http.StatusBadGateway, transportConnection, "upstream_unreachable", "api_error", "unreachable"
+	if isTimeout(err) {
+		status, kind, code, typ, what = http.StatusGatewayTimeout, transportTimeout, "upstream_timeout", "timeout_error", "timed out"
 	}
 	call.report(kind, true)
-	what := "unreachable"
-	if kind == transportTimeout {
-		what = "timed out"
-	}
 	// The code leads the message too: Anthropic's error shape has no code field.
 	msg := fmt.Sprintf("%s: gymtrace proxy: upstream %s %s: %v", code, f.upstream.Host, what, err)
-	body := ErrorBody(r.URL.Path, typ, msg, code)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeJSON(w, status, ErrorBody(r.URL.Path, typ, msg, code))
 }

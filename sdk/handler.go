@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -36,13 +36,11 @@ import (
 const instrumentationName = "github.com/gymtrace/gymtrace/sdk"
 
 // Handler is the capture middleware (SPEC §1.6, §3, §4, §0): an http.Handler that strips the
-// rollout prefix from every request, and records each call to one of the three model endpoints under
-// a prefix as a model-call span and a durable capture record. Build it with [CaptureHandler] (over
-// any model server handler) or [NewProxy] (over the built-in forwarder to one upstream).
-//
-// A Handler owns an OpenTelemetry TracerProvider whose spans always reach the durable capture
-// processor (package exporter) and, when the export sampler keeps them, the processors given with
-// [WithSpanProcessor]. It never sets OpenTelemetry globals.
+// rollout prefix from every request and records each call to one of the three model endpoints of a
+// rollout as a model-call span and a durable capture record. Build it with [CaptureHandler] (over
+// any model server handler) or [NewProxy] (over the built-in forwarder to one upstream). Its own
+// TracerProvider sends every span to the durable capture processor (package exporter) and those the
+// export sampler keeps to the processors of [WithSpanProcessor]; it never sets OpenTelemetry globals.
 //
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
 // nothing is forwarded (a capture proxy never forwards calls it cannot capture).
@@ -59,14 +57,11 @@ type Handler struct {
 	fwd        *forwarder // NewProxy only
 	serverAttr []attribute.KeyValue
 
-	// Lifecycle: captured calls in flight, so Shutdown can let them end before the provider stops.
 	gate         drain.Gate   // captured calls in flight; closed by Shutdown
 	endMu        sync.RWMutex // held (read) around span.End; Shutdown takes it to stop the provider
 	providerDown bool         // guarded by endMu
 	shutdownOnce sync.Once
 	shutdownErr  error
-
-	corr correlationCounters // calls naming no rollout (correlation.go)
 }
 
 // CaptureHandler wraps next, any Go model server handler, with capture (SPEC §1.6, §4.1):
@@ -78,16 +73,17 @@ type Handler struct {
 //     [rollout.ValidateID], a percent-encoded separator in the prefix as sent, a "." or ".."
 //     segment after it) is answered 400 with [InvalidRolloutIDBody]; nothing is forwarded or
 //     written.
-//   - Calls to /v1/responses, /v1/chat/completions and /v1/messages under a prefix are captured;
-//     other paths are stripped and served uncaptured; unprefixed calls are never captured.
+//   - Calls to /v1/responses, /v1/chat/completions and /v1/messages ([CapturedDialect]) under a
+//     prefix are captured, other paths are served uncaptured; an unprefixed call is captured when
+//     its rollout.Header or baggage names a rollout (or under [WithUncorrelatedRolloutID]).
 //
-// A captured call reads the request body whole (it is replayed to next; bounded by
-// [WithMaxRequestBytes] and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to
-// the client write by write, and writes the record before the client can see the end of the call
-// (SPEC §0 "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
+// A captured call reads the request body whole (replayed to next; bounded by [WithMaxRequestBytes]
+// and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to the client
+// write by write, and writes the record before the client can see the end of the call (SPEC §0
+// "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
 //
-// Exactly one of [WithStore] and [WithCaptureDir] is required; other options are optional. The
-// error names the offending option or value.
+// Exactly one of [WithStore] and [WithCaptureDir] is required. The error names the offending
+// option or value.
 func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	if next == nil {
 		return nil, errors.New("sdk capture handler: next handler is nil")
@@ -160,12 +156,11 @@ func (h *Handler) Store() *capture.Store { return h.store }
 func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 
 // Shutdown stops accepting calls (later requests are answered 503), waits for the captured calls in
-// flight to end (their records written), then shuts the tracer provider down: the durable processor
-// and the processors of [WithSpanProcessor] are flushed and shut down (OTLP export drains). Call it
-// after the http.Server finished its in-flight calls. It honours ctx: when ctx ends first, the
-// provider is shut down anyway and a call still in flight cannot write its record, so it marks its
-// rollout incomplete instead (never a silent loss). It runs once; later calls return the first
-// result. The capture store is not closed (it needs none).
+// flight to write their records, then shuts the tracer provider down, flushing the durable processor
+// and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
+// calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
+// rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
+// first result. The capture store needs no closing.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
 		var errs []error
@@ -190,8 +185,8 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return h.shutdownErr
 }
 
-// endSpan ends the model-call span, which writes the record synchronously (durable processor), or,
-// when the provider was already shut down, marks the rollout incomplete.
+// endSpan ends the model-call span, which makes the durable processor write the record (or mark the
+// rollout incomplete), or, when the provider is already shut down, marks the rollout incomplete.
 func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) {
 	h.endMu.RLock()
 	defer h.endMu.RUnlock()
@@ -199,7 +194,12 @@ func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) 
 		span.End(trace.WithTimestamp(end))
 		return
 	}
-	h.cfg.logger.Error("gymtrace capture: call ended after shutdown; record not written, marking the rollout incomplete", "rollout_id", rolloutID, "model_call_id", id)
+	h.markIncomplete(slog.LevelError, "call ended after shutdown; record not written, marking the rollout incomplete", rolloutID, id)
+}
+
+// markIncomplete logs msg with the call's ids and marks its rollout incomplete (SPEC §2.3).
+func (h *Handler) markIncomplete(level slog.Level, msg, rolloutID, id string, attrs ...any) {
+	h.cfg.logger.Log(context.Background(), level, "gymtrace capture: "+msg, append([]any{"rollout_id", rolloutID, "model_call_id", id}, attrs...)...)
 	if err := h.store.MarkIncomplete(rolloutID); err != nil {
 		h.cfg.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rolloutID, "error", err)
 	}
@@ -326,14 +326,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	defer cw.closeDecoder()
 	serve := h.next.ServeHTTP
 	if h.fwd != nil {
-		// The built-in forwarder reports to the call's state (how the upstream exchange broke, the
-		// terminal grace) and gets it from here, not from the request's context.
+		// The built-in forwarder reports to the call's state (the transport break, the terminal grace).
 		serve = func(w http.ResponseWriter, r *http.Request) { h.fwd.serve(w, r, call) }
 	}
 	pv, stack, panicked := runHandler(serve, cw, r2)
 	endWall, endMono := h.cfg.clock()
 
-	transport := call.transportKind()
+	transport, _ := call.reported()
 	forwarderAbort := panicked && pv == http.ErrAbortHandler && transport != ""
 	userPanic := panicked && !forwarderAbort
 	if userPanic {
@@ -352,20 +351,17 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)
-	if m, ok := requestModel(attrs); ok {
-		span.SetName(semconv.GenAIOperationNameChat + " " + m)
+	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {
+		span.SetName(semconv.ChatSpanName(m.AsString()))
 	}
 	if ex.ErrorCategory != "" {
 		span.SetStatus(codes.Error, ex.ErrorCategory)
 	}
 	if ex.ErrorCategory == semconv.ErrorCategoryConnection || ex.ErrorCategory == semconv.ErrorCategoryTimeout {
-		// The upstream is unreachable or too slow: every client sees a 502/504 or a cut answer, so
-		// the operator must see it too (the record holds the details).
+		// The client sees a 502/504 or a cut answer: the operator must see it too.
 		h.cfg.logger.Warn("gymtrace capture: upstream call failed", "error_category", ex.ErrorCategory,
 			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
 	}
-	// The durable processor writes the record synchronously in End (group-committed fsync), or marks
-	// the rollout incomplete when the write fails.
 	h.endSpan(span, endWall, rolloutID, id)
 	h.markIncompleteIfLossy(cw, rolloutID, id, clean)
 	h.metrics.recordCall(ctx, attrs, &ex)
@@ -414,8 +410,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 		ex.StatusCode = status
 	}
 	rawOnly := cw.keepsRawLocked(clean)
-	// The captured body is never written again once the handler returned, so response_raw shares
-	// its memory (capture.SharedRawText) instead of holding a second copy of the stream.
+	// The captured body is never written again, so response_raw shares its memory.
 	respBody := cw.raw
 	if cw.encoded && !rawOnly {
 		respBody = cw.decoded
@@ -424,14 +419,9 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 	switch {
 	case cw.synthetic:
 		// The proxy's own 502/504: no upstream status, no response (SPEC §0 D5).
-	case userPanic:
-		// Exception path (SPEC §3.1 #11, #13, §4.7): response null, the bytes seen as response_raw.
-		if len(respBody) > 0 {
-			ex.ResponseRaw = capture.SharedRawText(respBody)
-		}
-	case rawOnly:
-		// A body the capture cannot decode is kept as received (SPEC §0 D4): response null,
-		// capture_parse_error below.
+	case userPanic, rawOnly:
+		// Exception path (SPEC §3.1 #11, #13, §4.7) or a body the capture cannot decode (SPEC §0
+		// D4, capture_parse_error below): response null, the bytes seen as response_raw.
 		if len(respBody) > 0 {
 			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
@@ -461,8 +451,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 
 // markIncompleteIfLossy marks the rollout incomplete when the record could not hold the whole
 // response: an SSE event over the capture bound (SPEC §0 D2). A body that cannot be decoded (D4) is
-// not lossy — the record keeps it raw (captureWriter.keepsRawLocked) — and is only logged. It runs
-// before the held bytes are released.
+// kept raw, so it is only logged. It runs before the held bytes are released.
 func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string, clean bool) {
 	cw.mu.Lock()
 	var reason, rawWhy string
@@ -482,26 +471,12 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string,
 	if reason == "" {
 		return
 	}
-	h.cfg.logger.Warn("gymtrace capture: record is partial; marking the rollout incomplete", "rollout_id", rolloutID, "model_call_id", id, "reason", reason)
-	if err := h.store.MarkIncomplete(rolloutID); err != nil {
-		h.cfg.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rolloutID, "error", err)
-	}
-}
-
-// requestModel finds gen_ai.request.model among attrs.
-func requestModel(attrs []attribute.KeyValue) (string, bool) {
-	for _, kv := range attrs {
-		if kv.Key == semconv.GenAIRequestModelKey && kv.Value.Type() == attribute.STRING {
-			return kv.Value.AsString(), kv.Value.AsString() != ""
-		}
-	}
-	return "", false
+	h.markIncomplete(slog.LevelWarn, "record is partial; marking the rollout incomplete", rolloutID, id, "reason", reason)
 }
 
 func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// runHandler calls serve and recovers a panic, returning its value and the panicking goroutine's
-// stack (for the log; net/http would have printed it).
+// runHandler calls serve and recovers a panic, returning its value and stack (for the log).
 func runHandler(serve http.HandlerFunc, w http.ResponseWriter, r *http.Request) (pv any, stack []byte, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -522,8 +497,7 @@ func panicTransport(v any) string {
 	if !ok || err == http.ErrAbortHandler {
 		return transportException
 	}
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+	if isTimeout(err) {
 		return transportTimeout
 	}
 	var op *net.OpError
@@ -543,8 +517,8 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 const prefixSegment = "/" + rollout.PathSegment + "/"
 
 // nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
-// slashes are collapsed and a trailing slash is dropped: a client joining URLs carelessly, whose calls
-// Gym would forward uncaptured too (SPEC §1.6), but which the operator should hear about.
+// slashes are collapsed and a trailing slash is dropped: a careless URL join, forwarded uncaptured
+// as Gym does (SPEC §1.6), of which the operator should hear.
 func nearMissEndpoint(rest string) bool {
 	for strings.Contains(rest, "//") {
 		rest = strings.ReplaceAll(rest, "//", "/")
@@ -555,8 +529,8 @@ func nearMissEndpoint(rest string) bool {
 	return CapturedDialect(rest) != ""
 }
 
-// warnNotCaptured logs a call that was probably meant to be captured but is not (its path is a near
-// miss of the capture contract), so that a misconfigured client never looks like a quiet run.
+// warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client
+// never looks like a quiet run.
 func (h *Handler) warnNotCaptured(path, why string) {
 	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
 }

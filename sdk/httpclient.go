@@ -41,7 +41,7 @@ func WithClientMeterProvider(mp metric.MeterProvider) ClientOption {
 }
 
 // WithClientRolloutID makes every request of the client carry the baggage member
-// rollout.BaggageKey=id (issue 3 part 7), for a client used by one rollout only. A request whose
+// rollout.BaggageKey=id, for a client used by one rollout only. A request whose
 // context already names a rollout ([rollout.ContextWithID], [StartRollout]) keeps its own. id must
 // pass [rollout.ValidateID] (SPEC §0 D12); NewHTTPClient fails otherwise.
 func WithClientRolloutID(id string) ClientOption {
@@ -96,9 +96,8 @@ func NewHTTPClient(base *http.Client, opts ...ClientOption) (*http.Client, error
 	return c, nil
 }
 
-// clientTransport adds the rollout baggage member (WithClientRolloutID) to a request's context before
-// otelhttp starts the client span and injects the headers, and passes CloseIdleConnections to the
-// base transport (otelhttp's transport does not).
+// clientTransport adds the baggage member of WithClientRolloutID before otelhttp starts the client
+// span, and passes CloseIdleConnections to the base transport (otelhttp's does not).
 type clientTransport struct {
 	rolloutID string
 	next      http.RoundTripper // otelhttp over base
@@ -107,10 +106,7 @@ type clientTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *clientTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.rolloutID == "" {
-		return t.next.RoundTrip(r)
-	}
-	if _, ok := rollout.IDFromContext(r.Context()); ok {
+	if _, named := rollout.IDFromContext(r.Context()); named || t.rolloutID == "" {
 		return t.next.RoundTrip(r)
 	}
 	ctx, err := rollout.ContextWithID(r.Context(), t.rolloutID)

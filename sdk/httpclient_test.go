@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -125,4 +126,28 @@ func TestNewHTTPClientErrorsAndDefaults(t *testing.T) {
 	ct, ok := c.Transport.(*clientTransport)
 	require.True(t, ok)
 	assert.Same(t, http.DefaultTransport, ct.base, "nil base uses http.DefaultTransport")
+}
+
+// TestNewHTTPClientMeterProvider checks that otelhttp's client metrics go to the provider of
+// WithClientMeterProvider, not to the global one.
+func TestNewHTTPClientMeterProvider(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(up.Close)
+	mp, reader := newMetricReader(t)
+	c, err := NewHTTPClient(&http.Client{Transport: &http.Transport{}}, WithClientMeterProvider(mp))
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	resp, err := c.Get(up.URL)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(t.Context(), &rm))
+	var names []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			names = append(names, m.Name)
+		}
+	}
+	assert.Contains(t, names, "http.client.request.duration")
 }

@@ -13,31 +13,21 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// WithMeterProvider makes the handler record metrics with mp (DESIGN.md: libraries never use
-// OpenTelemetry globals). Default: none, no metric is recorded.
+// WithMeterProvider makes the handler record metrics with mp (libraries never use OpenTelemetry
+// globals). Default: none. The instruments of the meter "github.com/gymtrace/gymtrace/sdk" (schema
+// URL semconv.SchemaURL; names, units and attributes in package semconv):
 //
-// The instruments, created from the meter "github.com/gymtrace/gymtrace/sdk" with the semantic
-// conventions' schema URL (names, units and attributes in package semconv, metrics.go):
+//   - gen_ai.client.token.usage (histogram, {token}): the input and output tokens a response
+//     reported, with gen_ai.token.type "input" or "output";
+//   - gen_ai.client.operation.duration (histogram, s): every captured call's latency_ms;
+//   - gen_ai.client.operation.time_to_first_chunk (histogram, s): streamed calls' latency_ttft_ms;
 //
-//   - gen_ai.client.token.usage (histogram, {token}): gen_ai.usage.input_tokens and
-//     gen_ai.usage.output_tokens of each call whose response reported them, with gen_ai.token.type
-//     "input" or "output";
-//   - gen_ai.client.operation.duration (histogram, s): every captured call, start to the end of the
-//     response body (the record's latency_ms);
-//   - gen_ai.client.operation.time_to_first_chunk (histogram, s): calls whose request asked for a
-//     stream and whose response sent body bytes (latency_ttft_ms);
-//
-// these three with the conventions' explicit bucket boundaries and the attributes
-// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model,
-// server.address and server.port (each when known) and error.type (the error category, SPEC §3.3,
-// when the call failed); and the project counters gymtrace.capture.calls (by gymtrace.dialect and
-// gymtrace.error_category), gymtrace.capture.bytes (payload bytes, by gymtrace.capture.direction)
-// and gymtrace.capture.uncorrelated_calls. mp is also given to the durable capture processor
-// ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.spans (by
-// gymtrace.capture.line_kind and gymtrace.capture.outcome: written, partial, rejected, failed,
-// ignored), gymtrace.capture.writer.duplicates and gymtrace.capture.writer.bytes, from the meter
-// "github.com/gymtrace/gymtrace/capture".
-//
+// these three with the conventions' bucket boundaries and gen_ai.operation.name,
+// gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address, server.port
+// (each when known) and error.type (SPEC §3.3, on failure); and the counters gymtrace.capture.calls
+// (by gymtrace.dialect and gymtrace.error_category), gymtrace.capture.bytes (by
+// gymtrace.capture.direction) and gymtrace.capture.uncorrelated_calls. mp also reaches the durable
+// processor ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.* counters.
 // Metrics are recorded after the call's record was written. A nil mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
@@ -67,24 +57,23 @@ func newCallMetrics(mp metric.MeterProvider) (*callMetrics, error) {
 		metric.WithDescription(semconv.GenAIClientTokenUsageDescription),
 		metric.WithExplicitBucketBoundaries(semconv.GenAIClientTokenUsageBuckets()...))
 	err = errors.Join(err, e)
-	m.duration, e = meter.Float64Histogram(semconv.GenAIClientOperationDurationName,
-		metric.WithUnit(semconv.GenAIClientOperationDurationUnit),
-		metric.WithDescription(semconv.GenAIClientOperationDurationDescription),
-		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
-	err = errors.Join(err, e)
-	m.ttfc, e = meter.Float64Histogram(semconv.GenAIClientOperationTimeToFirstChunkName,
-		metric.WithUnit(semconv.GenAIClientOperationTimeToFirstChunkUnit),
-		metric.WithDescription(semconv.GenAIClientOperationTimeToFirstChunkDescription),
-		metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
-	err = errors.Join(err, e)
+	seconds := func(dst *metric.Float64Histogram, name, unit, desc string) {
+		*dst, e = meter.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(semconv.GenAIClientDurationBuckets()...))
+		err = errors.Join(err, e)
+	}
+	seconds(&m.duration, semconv.GenAIClientOperationDurationName, semconv.GenAIClientOperationDurationUnit,
+		semconv.GenAIClientOperationDurationDescription)
+	seconds(&m.ttfc, semconv.GenAIClientOperationTimeToFirstChunkName, semconv.GenAIClientOperationTimeToFirstChunkUnit,
+		semconv.GenAIClientOperationTimeToFirstChunkDescription)
 	counter := func(dst *metric.Int64Counter, name, unit, desc string) {
-		c, e := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		*dst = c
+		*dst, e = meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		err = errors.Join(err, e)
 	}
 	counter(&m.calls, semconv.GymtraceCaptureCallsName, semconv.GymtraceCaptureCallsUnit, semconv.GymtraceCaptureCallsDescription)
 	counter(&m.bytes, semconv.GymtraceCaptureBytesName, semconv.GymtraceCaptureBytesUnit, semconv.GymtraceCaptureBytesDescription)
-	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit, semconv.GymtraceCaptureUncorrelatedCallsDescription)
+	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit,
+		semconv.GymtraceCaptureUncorrelatedCallsDescription)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -152,25 +141,28 @@ func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue
 	}
 	m.calls.Add(ctx, 1, metric.WithAttributes(countAttrs...))
 
-	req := int64(len(ex.Request))
-	if ex.RequestRaw != nil {
-		req += int64(len(*ex.RequestRaw))
-	}
-	resp := int64(len(ex.Response))
-	if ex.ResponseRaw != nil {
-		resp += int64(len(*ex.ResponseRaw))
-	}
-	if req > 0 {
-		m.bytes.Add(ctx, req, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionRequest)))
-	}
-	if resp > 0 {
-		m.bytes.Add(ctx, resp, metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(semconv.GymtraceCaptureDirectionResponse)))
+	for _, p := range [...]struct {
+		dir string
+		n   int
+	}{
+		{semconv.GymtraceCaptureDirectionRequest, len(ex.Request) + rawLen(ex.RequestRaw)},
+		{semconv.GymtraceCaptureDirectionResponse, len(ex.Response) + rawLen(ex.ResponseRaw)},
+	} {
+		if p.n > 0 {
+			m.bytes.Add(ctx, int64(p.n), metric.WithAttributes(semconv.GymtraceCaptureDirectionKey.String(p.dir)))
+		}
 	}
 }
 
+func rawLen(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
+
 // countUncorrelated counts a call to a captured endpoint of dialect that carried no rollout id
-// (gymtrace.capture.uncorrelated_calls, issue 3 part 7). Safe for concurrent use; a no-op without a
-// meter provider.
+// (gymtrace.capture.uncorrelated_calls); a no-op without a meter provider.
 func (h *Handler) countUncorrelated(ctx context.Context, dialect string) {
 	if h.metrics == nil {
 		return

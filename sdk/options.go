@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -28,10 +27,8 @@ const (
 	DefaultIdleReadTimeout = 15 * time.Minute
 	// DefaultTerminalGrace is how long the proxy waits, after the read that completed a terminal SSE
 	// event, for the upstream body to end before it finalizes the call itself ([WithTerminalGrace]).
-	// Upstreams end the body within milliseconds of the terminal event (usually in the same read or
-	// the next chunk terminator), so 250ms never cuts a normal stream, yet it bounds the extra delay a
-	// client sees from an upstream that keeps the response open to an imperceptible fraction of a
-	// model call.
+	// Upstreams end the body within milliseconds of the terminal event, so 250ms never cuts a normal
+	// stream, yet bounds the delay an upstream that keeps the response open adds.
 	DefaultTerminalGrace = 250 * time.Millisecond
 )
 
@@ -82,9 +79,8 @@ type config struct {
 	requestReadTimeout    time.Duration // < 0: disabled
 
 	// Test hooks (unexported).
-	clock     func() (wall time.Time, mono time.Duration)
-	newID     func() string
-	transport http.RoundTripper
+	clock func() (wall time.Time, mono time.Duration)
+	newID func() string
 }
 
 func newConfig(opts []Option) config {
@@ -116,9 +112,8 @@ func newConfig(opts []Option) config {
 }
 
 // WithStore makes the handler write capture records to store (SPEC §2). Exactly one of WithStore and
-// [WithCaptureDir] is required: a handler without a store is refused at construction, because capture
-// must never silently depend on configuration (DESIGN.md "Sampling"). The store is shared, not owned:
-// Shutdown does not affect it.
+// [WithCaptureDir] is required: capture never silently depends on configuration (DESIGN.md
+// "Sampling"). The store is shared, not owned: Shutdown does not affect it.
 func WithStore(store *capture.Store) Option {
 	return optionFunc(func(c *config) { c.store = store })
 }
@@ -131,13 +126,12 @@ func WithCaptureDir(dir string) Option {
 }
 
 // WithCaptureExporter makes a capture Collector, not the local store, write the capture records: each
-// model-call span is exported synchronously, alone, to exp when it ends, and the call's end is
-// released to the client only once exp returned nil (the gymtrace-otelcol distribution's gymcapture
-// exporter acknowledges an OTLP request after its fsync when it runs without a queue and behind no
-// batch processor; see collectorext/config). The store of [WithStore]/[WithCaptureDir] is still
-// required: it receives the `.capture.incomplete` marker of every call whose export failed or took
-// longer than timeout (≤ 0: 10 s), which is also logged and counted like a failed local write.
-// Handler.Shutdown shuts exp down.
+// model-call span is exported alone to exp when it ends, and the call's end reaches the client only
+// once exp returned nil (gymtrace-otelcol's gymcapture exporter acknowledges after its fsync when it
+// runs without a queue or batch processor; see collectorext/config). The store of
+// [WithStore]/[WithCaptureDir] is still required for the `.capture.incomplete` marker of every call
+// whose export failed or took longer than timeout (≤ 0: 10 s), logged and counted like a failed
+// local write. Handler.Shutdown shuts exp down.
 func WithCaptureExporter(exp sdktrace.SpanExporter, timeout time.Duration) Option {
 	return optionFunc(func(c *config) { c.captureExporter, c.captureExportTimeout = exp, timeout })
 }
@@ -176,11 +170,7 @@ func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
 // model-call span is recorded and written to the capture file (SPEC §0 "Durability contract").
 // Default sdktrace.ParentBased(sdktrace.AlwaysSample()).
 func WithExportSampler(s sdktrace.Sampler) Option {
-	return optionFunc(func(c *config) {
-		if s != nil {
-			c.exportSampler = s
-		}
-	})
+	return setUnless(s == nil, s, func(c *config) *sdktrace.Sampler { return &c.exportSampler })
 }
 
 // WithResource sets the OpenTelemetry resource of the handler's tracer provider (default: the SDK's
@@ -204,85 +194,54 @@ func WithMaxEventBytes(n int) Option {
 // WithDialTimeout bounds connecting to the upstream ([NewProxy] only; default [DefaultDialTimeout]).
 // A dial that fails is answered 502, one that times out 504 (SPEC §0 D5). Values below 1 keep the default.
 func WithDialTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.dialTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.dialTimeout })
 }
 
 // WithResponseHeaderTimeout bounds the wait for the upstream's status line after the request was
 // sent ([NewProxy] only; default [DefaultResponseHeaderTimeout]); expiry is answered 504 and recorded
 // as "timeout" (SPEC §0 D5). Values below 1 keep the default.
 func WithResponseHeaderTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.responseHeaderTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.responseHeaderTimeout })
 }
 
 // WithIdleReadTimeout bounds each wait for upstream body bytes after the status line ([NewProxy]
 // only; default [DefaultIdleReadTimeout]). Expiry cancels the upstream request, aborts the client's
 // response and records "timeout" (SPEC §0 D5). Values below 1 keep the default.
 func WithIdleReadTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.idleReadTimeout = d
-		}
-	})
+	return setUnless(d <= 0, d, func(c *config) *time.Duration { return &c.idleReadTimeout })
 }
 
 // WithTerminalGrace sets how long the proxy waits for the upstream body to end after the read that
 // completed the terminal SSE event (SPEC §4.2, §0 D1; [NewProxy] only; default
-// [DefaultTerminalGrace]). That read is held until the record is durable (SPEC §0 "Durability
-// contract"); an upstream that keeps the response open after the terminal event would otherwise
-// withhold the answer from the client until it closes. When the body has not ended within d, the
-// proxy finalizes the call: completed_at is that moment, the record (with every byte received so far)
-// is written durably, the held bytes are released, and whatever the upstream still sends is forwarded
-// read by read, unheld, until its body ends. Those trailing bytes are not in the record (their count
-// is logged at debug level); an upstream error or idle timeout among them aborts the client's
-// response as usual but leaves the record as written. A body that ends within d is captured exactly
-// as without the grace. Only an explicit terminal event starts the grace: a chat stream that ends
-// without [DONE] (SPEC §0 D8) is known complete only at the end of the body.
+// [DefaultTerminalGrace]). That read is held until the record is durable, so an upstream that keeps
+// the response open would otherwise withhold the answer. When the body has not ended within d, the
+// proxy finalizes the call (completed_at is that moment, the record holds every byte received so
+// far, the held bytes are released) and forwards what the upstream still sends read by read,
+// unheld and uncaptured (its count logged at debug level), until the body ends; an error among
+// those bytes aborts the client's response but leaves the record as written. Only an explicit
+// terminal event starts the grace (not D8's end of a chat stream without [DONE]).
 // d == 0 keeps the default; d < 0 disables the grace (the call ends only with the upstream body).
 func WithTerminalGrace(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d != 0 {
-			c.terminalGrace = d
-		}
-	})
+	return setUnless(d == 0, d, func(c *config) *time.Duration { return &c.terminalGrace })
 }
 
 // WithMaxRequestBytes bounds the body of a captured request, in bytes (default
-// [DefaultMaxRequestBytes]). A captured call reads its request body whole, once, before forwarding
-// it (into a buffer of exactly Content-Length bytes when the length is declared); a body over n bytes
-// (a declared Content-Length over n is refused before anything is read) is answered 413 with a JSON
-// error in the dialect's shape ([ErrorBody], code "request_too_large"), nothing is forwarded, no
-// record is written and a warning is logged. Uncaptured calls stream their body and are not
-// bounded. Values below 1 keep the default.
+// [DefaultMaxRequestBytes]), which is read whole before it is forwarded. A body over n bytes (or a
+// declared Content-Length over n, before anything is read) is answered 413 with a dialect-shaped
+// JSON error ([ErrorBody], code "request_too_large") and logged; nothing is forwarded or written.
+// Uncaptured calls stream their body, unbounded. Values below 1 keep the default.
 func WithMaxRequestBytes(n int64) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxRequestBytes = n
-		}
-	})
+	return setUnless(n <= 0, n, func(c *config) *int64 { return &c.maxRequestBytes })
 }
 
 // WithRequestReadTimeout bounds reading the body of a captured request (default
-// [DefaultRequestReadTimeout]): the connection's read deadline is set to now+d while the body is read
-// (through http.ResponseController, so it also replaces a shorter http.Server ReadTimeout for that
-// read) and cleared afterwards, so it never limits how long the response may stream. A client that
-// has not sent the whole body in time is answered 408 with a JSON error in the dialect's shape
-// (code "request_timeout"); nothing is forwarded, no record is written and a warning is logged. On a
-// ResponseWriter without deadline support the body is read without one. d == 0 keeps the default;
-// d < 0 disables the deadline.
+// [DefaultRequestReadTimeout]): the connection's read deadline (http.ResponseController, replacing
+// a shorter http.Server ReadTimeout) is now+d while the body is read, then cleared, so it never
+// limits the response. A body not received in time is answered 408 with a dialect-shaped JSON error
+// (code "request_timeout") and logged; nothing is forwarded or written. A ResponseWriter without
+// deadline support reads without one. d == 0 keeps the default; d < 0 disables the deadline.
 func WithRequestReadTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d != 0 {
-			c.requestReadTimeout = d
-		}
-	})
+	return setUnless(d == 0, d, func(c *config) *time.Duration { return &c.requestReadTimeout })
 }
 
 // withClock replaces the clock (tests): each call returns the wall time and a monotonic reading;
@@ -297,9 +256,14 @@ func withModelCallID(f func() string) Option {
 	return optionFunc(func(c *config) { c.newID = f })
 }
 
-// withTransport replaces the proxy's upstream transport (tests).
-func withTransport(rt http.RoundTripper) Option {
-	return optionFunc(func(c *config) { c.transport = rt })
+// setUnless returns an Option that sets the field of config that field returns to v, unless skip
+// (the value keeps the field as it is: the default or an earlier option's value).
+func setUnless[T any](skip bool, v T, field func(*config) *T) Option {
+	return optionFunc(func(c *config) {
+		if !skip {
+			*field(c) = v
+		}
+	})
 }
 
 // monotonicClock returns a clock whose monotonic readings are durations since its creation.

@@ -23,13 +23,10 @@ func CapturedDialect(rest string) string {
 }
 
 // InvalidRolloutIDBody returns the response the model server gives itself for a prefix that
-// rollout.ParseRequestPath refuses (SPEC §0 D12: an invalid id, an encoded separator in the prefix,
-// a dot segment): status 400 and a JSON body (Content-Type application/json) whose message is
-// err's text (naming the id and the rule). strippedPath is the parsed rollout.Prefix.Rest: for
-// /v1/messages the body has Anthropic's shape
-// {"type":"error","error":{"type":"invalid_request_error","message":M}}, for every other path
-// OpenAI's {"error":{"message":M,"type":"invalid_request_error","param":null,"code":"invalid_rollout_id"}}.
-// Nothing is forwarded or captured for such a call. A nil err gives the message "invalid rollout id".
+// rollout.ParseRequestPath refuses (SPEC §0 D12): status 400 and the JSON body
+// ErrorBody(strippedPath, "invalid_request_error", err's text, "invalid_rollout_id"), strippedPath
+// being the parsed rollout.Prefix.Rest. A nil err gives the message "invalid rollout id". Nothing
+// is forwarded or captured for such a call.
 func InvalidRolloutIDBody(strippedPath string, err error) (status int, body []byte) {
 	msg := rollout.ErrInvalidID.Error()
 	if err != nil {

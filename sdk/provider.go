@@ -42,13 +42,9 @@ func (p sampledOnly) OnEnd(s sdktrace.ReadOnlySpan) {
 func (p sampledOnly) Shutdown(ctx context.Context) error   { return p.next.Shutdown(ctx) }
 func (p sampledOnly) ForceFlush(ctx context.Context) error { return p.next.ForceFlush(ctx) }
 
-// spanLimits keeps every span attribute, whole: a capture payload must never be cut by a length
-// limit nor dropped by a count limit (DESIGN.md "Payloads travel on the span"), so
-// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT,
-// OTEL_ATTRIBUTE_COUNT_LIMIT and OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT do not apply to the handler's own
-// provider. The other limits (events, links) still come from the environment. Should a payload be
-// cut anyway (another pipeline), the exporter detects it by its size attribute or the span's dropped
-// attribute count and writes the field null and the rollout incomplete.
+// spanLimits keeps every span attribute whole (DESIGN.md "Payloads travel on the span"): the
+// OTEL_*ATTRIBUTE_{VALUE_LENGTH,COUNT}_LIMIT variables do not apply to the handler's own provider;
+// the event and link limits still do. A payload cut by another pipeline is caught by the writer.
 func spanLimits() sdktrace.SpanLimits {
 	l := sdktrace.NewSpanLimits()
 	l.AttributeValueLengthLimit = -1

@@ -42,22 +42,14 @@ func NewProxy(upstream string, opts ...Option) (*Handler, error) {
 		return nil, err
 	}
 	cfg := newConfig(opts)
-	rt := cfg.transport
-	if rt == nil {
-		rt = newTransport(&cfg)
-	}
-	f := &forwarder{upstream: u, transport: rt, idleTimeout: cfg.idleReadTimeout, terminalGrace: cfg.terminalGrace, logger: cfg.logger}
+	f := &forwarder{upstream: u, transport: newTransport(&cfg), idleTimeout: cfg.idleReadTimeout, terminalGrace: cfg.terminalGrace, logger: cfg.logger}
 	h, err := newHandler(f, cfg)
 	if err != nil {
 		return nil, err
 	}
 	h.fwd = f
-	host, port := u.Hostname(), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	h.serverAttr = append(h.serverAttr, semconv.ServerAddressKey.String(host))
-	if p, err := strconv.Atoi(port); err == nil {
+	h.serverAttr = append(h.serverAttr, semconv.ServerAddressKey.String(u.Hostname()))
+	if p, err := strconv.Atoi(portOf(u)); err == nil {
 		h.serverAttr = append(h.serverAttr, semconv.ServerPortKey.Int(p))
 	}
 	return h, nil
@@ -101,14 +93,16 @@ func (f *forwarder) accepts(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func sameHost(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if u.Scheme == "https" {
-			return "443"
-		}
-		return "80"
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
+}
+
+// portOf returns u's port, or its scheme's default (443 for https, else 80).
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
 	}
-	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }

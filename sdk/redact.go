@@ -37,11 +37,10 @@ const RedactedText = "[REDACTED]"
 //     JSON (for example an HTML error page, or SSE lines other than JSON data lines); each match is
 //     replaced by [REDACTED].
 //
-// Limits: a secret split across two SSE deltas (half in each) matches neither pattern in
-// response_raw, though the reassembled response joins it and is redacted; a pattern that matches
-// JSON syntax cannot break a payload, as patterns only see decoded string values. Derived span
-// attributes (gen_ai.request.model, usage, the GenAI message content of [WithMessageContent]) come
-// from the redacted payloads. A Redactor is immutable and safe for concurrent use.
+// Limits: a secret split across two SSE deltas matches no pattern in response_raw (the reassembled
+// response joins and redacts it); patterns only see decoded strings, so they cannot break JSON.
+// Derived span attributes (model, usage, [WithMessageContent]) come from the redacted payloads. A
+// Redactor is immutable and safe for concurrent use.
 type Redactor struct {
 	paths    [][]pathSegment
 	patterns []*regexp.Regexp
@@ -95,8 +94,7 @@ func (r *Redactor) redactExchange(ex *capture.Exchange) {
 	ex.ResponseRaw = r.redactRaw(ex.ResponseRaw)
 }
 
-// redactObject redacts a payload stored as a JSON object (compact text). The text is kept as it is
-// when nothing matched.
+// redactObject redacts a payload stored as a JSON object, kept as it is when nothing matched.
 func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
 	if len(obj) == 0 {
 		return obj
@@ -107,8 +105,7 @@ func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
 	return obj
 }
 
-// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it. isJSON reports whether text
-// is strict JSON; out is the redacted text when changed.
+// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it; out is set when changed.
 func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 	v, err := ojson.ParseDepth(text, capture.PayloadMaxDepth)
 	if err != nil {
@@ -175,8 +172,8 @@ func splitLine(s string) (line, eol string) {
 	}
 }
 
-// redactLine redacts one line of a raw payload: an SSE "data:" line carrying JSON keeps its field
-// name and redacts the JSON; any other line gets the patterns. ok is false when nothing changed.
+// redactLine redacts one line of a raw payload: the JSON of an SSE "data:" line, else the patterns
+// on the whole line. ok is false when nothing changed.
 func (r *Redactor) redactLine(line string) (string, bool) {
 	if data, found := strings.CutPrefix(line, "data:"); found {
 		sp := ""
@@ -207,32 +204,31 @@ func (r *Redactor) redactText(s string) (string, bool) {
 
 // redactStrings applies the patterns to every string value under v.
 func (r *Redactor) redactStrings(v ojson.Value) (ojson.Value, bool) {
-	switch v.Kind() {
-	case ojson.KindString:
-		s, _ := v.AsString()
-		if out, ok := r.redactText(s); ok {
+	if s, ok := v.AsString(); ok {
+		if out, changed := r.redactText(s); changed {
 			return ojson.String(out), true
 		}
-	case ojson.KindArray:
-		changed := false
-		elems := v.Elems()
-		for i := range elems {
-			var c bool
-			elems[i], c = r.redactStrings(elems[i])
-			changed = changed || c
-		}
-		return v, changed
-	case ojson.KindObject:
-		changed := false
-		members := v.Members()
-		for i := range members {
-			var c bool
-			members[i].Value, c = r.redactStrings(members[i].Value)
-			changed = changed || c
-		}
-		return v, changed
+		return v, false
 	}
-	return v, false
+	changed := false
+	eachChild(v, func(_ string, _ int, child *ojson.Value) {
+		var c bool
+		*child, c = r.redactStrings(*child)
+		changed = changed || c
+	})
+	return v, changed
+}
+
+// eachChild calls f with a pointer into v's own memory (assigning through it edits v in place) for
+// every array element (key "", i its index) and every object member value (its key, i -1).
+func eachChild(v ojson.Value, f func(key string, i int, child *ojson.Value)) {
+	elems, members := v.Elems(), v.Members()
+	for i := range elems {
+		f("", i, &elems[i])
+	}
+	for i := range members {
+		f(members[i].Key, -1, &members[i].Value)
+	}
 }
 
 // pathSegment is one step of a compiled JSON path.
@@ -352,41 +348,23 @@ func applyPath(v ojson.Value, segs []pathSegment) (ojson.Value, bool) {
 	}
 	seg, rest := segs[0], segs[1:]
 	changed := false
-	switch seg.kind {
-	case segMember, segAnyMember:
-		members := v.Members()
-		for i := range members {
-			if seg.kind == segAnyMember || members[i].Key == seg.name {
-				var c bool
-				members[i].Value, c = applyPath(members[i].Value, rest)
-				changed = changed || c
-			}
-		}
-	case segIndex, segAnyIndex:
-		elems := v.Elems()
-		for i := range elems {
-			if seg.kind == segAnyIndex || i == seg.index {
-				var c bool
-				elems[i], c = applyPath(elems[i], rest)
-				changed = changed || c
-			}
-		}
-	case segDescend:
-		members := v.Members()
-		for i := range members {
-			var c, d bool
-			members[i].Value, c = applyPath(members[i].Value, segs) // deeper occurrences first
-			if members[i].Key == seg.name {
-				members[i].Value, d = applyPath(members[i].Value, rest)
-			}
-			changed = changed || c || d
-		}
-		elems := v.Elems()
-		for i := range elems {
-			var c bool
-			elems[i], c = applyPath(elems[i], segs)
-			changed = changed || c
-		}
+	apply := func(child *ojson.Value, segs []pathSegment) {
+		var c bool
+		*child, c = applyPath(*child, segs)
+		changed = changed || c
 	}
+	eachChild(v, func(key string, i int, child *ojson.Value) {
+		member := i < 0
+		switch {
+		case seg.kind == segDescend:
+			apply(child, segs) // deeper occurrences first
+			if member && key == seg.name {
+				apply(child, rest)
+			}
+		case seg.kind == segAnyMember && member, seg.kind == segMember && member && key == seg.name,
+			seg.kind == segAnyIndex && !member, seg.kind == segIndex && i == seg.index:
+			apply(child, rest)
+		}
+	})
 	return v, changed
 }

@@ -1,21 +1,21 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"time"
 )
 
-// readRequestBody reads the body of a captured request whole, once, within the request-body limits
-// ([WithMaxRequestBytes], [WithRequestReadTimeout]). With a declared Content-Length the buffer is
-// allocated once at that size, so the body is held once. A body over the limit (413) or not
-// received in time (408) is refused: the answer is written, a warning logged, and refused is true —
-// the caller forwards and records nothing. Any other read error (the client went away mid-body) is
-// returned with the bytes read so far, as io.ReadAll would.
+// readRequestBody reads the body of a captured request whole, once, within [WithMaxRequestBytes] and
+// [WithRequestReadTimeout]. A body over the limit (413) or not received in time (408) is refused:
+// answered, logged, refused true, and the caller forwards and records nothing. Any other read error
+// (the client went away mid-body) is returned with the bytes read so far, as io.ReadAll would.
 func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rolloutID string) (body []byte, readErr error, refused bool) {
 	limit := h.cfg.maxRequestBytes
 	if r.ContentLength > limit {
@@ -25,8 +25,7 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rollou
 	if d := h.cfg.requestReadTimeout; d > 0 {
 		rc := http.NewResponseController(w)
 		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
-			// Cleared after the body, so the deadline never limits the response (net/http/1 also
-			// clears it when it starts watching the connection after the body's EOF).
+			// Cleared after the body: the deadline never limits the response.
 			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 		}
 	}
@@ -45,9 +44,8 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rollou
 // errBodyTooLarge reports a request body over the limit.
 var errBodyTooLarge = errors.New("request body over the limit")
 
-// readLimited reads r to EOF. With a declared length (declared >= 0, at most limit) it fills one
-// buffer of exactly that size; otherwise it grows a buffer and fails with errBodyTooLarge as soon as
-// more than limit bytes arrived.
+// readLimited reads r to EOF: a declared length (at most limit) into one buffer of exactly that size,
+// else failing with errBodyTooLarge as soon as more than limit bytes arrived.
 func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 	if declared == 0 {
 		return nil, nil
@@ -58,52 +56,34 @@ func readLimited(r io.Reader, declared, limit int64) ([]byte, error) {
 		if err != nil {
 			return buf[:n], err
 		}
-		// Read on to the body's EOF (net/http reports it with the last bytes, then this returns at
-		// once): net/http watches the connection for a client that goes away (cancelling the
-		// request's context, SPEC §0 D3) only once the body reported EOF.
+		// Read on to the body's EOF: only then does net/http watch for a client that goes away
+		// (cancelling the request's context, SPEC §0 D3).
 		var extra [1]byte
-		for {
-			m, err := r.Read(extra[:])
-			switch {
-			case m > 0:
-				return nil, errBodyTooLarge // more than declared (net/http never delivers that)
-			case errors.Is(err, io.EOF):
-				return buf, nil
-			case err != nil:
-				return buf, err
-			}
-		}
-	}
-	buf := make([]byte, 0, min(limit+1, 32<<10))
-	for {
-		if len(buf) == cap(buf) {
-			// Grow by doubling, never past limit+1 (one byte over proves the body too large).
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, errBodyTooLarge
-		}
-		if errors.Is(err, io.EOF) {
+		switch m, err := io.ReadAtLeast(r, extra[:], 1); {
+		case m > 0:
+			return nil, errBodyTooLarge // more than declared (net/http never delivers that)
+		case errors.Is(err, io.EOF):
 			return buf, nil
-		}
-		if err != nil {
+		default:
 			return buf, err
 		}
 	}
+	// One byte over the limit proves the body too large.
+	buf, err := io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
+	if int64(len(buf)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return buf, err
 }
 
-// isTimeout reports whether err is a read deadline expiry.
+// isTimeout reports whether err is a deadline expiry (a context's, a connection's or any net.Error
+// that says it timed out).
 func isTimeout(err error) bool {
 	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-// refuseBody answers a captured request whose body was refused (413 or 408) with a JSON error in the
-// dialect's shape ([ErrorBody]) and logs why. Nothing is forwarded or recorded.
+// refuseBody answers a refused request body (413 or 408) with a dialect-shaped JSON error and logs why.
 func (h *Handler) refuseBody(w http.ResponseWriter, r *http.Request, rolloutID string, status int, why error) {
 	code, typ := "request_too_large", "invalid_request_error"
 	if status == http.StatusRequestTimeout {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -153,6 +154,7 @@ func TestReadLimited(t *testing.T) {
 		{name: "unknown within the limit", r: iotest.HalfReader(strings.NewReader("hello world")), declared: -1, limit: 11, want: "hello world"},
 		{name: "unknown over the limit", r: strings.NewReader("hello world"), declared: -1, limit: 10, wantErr: errBodyTooLarge},
 		{name: "unknown large within the limit", r: bytes.NewReader(bytes.Repeat([]byte("a"), 100_000)), declared: -1, limit: 100_000, want: strings.Repeat("a", 100_000)},
+		{name: "unknown, largest limit", r: strings.NewReader("hello"), declared: -1, limit: math.MaxInt64, want: "hello"},
 		{name: "read error keeps the bytes", r: io.MultiReader(strings.NewReader("par"), iotest.ErrReader(boom)), declared: -1, limit: 10, want: "par", wantErr: boom},
 	}
 	for _, tt := range tests {

@@ -20,31 +20,26 @@ import (
 // RolloutSpanNamePrefix starts the name of a rollout root span: "rollout <rollout_id>".
 const RolloutSpanNamePrefix = "rollout "
 
-// rootMarkerKey is the context key of the one-shot request StartRollout makes to the IDGenerator of
-// RolloutIDGenerator.
+// rootMarker, under the context key rootMarkerKey, asks RolloutIDGenerator for fixed ids, once.
 type rootMarkerKey struct{}
 
-// rootMarker asks RolloutIDGenerator for fixed ids, once.
 type rootMarker struct {
 	traceID trace.TraceID
 	spanID  trace.SpanID
 	used    atomic.Bool
 }
 
-// RolloutIDGenerator returns an sdktrace.IDGenerator for the agent's TracerProvider
-// (sdktrace.WithIDGenerator) that lets [StartRollout] give the rollout root span its deterministic ids:
-// trace id and root span id of its [rollout.ID] (DESIGN.md "Trace per rollout").
-// Only the root span StartRollout starts gets them (once per StartRollout call); every other span's
-// ids come from base, or, when base is nil, from a random generator like the SDK's default (non-zero
-// ids from math/rand/v2). Install it once:
+// RolloutIDGenerator returns an sdktrace.IDGenerator for the agent's TracerProvider that lets
+// [StartRollout] give the rollout root span the deterministic ids of its [rollout.ID] (DESIGN.md
+// "Trace per rollout"), once per StartRollout call; every other span's ids come from base, or, when
+// base is nil, from a random generator like the SDK's default. Install it once:
 //
 //	tp := sdktrace.NewTracerProvider(
 //		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
 //		sdktrace.WithBatcher(exp))
 //
-// Without it, StartRollout still puts every span of the rollout in the rollout's trace, but its root
-// span is a child of the (never recorded) rollout root, so trace UIs flag a missing parent. Safe for
-// concurrent use.
+// Without it, the rollout's root span is a child of the (never recorded) rollout root, so trace UIs
+// flag a missing parent. Safe for concurrent use.
 func RolloutIDGenerator(base sdktrace.IDGenerator) sdktrace.IDGenerator {
 	if base == nil {
 		base = randomIDs{}
@@ -102,10 +97,9 @@ type rolloutOptionFunc func(*rolloutConfig)
 
 func (f rolloutOptionFunc) applyRollout(c *rolloutConfig) { f(c) }
 
-// WithRolloutRunID puts the rollout in the run namespace runID: its trace is
-// rollout.ID{Run: runID, Rollout: rolloutID}.TraceID(). Use the run id the capture proxy runs with ([WithRunID],
-// `gymtrace proxy --run-id`), or the proxy's model-call spans land in another trace (linked, not
-// nested). Default "": the run-less trace ids.
+// WithRolloutRunID puts the rollout in the run namespace runID (its trace is rollout.ID{Run: runID,
+// Rollout: rolloutID}.TraceID()). Use the proxy's run id ([WithRunID], `gymtrace proxy --run-id`),
+// or its model-call spans land in another trace (linked, not nested). Default "": no run.
 func WithRolloutRunID(runID string) RolloutOption {
 	return rolloutOptionFunc(func(c *rolloutConfig) { c.runID = runID })
 }
@@ -121,21 +115,17 @@ func WithRolloutSpanOptions(opts ...trace.SpanStartOption) RolloutOption {
 	return rolloutOptionFunc(func(c *rolloutConfig) { c.start = append(c.start, opts...) })
 }
 
-// StartRollout starts the root span of a rollout, named "rollout <rolloutID>" (kind INTERNAL,
-// attribute gymtrace.rollout.id), with the deterministic ids of DESIGN.md "Trace per rollout": trace
-// id and span id of rollout.ID{Run: runID, Rollout: rolloutID} — the parent the capture
-// proxy gives a model call that arrives without the rollout's traceparent. It returns ctx carrying
-// the span and the baggage member rollout.BaggageKey=rolloutID. Spans the agent starts from the
-// returned context, the HTTP client spans of [NewHTTPClient] and, through their traceparent, the
-// proxy's model-call spans then form one tree in a trace backend:
+// StartRollout starts the root span of a rollout, "rollout <rolloutID>" (kind INTERNAL, attribute
+// gymtrace.rollout.id), with the ids of rollout.ID{Run: runID, Rollout: rolloutID} (DESIGN.md "Trace
+// per rollout"), the parent the proxy gives a model call that arrives without the rollout's
+// traceparent. The returned ctx carries the span and the baggage member rollout.BaggageKey, so the
+// agent's spans, the client spans of [NewHTTPClient] and the proxy's model-call spans form one tree:
 //
 //	rollout <id>  →  agent spans  →  HTTP POST (client)  →  chat <model> (proxy)
 //
-// The caller ends the span (span.End()) when the rollout ends; ctx's own span, if any, is not the
-// parent (a rollout is a trace of its own), but ctx's baggage and values are kept.
-//
-// The span gets the fixed ids only when tp's provider has [RolloutIDGenerator] installed (an
-// OpenTelemetry TracerProvider offers no other way to choose a span id). Otherwise:
+// The caller ends the span when the rollout ends; ctx's own span is not the parent (a rollout is a
+// trace of its own), its baggage and values are kept. The span gets the fixed ids only when tp has
+// [RolloutIDGenerator] installed (nothing else can choose a span id). Otherwise:
 //
 //   - tp is an SDK provider without the generator: the span that got random ids is discarded
 //     (never ended, so never exported), the error is reported to otel.Handle, and the root span is

@@ -7,8 +7,7 @@ import (
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// spanAttrConfig selects the optional parts of the model-call span attributes (capture's
-// ExchangeAttributes does the mapping; this only resolves the options once, at construction).
+// spanAttrConfig selects the optional parts of the model-call span attributes, resolved once.
 type spanAttrConfig struct {
 	messageContent bool
 	conv           semconv.GenAIConventions
@@ -18,8 +17,8 @@ type spanAttrConfig struct {
 	opts []capture.AttributeOption // resolved by resolve
 }
 
-// resolve reads OTEL_SEMCONV_STABILITY_OPT_IN once (unless WithGenAIConventions was given) and builds
-// the attribute options every call reuses.
+// resolve reads OTEL_SEMCONV_STABILITY_OPT_IN unless WithGenAIConventions was given, and builds the
+// attribute options every call reuses.
 func (c *spanAttrConfig) resolve() {
 	if !c.convSet {
 		getenv := c.getenv

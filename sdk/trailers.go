@@ -1,25 +1,20 @@
 package sdk
 
 import (
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 )
 
-// announceTrailers declares, in the client response header h, the trailer keys the upstream
-// announced (its Trailer header, which removeHopHeaders dropped; declared is resp.Trailer before
-// the body is read). A declared trailer also makes net/http send the response chunked, so the
-// trailers can follow the body even when the whole body fits the server's buffer. It returns the
-// announced keys, sorted.
+// announceTrailers declares in h the trailer keys the upstream announced (resp.Trailer before the
+// body; removeHopHeaders dropped its Trailer header), which also makes net/http send the response
+// chunked so the trailers can follow. It returns the keys, sorted.
 func announceTrailers(h http.Header, declared http.Header) []string {
 	if len(declared) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(declared))
-	for k := range declared {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(declared))
 	h.Set("Trailer", strings.Join(keys, ", "))
 	return keys
 }

@@ -3,13 +3,9 @@ package semconv
 import "go.opentelemetry.io/otel/attribute"
 
 // Agent observations as spans (SPEC §0 "Agent observations", DESIGN.md "Observations are spans
-// first"). The GenAI conventions cover an agent invocation (gen_ai.operation.name invoke_agent,
-// gen_ai.agent.name) and a tool execution (execute_tool, gen_ai.tool.name, gen_ai.tool.call.id);
-// gen_ai.conversation.compacted marks a compaction. What ng_agent_observations needs beyond them is
-// carried by the project keys below: they are NOT semantic conventions. A span written with the
-// conventions alone (plus gymtrace.rollout.id) still maps to an observation; these keys make the
-// mapping exact where the conventions are silent (statuses beyond ok/error, explicit relations,
-// sandbox usage, compaction details).
+// first"). A span written with the GenAI conventions alone (invoke_agent, execute_tool,
+// gen_ai.conversation.compacted) plus gymtrace.rollout.id maps to an observation; the project keys
+// below, NOT semantic conventions, make the mapping exact where the conventions are silent.
 
 // Span names of agent observations (the GenAI conventions' "{gen_ai.operation.name} {name}" shape).
 const (
@@ -19,20 +15,17 @@ const (
 	sandboxSpanNamePrefix = "sandbox"
 )
 
-// InvokeAgentSpanName returns the name of an agent invocation span: "invoke_agent {agent name}", or
-// "invoke_agent" when the name is "".
+// InvokeAgentSpanName returns "invoke_agent {agent name}", or "invoke_agent" when the name is "".
 func InvokeAgentSpanName(agentName string) string {
 	return joinName(GenAIOperationNameInvokeAgent, agentName)
 }
 
-// ExecuteToolSpanName returns the name of a tool execution span: "execute_tool {tool name}", or
-// "execute_tool" when the name is "".
+// ExecuteToolSpanName returns "execute_tool {tool name}", or "execute_tool" when the name is "".
 func ExecuteToolSpanName(toolName string) string {
 	return joinName(GenAIOperationNameExecuteTool, toolName)
 }
 
-// SandboxSpanName returns the name of a sandbox span: "sandbox {role}", or "sandbox" when the role
-// is "".
+// SandboxSpanName returns "sandbox {role}", or "sandbox" when the role is "".
 func SandboxSpanName(role string) string { return joinName(sandboxSpanNamePrefix, role) }
 
 func joinName(op, name string) string {
@@ -113,8 +106,8 @@ const (
 	GymtraceCompactionAfterModelCallIDKey = attribute.Key("gymtrace.compaction.after_model_call.id")
 )
 
-// Gap codes the span-to-observation mapping adds to an ng_agent_observations bundle. They are
-// gymtrace's own codes (Gym's readers accept any code).
+// Gap codes the span-to-observation mapping adds to an ng_agent_observations bundle (gymtrace's own;
+// Gym's readers accept any code).
 const (
 	// GapObservationSpanInvalid: an observation span could not be mapped to a valid record (a
 	// mistyped or invalid attribute, a duplicate invocation id, a parent cycle); the detail names

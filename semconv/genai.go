@@ -120,14 +120,9 @@ const (
 	GenAIProviderNameAnthropic = "anthropic"
 )
 
-// ChatSpanName returns the name of a model-call span: "{gen_ai.operation.name} {gen_ai.request.model}",
-// or just the operation when the model is unknown ("").
-func ChatSpanName(model string) string {
-	if model == "" {
-		return GenAIOperationNameChat
-	}
-	return GenAIOperationNameChat + " " + model
-}
+// ChatSpanName returns the name of a model-call span: "chat {gen_ai.request.model}", or "chat" when
+// the model is unknown ("").
+func ChatSpanName(model string) string { return joinName(GenAIOperationNameChat, model) }
 
 // GenAIOperationName returns the gen_ai.operation.name attribute.
 func GenAIOperationName(v string) attribute.KeyValue { return GenAIOperationNameKey.String(v) }

@@ -43,8 +43,7 @@ const (
 )
 
 // GymtraceRolloutIDBaggageMember is the W3C baggage member that may carry a call's rollout id when
-// the URL has no /ng-rollout/ prefix (issue 3 part 7). It is a baggage key, not a span attribute, and
-// not a semantic convention.
+// the URL has no /ng-rollout/ prefix: a baggage key, not a span attribute or semantic convention.
 const GymtraceRolloutIDBaggageMember = "gymtrace.rollout_id"
 
 // PayloadKeys lists the payload attributes (not their size attributes), for stripping before OTLP

@@ -2,9 +2,8 @@ package semconv
 
 import "go.opentelemetry.io/otel/attribute"
 
-// GenAI client metrics (conventions tracked by semconv/v1.41.0, docs/gen-ai/gen-ai-metrics.md; see
-// doc.go). Each histogram is created with its bucket boundaries below as the ExplicitBucketBoundaries
-// advisory the conventions ask for.
+// GenAI client metrics (semconv/v1.41.0, docs/gen-ai/gen-ai-metrics.md), each histogram created with
+// its bucket boundaries below as the ExplicitBucketBoundaries advisory the conventions ask for.
 const (
 	// GenAIClientTokenUsageName is the histogram of input and output tokens per call (unit
 	// [GenAIClientTokenUsageUnit]), one measurement per token type, distinguished by
@@ -24,8 +23,7 @@ const (
 	GenAIClientOperationDurationDescription = "GenAI operation duration."
 
 	// GenAIClientOperationTimeToFirstChunkName is the histogram of the time from the start of a
-	// streaming call to its first response body chunk, in seconds. The conventions say it is
-	// reported for streaming calls only.
+	// streaming call (only those) to its first response body chunk, in seconds.
 	GenAIClientOperationTimeToFirstChunkName = "gen_ai.client.operation.time_to_first_chunk"
 	// GenAIClientOperationTimeToFirstChunkUnit is the unit of
 	// gen_ai.client.operation.time_to_first_chunk (seconds).
@@ -60,8 +58,8 @@ const (
 	GenAITokenTypeOutput = "output"
 )
 
-// Project metrics (gymtrace.*). These are NOT semantic conventions: they count what the capture path
-// does, so that a lost or partial capture is visible without reading the capture directory.
+// Project metrics (gymtrace.*), NOT semantic conventions: they make a lost or partial capture visible
+// without reading the capture directory.
 const (
 	// GymtraceCaptureCallsName counts captured calls (unit {call}), by [GymtraceDialectKey] and
 	// [GymtraceErrorCategoryKey] (absent when the call succeeded).
@@ -101,10 +99,8 @@ const (
 	GymtraceCaptureDirectionResponse = "response"
 )
 
-// Span writer metrics (capture.Writer): what the one span writer did with each span it was handed,
-// for every kind of line (capture records and observation lines) and every adapter (the SDK's
-// durable processor and span exporter, the agent-observations processor, the Collector's gymcapture
-// exporter). Not semantic conventions.
+// Span writer metrics (capture.Writer): what the span writer did with each span it was handed, for
+// every kind of line and every adapter. Not semantic conventions.
 const (
 	// GymtraceCaptureWriterSpansName counts spans handed to a span writer (unit {span}), by
 	// [GymtraceCaptureLineKindKey] and [GymtraceCaptureOutcomeKey].
@@ -148,8 +144,7 @@ const (
 // rejected or failed (capture.Outcome). Not a semantic convention.
 const GymtraceCaptureOutcomeKey = attribute.Key("gymtrace.capture.outcome")
 
-// Observation metrics (package agentobs): what the span writer cannot tell apart. Not semantic
-// conventions.
+// Observation metrics (package agentobs): what the span writer cannot tell apart. Not semantic conventions.
 const (
 	// GymtraceObservationsUnattributedName counts observation spans (invoke_agent, execute_tool,
 	// compaction and sandbox spans: agentobs.ObservationKind) that name no rollout, a missing or empty

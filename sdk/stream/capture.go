@@ -6,7 +6,7 @@ import (
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
-// Stats counts what a [Capture] saw. Counts are of events unless stated otherwise.
+// Stats counts what a [Capture] saw, in events unless stated otherwise.
 type Stats struct {
 	// Bytes is the number of body bytes fed.
 	Bytes int64
@@ -16,31 +16,24 @@ type Stats struct {
 	// events without data and chat's "[DONE]" are not counted.
 	ParseErrors int
 	// BoundHits counts events that outgrew the capture bound ([WithMaxEventBytes]) and lost their
-	// data. Non-zero means the reassembled response may be missing parts: mark the capture
-	// incomplete (SPEC §0 D2).
+	// data: the response may miss parts, so mark the capture incomplete (SPEC §0 D2).
 	BoundHits int
 	// Skipped counts JSON objects, or parts of them (a chat choice, an Anthropic event), that the
-	// reassembly could not use because a member had a type §4.4–§4.6 cannot combine (e.g. a
-	// chat choice or delta that is not an object, a tool index that is not an integer). The
-	// reference would fail the whole reassembly instead. Chat deltas of an unexpected JSON type
-	// where strings are joined (content, reasoning, tool-call id, name, arguments) are read, not
-	// skipped (SPEC §0 D13).
+	// reassembly could not use because a member had a type §4.4–§4.6 cannot combine (e.g. a tool
+	// index that is not an integer), where the reference would fail the whole reassembly. Chat
+	// values of another type where strings are joined are read, not skipped (SPEC §0 D13).
 	Skipped int
 }
 
-// Capture decodes one SSE response body in a single pass, as the capture middleware sees it
-// (SPEC.md §4.2–§4.7, §0 D1, D2, D8, D9): it frames the bytes ([Decoder]), detects the terminal
-// event incrementally and folds every event into the dialect's reassembly state, so the body
-// never has to be kept for parsing.
+// Capture decodes one SSE response body in a single pass (SPEC.md §4.2–§4.7, §0 D1, D2, D8, D9): it
+// frames the bytes ([Decoder]), detects the terminal event incrementally and folds every event into
+// the dialect's reassembly state, so the body never has to be kept for parsing. Feed it each piece
+// read from the upstream (after forwarding it), Close it when the body ends, then read Terminal and
+// Response.
 //
-// Use: [Capture.Feed] with each piece read from the upstream (after forwarding it);
-// [Capture.Close] when the body ends; then [Capture.Terminal] and [Capture.Response].
-//
-// Memory: the reassembly state plus the pending event, which the capture bound limits, and the
-// event parser's reusable memory (released by Close). Each event's data is parsed into memory
-// reused for the next event; the reassembly keeps only clones of what it needs (a few small values
-// per event kind), so parsing allocates about once per event: the copy of the data its strings share.
-// A Capture belongs to one request: it is not safe for concurrent use.
+// Memory: the reassembly state, the pending event (bounded by the capture bound) and the parser's
+// memory, which each event reuses; the reassembly keeps clones of the few values it needs, so
+// parsing allocates about once per event. A Capture is not safe for concurrent use.
 type Capture struct {
 	dialect dialect
 	dec     *Decoder
@@ -51,10 +44,8 @@ type Capture struct {
 
 	released bool // Release dropped the reassembly state
 
-	parser ojson.Parser
-	// cloneEvents makes every event's tree a fresh deep copy before it is folded in, so nothing
-	// depends on the parser's reuse of memory: the tests' reference for the reassembly.
-	cloneEvents bool
+	parser      ojson.Parser
+	cloneEvents bool // deep-copy each event before folding it in: the tests' reference
 
 	responses responsesState
 	chat      chatState
@@ -74,11 +65,10 @@ func NewCapture(dialect string, opts ...Option) (*Capture, error) {
 	return c, nil
 }
 
-// Feed processes the next piece of the body and returns [Capture.Terminal] afterwards. The first
-// Feed that returns a state other than [TerminalNone] is the one whose bytes completed the
-// terminal event (SPEC §0 "Durability contract": the proxy holds that piece until the record is
-// durable). The first terminal event wins; later events are still reassembled. p is not
-// retained. Feed after Close does nothing.
+// Feed processes the next piece of the body and returns [Capture.Terminal] afterwards: the first
+// Feed that returns a state other than [TerminalNone] completed the terminal event (which the proxy
+// holds until the record is durable). The first terminal event wins; later events are still
+// reassembled. p is not retained. Feed after Close does nothing.
 func (c *Capture) Feed(p []byte) Terminal {
 	if !c.closed {
 		c.stats.Bytes += int64(len(p))
@@ -87,12 +77,11 @@ func (c *Capture) Feed(p []byte) Terminal {
 	return c.term
 }
 
-// Close ends the body and returns the final [Capture.Terminal]. cleanEOF reports a clean end of
-// the body (no transport error, no client disconnect). Close dispatches an event that lacks its
-// closing blank line: its data is always reassembled (as the reference's block split keeps the
-// last block), and it can be terminal only when cleanEOF is true. With cleanEOF true, a chat
-// stream without a terminal event whose every choice got a non-empty finish_reason is complete
-// (SPEC §0 D8). Close is idempotent; only the first call's cleanEOF counts.
+// Close ends the body and returns the final [Capture.Terminal]; cleanEOF reports a clean end (no
+// transport error, no client disconnect). An event that lacks its closing blank line is reassembled
+// (as the reference's block split keeps the last block) but terminal only when cleanEOF. With
+// cleanEOF, a chat stream whose every choice got a non-empty finish_reason is complete (SPEC §0 D8).
+// Close is idempotent; only the first call's cleanEOF counts.
 func (c *Capture) Close(cleanEOF bool) Terminal {
 	if c.closed {
 		return c.term
@@ -131,10 +120,9 @@ func (c *Capture) Response() (obj []byte, ok bool) {
 	return v.AppendJSON(make([]byte, 0, v.SizeHint())), true
 }
 
-// Release closes the capture if needed (a clean end is not assumed: Close(false)) and drops the
-// reassembly state — the accumulated texts, most of a long stream — once the caller has taken the
-// [Capture.Response] it needs, so that it is garbage while the record is written. Afterwards
-// Response reports no response; Terminal and Stats keep their values.
+// Release closes the capture if needed (Close(false)) and drops the reassembly state, most of a long
+// stream, once the caller took the [Capture.Response] it needs. Afterwards Response reports no
+// response; Terminal and Stats keep their values.
 func (c *Capture) Release() {
 	c.Close(false)
 	c.released = true
@@ -174,8 +162,7 @@ func (c *Capture) onEvent(ev Event) {
 	if !isObj {
 		return
 	}
-	// From here on obj lives in c.parser's memory until the next event: whatever the reassembly
-	// keeps, it clones.
+	// obj lives in c.parser's memory until the next event: what the reassembly keeps, it clones.
 	switch c.dialect {
 	case dialectResponses:
 		c.responses.add(obj)
@@ -208,18 +195,4 @@ func Reassemble(dialect string, body []byte) ([]byte, bool) {
 	c.Feed(body)
 	c.Close(true)
 	return c.Response()
-}
-
-// DetectTerminal feeds chunks in order, then closes the body (cleanly when cleanEOF is true),
-// and returns the terminal state (SPEC §4.2, D1, D2, D8). It returns [TerminalNone] for an
-// unknown dialect.
-func DetectTerminal(dialect string, chunks [][]byte, cleanEOF bool) Terminal {
-	c, err := NewCapture(dialect)
-	if err != nil {
-		return TerminalNone
-	}
-	for _, p := range chunks {
-		c.Feed(p)
-	}
-	return c.Close(cleanEOF)
 }

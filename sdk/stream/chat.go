@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
@@ -9,14 +10,13 @@ import (
 
 // chatState reassembles a Chat Completions stream (SPEC.md §4.5 with §0 D9): one choice per
 // `index`, each with its own role, content, reasoning, tool-call slots and finish_reason; model,
-// id and usage are shared. With a single choice at index 0 the result is §4.5's exactly.
+// id and usage are shared. With a single choice at index 0 the result is §4.5's exactly. Values
+// read with getTruthy are never null, so null stands for "not seen".
 type chatState struct {
-	model    ojson.Value
-	hasModel bool
-	id       string
-	hasID    bool
-	usage    ojson.Value
-	hasUsage bool
+	model ojson.Value
+	id    string
+	hasID bool
+	usage ojson.Value
 
 	choices map[int64]*chatChoice
 	order   []*chatChoice // creation order; sorted by index when the result is built
@@ -30,7 +30,6 @@ type chatChoice struct {
 	content   []byte
 	reasoning []byte
 	finish    ojson.Value
-	hasFinish bool
 	tools     map[int64]*toolSlot
 	toolOrder []*toolSlot
 }
@@ -42,22 +41,20 @@ type toolSlot struct {
 	args  []byte      // concatenated
 }
 
-// add folds one chunk into the state; the values it keeps are clones (the chunk's memory is reused
-// for the next event, see Capture). It returns the number of parts it skipped: a `choices`
-// that is not a list, or a choice that breaks the shapes §4.5 relies on (not an object, an index
-// that is not an integer, a delta that is not an object, a `tool_calls` that is not a list, a tool
-// call or function that is not an object, a tool index that is not an integer). A skipped choice
-// leaves the state untouched (the reference would raise and lose the whole response). Values of
-// another type where §4.5 joins strings are read, not skipped (SPEC §0 D13, see appendText).
+// add folds one chunk into the state, keeping clones, and returns the number of parts it skipped:
+// a `choices` that is not a list, or a choice that breaks the shapes §4.5 relies on (not an
+// object, a non-integer index, a delta, tool call or function that is not an object, a
+// `tool_calls` that is not a list). A skipped choice leaves the state untouched (the reference
+// would lose the whole response). Values of another type where §4.5 joins strings are read (D13).
 func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	if v, ok := getTruthy(chunk, "model"); ok {
-		s.model, s.hasModel = v.Clone(), true
+		s.model = v.Clone()
 	}
 	if v, ok := getString(chunk, "id"); ok {
 		s.id, s.hasID = v, true
 	}
 	if v, ok := getTruthy(chunk, "usage"); ok {
-		s.usage, s.hasUsage = v.Clone(), true
+		s.usage = v.Clone()
 	}
 	choices, ok := getTruthy(chunk, "choices")
 	if !ok {
@@ -74,26 +71,20 @@ func (s *chatState) add(chunk ojson.Value) (skipped int) {
 	return skipped
 }
 
-// chatDelta is one choice's validated delta. content, reasoning and a tool's args are the truthy
-// delta values (null when absent or falsy), of any JSON type (SPEC §0 D13).
+// chatDelta is one choice's validated delta. Every value is the truthy delta member, null when
+// absent or falsy; content, reasoning and a tool's args may be of any JSON type (SPEC §0 D13).
 type chatDelta struct {
 	index     int64
 	role      ojson.Value
-	hasRole   bool
 	content   ojson.Value
 	reasoning ojson.Value
 	tools     []toolDelta
 	finish    ojson.Value
-	hasFinish bool
 }
 
 type toolDelta struct {
-	index   int64
-	id      ojson.Value
-	hasID   bool
-	name    ojson.Value
-	hasName bool
-	args    ojson.Value
+	index          int64
+	id, name, args ojson.Value
 }
 
 // addChoice validates one choice object, then applies it; false means it was skipped.
@@ -116,7 +107,7 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 		s.choices[d.index] = ch
 		s.order = append(s.order, ch)
 	}
-	if d.hasRole {
+	if !d.role.IsNull() {
 		ch.role = d.role.Clone()
 	}
 	ch.addContent(d.content)
@@ -131,55 +122,40 @@ func (s *chatState) addChoice(c ojson.Value) bool {
 			ch.tools[td.index] = slot
 			ch.toolOrder = append(ch.toolOrder, slot)
 		}
-		if td.hasID {
+		if !td.id.IsNull() {
 			slot.id = textValue(td.id)
 		}
-		if td.hasName {
+		if !td.name.IsNull() {
 			slot.name = textValue(td.name)
 		}
 		slot.args = appendText(slot.args, td.args)
 	}
-	if d.hasFinish {
-		ch.finish, ch.hasFinish = d.finish.Clone(), true
+	if !d.finish.IsNull() {
+		ch.finish = d.finish.Clone()
 	}
 	return true
 }
 
 // parseChatChoice reads one choice per SPEC §4.5 without changing any state. Its tool-call deltas
 // are appended to tools (a scratch slice, may be nil).
-func parseChatChoice(c ojson.Value, tools []toolDelta) (chatDelta, bool) {
-	d := chatDelta{tools: tools}
-	if c.Kind() != ojson.KindObject {
+func parseChatChoice(c ojson.Value, tools []toolDelta) (d chatDelta, ok bool) {
+	d.tools = tools
+	if d.index, ok = indexedObject(c); !ok {
 		return d, false
 	}
-	idx, ok := index(c, "index", 0)
-	if !ok {
-		return d, false
+	d.finish, _ = getTruthy(c, "finish_reason")
+	delta, present, ok := truthyOf(c, "delta", ojson.KindObject)
+	if !present || !ok {
+		return d, ok // `choice.delta or {}`
 	}
-	d.index = idx
-	if v, ok := getTruthy(c, "finish_reason"); ok {
-		d.finish, d.hasFinish = v, true
-	}
-	delta, ok := getTruthy(c, "delta")
-	if !ok {
-		return d, true // `choice.delta or {}`
-	}
-	if delta.Kind() != ojson.KindObject {
-		return d, false
-	}
-	if v, ok := getTruthy(delta, "role"); ok {
-		d.role, d.hasRole = v, true
-	}
+	d.role, _ = getTruthy(delta, "role")
 	d.content, _ = getTruthy(delta, "content")
 	if d.reasoning, ok = getTruthy(delta, "reasoning_content"); !ok {
 		d.reasoning, _ = getTruthy(delta, "reasoning")
 	}
-	tcs, ok := getTruthy(delta, "tool_calls")
-	if !ok {
-		return d, true
-	}
-	if tcs.Kind() != ojson.KindArray {
-		return d, false
+	tcs, present, ok := truthyOf(delta, "tool_calls", ojson.KindArray)
+	if !present || !ok {
+		return d, ok
 	}
 	for _, tc := range tcs.Elems() {
 		t, ok := parseToolDelta(tc)
@@ -192,38 +168,39 @@ func parseChatChoice(c ojson.Value, tools []toolDelta) (chatDelta, bool) {
 }
 
 // parseToolDelta reads one tool-call delta per SPEC §4.5 (index default 0).
-func parseToolDelta(tc ojson.Value) (toolDelta, bool) {
-	var t toolDelta
-	if tc.Kind() != ojson.KindObject {
+func parseToolDelta(tc ojson.Value) (t toolDelta, ok bool) {
+	if t.index, ok = indexedObject(tc); !ok {
 		return t, false
 	}
-	idx, ok := index(tc, "index", 0)
-	if !ok {
-		return t, false
+	t.id, _ = getTruthy(tc, "id")
+	fn, present, ok := truthyOf(tc, "function", ojson.KindObject)
+	if !present || !ok {
+		return t, ok
 	}
-	t.index = idx
-	if v, ok := getTruthy(tc, "id"); ok {
-		t.id, t.hasID = v, true
-	}
-	fn, ok := getTruthy(tc, "function")
-	if !ok {
-		return t, true
-	}
-	if fn.Kind() != ojson.KindObject {
-		return t, false
-	}
-	if v, ok := getTruthy(fn, "name"); ok {
-		t.name, t.hasName = v, true
-	}
+	t.name, _ = getTruthy(fn, "name")
 	t.args, _ = getTruthy(fn, "arguments")
 	return t, true
 }
 
-// addContent appends one delta.content (SPEC §4.5, §0 D13): a list of content parts contributes,
-// in order, the text of each {"type":"text"} part to the content and the text of each
-// {"type":"thinking"} part (its "thinking" value, or the "text" members of its "thinking" list)
-// to the reasoning; other parts contribute nothing (they stay in response_raw). Any other value
-// goes through appendText.
+// indexedObject checks that v is an object and reads its "index" (default 0, SPEC §4.5, D9).
+func indexedObject(v ojson.Value) (int64, bool) {
+	if v.Kind() != ojson.KindObject {
+		return 0, false
+	}
+	return index(v, "index", 0)
+}
+
+// truthyOf returns obj[key] when it is truthy (present true); ok is false when it is truthy but
+// not of kind k, a shape §4.5 cannot use.
+func truthyOf(obj ojson.Value, key string, k ojson.Kind) (v ojson.Value, present, ok bool) {
+	v, present = getTruthy(obj, key)
+	return v, present, !present || v.Kind() == k
+}
+
+// addContent appends one delta.content (SPEC §4.5, §0 D13): of a list of content parts, each
+// {"type":"text"} part's text goes to the content and each {"type":"thinking"} part's "thinking"
+// (or the "text" members of its "thinking" list) to the reasoning, other parts nowhere (they stay in
+// response_raw); any other value goes through appendText.
 func (ch *chatChoice) addContent(v ojson.Value) {
 	if v.Kind() != ojson.KindArray {
 		ch.content = appendText(ch.content, v)
@@ -249,9 +226,8 @@ func (ch *chatChoice) addContent(v ojson.Value) {
 	}
 }
 
-// appendText appends v where SPEC §4.5 concatenates strings, read as §0 D13 says: a string as
-// its text, null as nothing, any other value as its compact JSON text (member order and number
-// text as sent).
+// appendText appends v where SPEC §4.5 concatenates strings, read as §0 D13 says: a string as its
+// text, null as nothing, any other value as its compact JSON text as sent.
 func appendText(dst []byte, v ojson.Value) []byte {
 	switch v.Kind() {
 	case ojson.KindNull:
@@ -263,8 +239,8 @@ func appendText(dst []byte, v ojson.Value) []byte {
 	return v.AppendJSON(dst)
 }
 
-// textValue is a truthy tool-call id or function name as the slot keeps it (SPEC §4.5 sets them,
-// §0 D13): a string as itself, any other value as the string of its compact JSON text.
+// textValue is a truthy tool-call id or function name as the slot keeps it (SPEC §4.5, §0 D13): a
+// string as itself, any other value as the string of its compact JSON text.
 func textValue(v ojson.Value) ojson.Value {
 	if v.Kind() == ojson.KindString {
 		return v.Clone()
@@ -293,31 +269,26 @@ func (s *chatState) result() (ojson.Value, bool) {
 		return ojson.Value{}, false
 	}
 	order := slices.Clone(s.order)
-	slices.SortFunc(order, func(a, b *chatChoice) int { return cmpInt64(a.index, b.index) })
+	slices.SortFunc(order, func(a, b *chatChoice) int { return cmp.Compare(a.index, b.index) })
 	choices := make([]ojson.Value, 0, len(order))
 	for _, ch := range order {
 		choices = append(choices, ch.value())
 	}
-	model := ojson.Null()
-	if s.hasModel {
-		model = s.model
-	}
 	ms := []ojson.Member{
 		{Key: "object", Value: ojson.String("chat.completion")},
-		{Key: "model", Value: model},
+		{Key: "model", Value: s.model},
 		{Key: "choices", Value: ojson.Array(choices...)},
 	}
 	if s.hasID {
 		ms = append(ms, ojson.Member{Key: "id", Value: ojson.String(s.id)})
 	}
-	if s.hasUsage {
+	if !s.usage.IsNull() {
 		ms = append(ms, ojson.Member{Key: "usage", Value: s.usage})
 	}
 	return ojson.Object(ms...), true
 }
 
-// value builds one choice: index, message (role, content, reasoning_content, tool_calls),
-// finish_reason.
+// value builds one choice: index, message (role, content, reasoning_content, tool_calls), finish_reason.
 func (ch *chatChoice) value() ojson.Value {
 	content := ojson.Null()
 	if len(ch.content) > 0 {
@@ -332,7 +303,7 @@ func (ch *chatChoice) value() ojson.Value {
 	}
 	if len(ch.toolOrder) > 0 {
 		slots := slices.Clone(ch.toolOrder)
-		slices.SortFunc(slots, func(a, b *toolSlot) int { return cmpInt64(a.index, b.index) })
+		slices.SortFunc(slots, func(a, b *toolSlot) int { return cmp.Compare(a.index, b.index) })
 		calls := make([]ojson.Value, 0, len(slots))
 		for _, sl := range slots {
 			calls = append(calls, ojson.Object(
@@ -346,23 +317,9 @@ func (ch *chatChoice) value() ojson.Value {
 		}
 		msg = append(msg, ojson.Member{Key: "tool_calls", Value: ojson.Array(calls...)})
 	}
-	finish := ojson.Null()
-	if ch.hasFinish {
-		finish = ch.finish
-	}
 	return ojson.Object(
 		ojson.Member{Key: "index", Value: ojson.Int(ch.index)},
 		ojson.Member{Key: "message", Value: ojson.Object(msg...)},
-		ojson.Member{Key: "finish_reason", Value: finish},
+		ojson.Member{Key: "finish_reason", Value: ch.finish},
 	)
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

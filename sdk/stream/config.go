@@ -25,13 +25,11 @@ type optionFunc func(config) config
 
 func (f optionFunc) apply(c config) config { return f(c) }
 
-// WithMaxEventBytes sets the per-event capture bound, in bytes (SPEC.md §0 D2): the most bytes
-// held for one pending event (its name, its joined data and the current partial line). An
-// event that outgrows it loses its data, is counted ([Stats.BoundHits], [Decoder.BoundHits]) and
-// framing goes on with the next event; the caller marks the capture incomplete. The bound never
-// limits forwarding, which does not pass through this package.
-//
-// Default [DefaultMaxEventBytes] (64 MiB). A value below 1 keeps the default.
+// WithMaxEventBytes sets the per-event capture bound, in bytes (SPEC.md §0 D2): the most bytes held
+// for one pending event (its name, joined data and current partial line). An event that outgrows it
+// loses its data and is counted ([Stats.BoundHits], [Decoder.BoundHits]); framing goes on with the
+// next event. It never limits forwarding. Default [DefaultMaxEventBytes] (64 MiB); a value below 1
+// keeps the default.
 func WithMaxEventBytes(n int) Option {
 	return optionFunc(func(c config) config {
 		if n > 0 {

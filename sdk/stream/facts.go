@@ -3,8 +3,7 @@ package stream
 import "github.com/gymtrace/gymtrace/internal/ojson"
 
 // ResponseFacts are what a model-call span's attributes read of a reassembled response (SPEC §0
-// "Spans"), taken from the reassembly's own result rather than from its encoded text. The type
-// has the fields of capture.ResponseFacts, so one converts to the other.
+// "Spans"), taken from the reassembled value. It converts to capture.ResponseFacts (same fields).
 type ResponseFacts struct {
 	// ID is the response's string "id" (also when empty); HasID is false when it has none.
 	ID    string
@@ -16,8 +15,7 @@ type ResponseFacts struct {
 	FinishReasons []string
 	// Usage is the response's "usage" as compact JSON text, nil when it has none.
 	Usage []byte
-	// Compacted reports a Responses output item or an Anthropic content block of type
-	// "compaction".
+	// Compacted reports a Responses output item or Anthropic content block of type "compaction".
 	Compacted bool
 }
 

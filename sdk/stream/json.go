@@ -7,15 +7,14 @@ import (
 	"github.com/gymtrace/gymtrace/internal/python"
 )
 
-// parseObject parses one event's data as strict JSON (SPEC §0 D6 rules) and reports whether it
-// is an object. Ill-formed UTF-8 is first replaced by U+FFFD, as the reference decodes the body
-// with errors="replace" before json.loads (SPEC §4.3).
+// parseObject parses one event's data as strict JSON (SPEC §0 D6) and reports whether it is an
+// object. Ill-formed UTF-8 is first replaced by U+FFFD, as the reference decodes the body with
+// errors="replace" before json.loads (SPEC §4.3).
 func parseObject(data []byte) (ojson.Value, bool) {
 	return parseObjectWith(ojson.Parse, data)
 }
 
-// parseObjectWith is parseObject with the given strict parser ([ojson.Parse] or a reusing
-// [ojson.Parser]'s Parse).
+// parseObjectWith is parseObject with the given strict parser (e.g. a reusing [ojson.Parser]'s).
 func parseObjectWith(parse func([]byte) (ojson.Value, error), data []byte) (ojson.Value, bool) {
 	v, err := parse(data)
 	if err != nil && !utf8.Valid(data) {
@@ -54,9 +53,8 @@ func getTruthy(obj ojson.Value, key string) (ojson.Value, bool) {
 	return v, true
 }
 
-// index reads an index member the way SPEC §4.5/§4.6 and D9 key state: absent or null gives def;
-// a JSON integer that fits int64 gives itself; anything else (a float, a string, ...) is
-// rejected (ok false) and the caller skips the item and counts it.
+// index reads an index member as SPEC §4.5/§4.6 and D9 key state: absent or null gives def, an
+// integer that fits int64 itself; anything else is rejected (ok false: the caller skips the item).
 func index(obj ojson.Value, key string, def int64) (int64, bool) {
 	v, ok := obj.Get(key)
 	if !ok || v.IsNull() {

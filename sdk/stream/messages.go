@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
@@ -31,21 +33,17 @@ type msgBlock struct {
 // messageKeys are the message_start keys kept, in this order, when present and non-null.
 var messageKeys = [...]string{"id", "type", "role", "model", "stop_reason"}
 
-// add folds one event into the state and reports whether it was used or skipped. The values it
-// keeps are clones (the event's memory is reused for the next event, see Capture). An event that
-// breaks the shapes §4.6 relies on (a message, content_block, delta or usage that is truthy but
-// not an object; an index that is not an integer; text, thinking or partial_json that is present
-// but not a string) is skipped whole and leaves the state untouched.
+// add folds one event into the state, keeping clones, and reports whether it was skipped: an event
+// that breaks the shapes §4.6 relies on (a truthy message, content_block, delta or usage that is not
+// an object; an index that is not an integer; a text, thinking or partial_json that is not a
+// string) is skipped whole and leaves the state untouched.
 func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 	typ, _ := getString(ev, "type")
 	switch typ {
 	case "message_start":
 		msg, ok := objectOrEmpty(ev, "message")
-		if !ok {
-			return true
-		}
-		usage, ok := objectOrEmpty(msg, "usage")
-		if !ok {
+		usage, ok2 := objectOrEmpty(msg, "usage")
+		if !ok || !ok2 {
 			return true
 		}
 		kept := make([]ojson.Member, 0, len(messageKeys))
@@ -58,23 +56,17 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 		s.updateUsage(usage)
 	case "content_block_start":
 		idx, ok := index(ev, "index", int64(len(s.blocks)))
-		if !ok {
+		cb, ok2 := objectOrEmpty(ev, "content_block")
+		if !ok || !ok2 {
 			return true
 		}
-		cb, ok := objectOrEmpty(ev, "content_block")
-		if !ok {
-			return true
-		}
-		s.setBlock(idx, &msgBlock{index: idx, v: ojson.Object(cloneMembers(cb.Members())...)})
+		s.setBlock(idx, &msgBlock{index: idx, v: cb.Clone()})
 	case "content_block_delta":
 		return !s.addDelta(ev)
 	case "message_delta":
 		usage, ok := objectOrEmpty(ev, "usage")
-		if !ok {
-			return true
-		}
-		delta, ok := objectOrEmpty(ev, "delta")
-		if !ok {
+		delta, ok2 := objectOrEmpty(ev, "delta")
+		if !ok || !ok2 {
 			return true
 		}
 		s.updateUsage(usage)
@@ -88,11 +80,8 @@ func (s *messagesState) add(ev ojson.Value) (skipped bool) {
 // addDelta applies a content_block_delta; false means it was skipped.
 func (s *messagesState) addDelta(ev ojson.Value) bool {
 	idx, ok := index(ev, "index", 0)
-	if !ok {
-		return false
-	}
-	delta, ok := objectOrEmpty(ev, "delta")
-	if !ok {
+	delta, ok2 := objectOrEmpty(ev, "delta")
+	if !ok || !ok2 {
 		return false
 	}
 	dtype, _ := getString(delta, "type")
@@ -138,10 +127,9 @@ func (s *messagesState) addDelta(ev ojson.Value) bool {
 	return true
 }
 
-// startAccum prepares the block for the first delta of kind key ("text" or "thinking"): the
-// block's type defaults to key, and the accumulator starts from the block's current string
-// (placing the member now, as the reference's assignment does). A current value that is not a
-// string cannot be appended to: false.
+// startAccum prepares the block for the first delta of kind key ("text" or "thinking"): its type
+// defaults to key and the accumulator starts from its current string, placing the member now as
+// the reference's assignment does. False when the current value is not a string.
 func (b *msgBlock) startAccum(key string, buf *[]byte, started *bool) bool {
 	if *started {
 		return true
@@ -174,43 +162,26 @@ func (s *messagesState) setBlock(idx int64, b *msgBlock) {
 // updateUsage merges u into the usage with Python dict.update semantics, keeping clones.
 func (s *messagesState) updateUsage(u ojson.Value) {
 	for _, m := range u.Members() {
-		found := false
-		for i := range s.usage {
-			if s.usage[i].Key == m.Key {
-				s.usage[i].Value = m.Value.Clone()
-				found = true
-				break
-			}
+		i := slices.IndexFunc(s.usage, func(k ojson.Member) bool { return k.Key == m.Key })
+		if i < 0 {
+			s.usage = append(s.usage, ojson.Member{Key: m.Key})
+			i = len(s.usage) - 1
 		}
-		if !found {
-			s.usage = append(s.usage, ojson.Member{Key: m.Key, Value: m.Value.Clone()})
-		}
+		s.usage[i].Value = m.Value.Clone()
 	}
 }
 
-// cloneMembers returns a deep copy of ms (never nil).
-func cloneMembers(ms []ojson.Member) []ojson.Member {
-	out := make([]ojson.Member, len(ms))
-	for i, m := range ms {
-		out[i] = ojson.Member{Key: m.Key, Value: m.Value.Clone()}
-	}
-	return out
-}
-
-// result builds the message: the kept message keys, `type` "message" (at its place when the
-// message had one), `content` (blocks in index order, tool_use inputs filled from their partial
-// JSON), then `usage` when non-empty. False when there was neither a message_start nor a block.
+// result builds the message: the kept message keys, `type` "message" (in place when present),
+// `content` (blocks in index order, tool_use inputs from their partial JSON), then `usage` when
+// non-empty. False when there was neither a message_start nor a block.
 func (s *messagesState) result() (ojson.Value, bool) {
 	if !s.hasMessage && len(s.blocks) == 0 {
 		return ojson.Value{}, false
 	}
 	out := ojson.Object(slices.Clone(s.message.Members())...)
 	out.Set("type", ojson.String("message"))
-	blocks := make([]*msgBlock, 0, len(s.blocks))
-	for _, b := range s.blocks {
-		blocks = append(blocks, b)
-	}
-	slices.SortFunc(blocks, func(a, b *msgBlock) int { return cmpInt64(a.index, b.index) })
+	blocks := slices.Collect(maps.Values(s.blocks))
+	slices.SortFunc(blocks, func(a, b *msgBlock) int { return cmp.Compare(a.index, b.index) })
 	content := make([]ojson.Value, 0, len(blocks))
 	for _, b := range blocks {
 		content = append(content, s.blockValue(b))
@@ -241,9 +212,9 @@ func (s *messagesState) blockValue(b *msgBlock) ojson.Value {
 	return v
 }
 
-// toolInput parses a tool_use block's accumulated partial JSON (SPEC §4.6): "" gives {}; text
-// that does not parse gives {"_raw": text}. Strict JSON keeps its number text (SPEC §0 D9); text
-// only Python's json.loads accepts (NaN, huge integers, duplicate keys) is read as it reads it.
+// toolInput parses a tool_use block's partial JSON (SPEC §4.6): "" gives {}, text that does not
+// parse {"_raw": text}; strict JSON keeps its number text (D9), text only Python's json.loads
+// accepts (NaN, huge integers, duplicate keys) is read as it reads it.
 func toolInput(raw []byte) ojson.Value {
 	if len(raw) == 0 {
 		return ojson.Object()
@@ -257,8 +228,7 @@ func toolInput(raw []byte) ojson.Value {
 	return ojson.Object(ojson.Member{Key: "_raw", Value: ojson.String(string(raw))})
 }
 
-// objectOrEmpty returns `obj.get(key) or {}` and false when that value is truthy but not an
-// object.
+// objectOrEmpty returns `obj.get(key) or {}`, false when that value is truthy but not an object.
 func objectOrEmpty(obj ojson.Value, key string) (ojson.Value, bool) {
 	v, ok := getTruthy(obj, key)
 	if !ok {

@@ -2,10 +2,9 @@ package stream
 
 import "github.com/gymtrace/gymtrace/internal/ojson"
 
-// responsesState reassembles an OpenAI Responses stream (SPEC.md §4.4): the `response` object
-// of the last event whose JSON `type` is response.completed, response.incomplete or
-// response.failed; failing that, the `response` object of the last event that has one. Only the
-// two candidates are kept, so memory does not grow with the number of events.
+// responsesState reassembles an OpenAI Responses stream (SPEC.md §4.4): the `response` object of
+// the last event of type response.completed, response.incomplete or response.failed, else of the
+// last event that has one. Only the two candidates are kept.
 type responsesState struct {
 	final    ojson.Value
 	hasFinal bool

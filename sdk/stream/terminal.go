@@ -43,7 +43,7 @@ const (
 	DialectMessages  = "messages"  // Anthropic Messages, /v1/messages
 )
 
-// dialect is a validated dialect name, used for fast dispatch.
+// dialect is a validated dialect name.
 type dialect uint8
 
 const (
@@ -53,20 +53,13 @@ const (
 	dialectMessages
 )
 
-func parseDialect(s string) dialect {
-	switch s {
-	case DialectResponses:
-		return dialectResponses
-	case DialectChat:
-		return dialectChat
-	case DialectMessages:
-		return dialectMessages
-	}
-	return dialectUnknown
+var dialects = map[string]dialect{
+	DialectResponses: dialectResponses, DialectChat: dialectChat, DialectMessages: dialectMessages,
 }
 
-// terminalByName maps an event name of dialect d to its terminal state (SPEC §4.2 table; D1 uses
-// the same names for the data JSON's type).
+func parseDialect(s string) dialect { return dialects[s] }
+
+// terminalByName maps an event name (or D1's data type) of dialect d to its state (SPEC §4.2).
 func terminalByName(d dialect, name []byte) Terminal {
 	switch d {
 	case dialectResponses:
@@ -94,13 +87,11 @@ func terminalByName(d dialect, name []byte) Terminal {
 }
 
 // eventTerminal returns the terminal state one dispatched event gives in dialect d (SPEC §4.2, D1,
-// D2). obj is the event's data parsed as a JSON object (ok false when the data is not one).
-//
-// Rules: the event name is compared exactly (the decoder already dropped one leading space;
-// nothing else is trimmed, as terminal.json's D2 cases require). Responses and messages: by name;
-// when the event has no "event" field at all, by the data object's "type" string (D1). Chat: name
-// "error" → error; any data line exactly "[DONE]" → complete; a data line, or the whole data,
-// that is a JSON object with a non-null "error" member → error.
+// D2); obj is its data as a JSON object (ok false when it is not one). The name is compared exactly
+// (nothing trimmed beyond the decoder's one space). Responses and messages: by name, or, when the
+// event has no "event" field at all, by the data object's "type" (D1). Chat: name "error" → error;
+// a data line "[DONE]" → complete; a data line, or the whole data, that is an object with a
+// non-null "error" member → error.
 func eventTerminal(d dialect, ev *Event, obj ojson.Value, ok bool) Terminal {
 	if t := terminalByName(d, ev.Name); t != TerminalNone {
 		return t
@@ -125,47 +116,29 @@ func chatDataTerminal(ev *Event, obj ojson.Value, ok bool) Terminal {
 		return TerminalNone
 	}
 	if ev.DataLines == 1 {
-		if string(ev.Data) == "[DONE]" {
+		switch {
+		case string(ev.Data) == "[DONE]":
 			return TerminalComplete
-		}
-		if ok && hasErrorMember(obj) {
+		case ok && hasErrorMember(obj):
 			return TerminalError
 		}
 		return TerminalNone
 	}
 	// Several data lines: the reference checks each line; D2 framing also gives the joined data.
-	rest := ev.Data
-	for {
-		line := rest
-		i := bytes.IndexByte(rest, '\n')
-		if i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		}
+	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
 		if string(line) == "[DONE]" {
 			return TerminalComplete
-		}
-		if i < 0 {
-			break
 		}
 	}
 	if ok && hasErrorMember(obj) {
 		return TerminalError
 	}
-	rest = ev.Data
-	for {
-		line := rest
-		i := bytes.IndexByte(rest, '\n')
-		if i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		}
+	for line := range bytes.SplitSeq(ev.Data, []byte("\n")) {
 		// Only a line that can spell the key "error" (directly or through an escape) can hold it.
 		if bytes.Contains(line, []byte("error")) || bytes.Contains(line, []byte(`\u`)) {
 			if v, ok := parseObject(line); ok && hasErrorMember(v) {
 				return TerminalError
 			}
-		}
-		if i < 0 {
-			break
 		}
 	}
 	return TerminalNone

@@ -26,6 +26,18 @@ type terminalCase struct {
 	EOF       string  `json:"eof"`
 }
 
+// detectTerminal feeds chunks in order to a Capture of dialect, closes the body (cleanly when
+// cleanEOF) and returns the terminal state.
+func detectTerminal(t *testing.T, dialect string, chunks [][]byte, cleanEOF bool) Terminal {
+	t.Helper()
+	c, err := NewCapture(dialect)
+	require.NoError(t, err)
+	for _, p := range chunks {
+		c.Feed(p)
+	}
+	return c.Close(cleanEOF)
+}
+
 func loadTerminalCases(t *testing.T) []terminalCase {
 	t.Helper()
 	testvectors.Load(t, "terminal.json") // fails when missing or empty
@@ -93,7 +105,7 @@ func TestTerminalVectors(t *testing.T) {
 				chunks = append(chunks, []byte(c))
 			}
 			// Incremental over the given chunks, as the middleware sees them.
-			assert.Equal(t, want, DetectTerminal(tc.Input.Dialect, chunks, clean), "given chunks")
+			assert.Equal(t, want, detectTerminal(t, tc.Input.Dialect, chunks, clean), "given chunks")
 
 			body := strings.Join(tc.Input.Chunks, "")
 			variants := map[string]string{"as given": body}
@@ -144,8 +156,8 @@ func TestTerminalD8OnlyAtCleanEOF(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			chunks := [][]byte{[]byte(tt.body)}
-			assert.Equal(t, tt.clean, DetectTerminal(tt.dialect, chunks, true), "clean EOF")
-			assert.Equal(t, tt.unclean, DetectTerminal(tt.dialect, chunks, false), "unclean EOF")
+			assert.Equal(t, tt.clean, detectTerminal(t, tt.dialect, chunks, true), "clean EOF")
+			assert.Equal(t, tt.unclean, detectTerminal(t, tt.dialect, chunks, false), "unclean EOF")
 		})
 	}
 }
@@ -172,7 +184,7 @@ func TestTerminalRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, DetectTerminal(tt.dialect, [][]byte{[]byte(tt.body)}, false))
+			assert.Equal(t, tt.want, detectTerminal(t, tt.dialect, [][]byte{[]byte(tt.body)}, false))
 		})
 	}
 }
