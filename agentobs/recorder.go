@@ -31,7 +31,7 @@ type recorderConfig struct {
 	clock func() time.Time
 }
 
-// WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [sdk.WithRunID]):
+// WithRunID puts the rollout in the run namespace runID (the proxy's --run-id, [proxy.WithRunID]):
 // spans started without a parent in the rollout's trace get the run's rollout root
 // (rollout.ID{Run: runID, Rollout: id}.RootSpanContext()) as their parent. Default "": no run namespace. A non-empty runID
 // must pass rollout.ValidateRun, else NewRecorder fails.

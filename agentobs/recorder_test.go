@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // scenario records one rollout with every kind of observation and returns the recorder and the
@@ -333,14 +333,14 @@ func TestNewRecorderErrors(t *testing.T) {
 }
 
 func TestRecorderRunIDAndRolloutContext(t *testing.T) {
-	h := newHarness(t, sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)))
+	h := newHarness(t, sdktrace.WithIDGenerator(proxy.RolloutIDGenerator(nil)))
 	rec, err := agentobs.NewRecorder(h.tp, "r-1", agentobs.WithRunID("run-9"))
 	require.NoError(t, err)
 	_, inv := rec.StartInvocation(t.Context(), "a")
 	inv.End(nil)
 
-	// Started from a rollout root span (sdk.StartRollout), the invocation nests under it.
-	rctx, root := sdk.StartRollout(t.Context(), h.tp, "r-1", sdk.WithRolloutRunID("run-9"))
+	// Started from a rollout root span (proxy.StartRollout), the invocation nests under it.
+	rctx, root := proxy.StartRollout(t.Context(), h.tp, "r-1", proxy.WithRolloutRunID("run-9"))
 	_, inv2 := rec.StartInvocation(rctx, "b")
 	inv2.End(nil)
 	root.End()

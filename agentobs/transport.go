@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// ModelCallIDHeader is the response header in which the capture proxy and sdk.CaptureHandler
+// ModelCallIDHeader is the response header in which the capture proxy and proxy.CaptureHandler
 // return a captured call's model_call_id (32 lowercase hex chars, SPEC §3.1) to the agent.
 const ModelCallIDHeader = "X-Gymtrace-Model-Call-Id"
 
@@ -28,7 +28,7 @@ const traceResponseHeader = "Traceresponse"
 // without the header, pass through untouched; a recording failure never fails the request. The
 // response is returned as next returned it, before its body is read.
 //
-// Compose it with the agent's client: as the base of sdk.NewHTTPClient
+// Compose it with the agent's client: as the base of proxy.NewHTTPClient
 // (http.Client{Transport: agentobs.Transport(nil)}), or around any RoundTripper (otelhttp). It is
 // safe for concurrent use when next is, and passes CloseIdleConnections on to next.
 func Transport(next http.RoundTripper) http.RoundTripper {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // idServer answers every request with the model-call id the request's path names
@@ -117,7 +117,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// TestTransportWithCaptureHandler runs the agent's calls through sdk.CaptureHandler: the ids the
+// TestTransportWithCaptureHandler runs the agent's calls through proxy.CaptureHandler: the ids the
 // recorder learns from the response header are the captured records' model_call_ids, so the join
 // resolves every reference and leaves no ownership gap.
 func TestTransportWithCaptureHandler(t *testing.T) {
@@ -128,7 +128,7 @@ func TestTransportWithCaptureHandler(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
 	})
-	handler, err := sdk.CaptureHandler(model, sdk.WithStore(store), sdk.WithModelServerName("policy_model"))
+	handler, err := proxy.CaptureHandler(model, proxy.WithStore(store), proxy.WithModelServerName("policy_model"))
 	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	defer func() {
@@ -139,7 +139,7 @@ func TestTransportWithCaptureHandler(t *testing.T) {
 	h := newHarness(t)
 	rec, err := agentobs.NewRecorder(h.tp, "r-9")
 	require.NoError(t, err)
-	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(nil)}, sdk.WithClientTracerProvider(h.tp))
+	client, err := proxy.NewHTTPClient(&http.Client{Transport: agentobs.Transport(nil)}, proxy.WithClientTracerProvider(h.tp))
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
 

@@ -13,7 +13,7 @@ import (
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
 )
 
-// vecRolloutID is a test-only stand-in for SPEC §1.2 (the real function lives in package sdk):
+// vecRolloutID is a test-only stand-in for SPEC §1.2 (the real function lives in package rollout):
 // _ng_rollout_id, else "<task>-<rollout>", plus "-a<attempt>" for a positive integer attempt.
 func vecRolloutID(t *testing.T, record ojson.Value) (string, bool) {
 	t.Helper()

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -117,3 +118,8 @@ func (l *SpanLine) Streamed() bool { return l.PayloadBytes() >= StreamedLineByte
 func droppedProblem(n int) Problem {
 	return Problem{Key: droppedAttributesKey, Reason: fmt.Sprintf("%d attributes dropped by a span attribute count limit", n)}
 }
+
+// IsPayload reports whether kv is one of the payload attributes of SPEC §0 "Spans"
+// (gymtrace.request.body, gymtrace.request.raw, gymtrace.response.body, gymtrace.response.raw; not
+// their .size attributes), the ones a lean export strips.
+func IsPayload(kv attribute.KeyValue) bool { return slices.Contains(semconv.PayloadKeys, kv.Key) }

@@ -30,8 +30,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 var (
@@ -202,7 +202,7 @@ type agentRun struct {
 
 // runAgent runs the agent for rollout id through proxy p, exporting its spans to recv, then
 // `gymtrace attach` on its rollout line.
-func runAgent(t *testing.T, p *proxy, recv *otlpReceiver, id string, embed bool) agentRun {
+func runAgent(t *testing.T, p *proxyProc, recv *otlpReceiver, id string, embed bool) agentRun {
 	t.Helper()
 	dir := t.TempDir()
 	bundlePath := filepath.Join(dir, "bundle.json")
@@ -507,7 +507,7 @@ func checkAgentTrace(t *testing.T, recv *otlpReceiver, run agentRun, bundle agen
 		require.Len(t, byName[name], 1, "one %q span of the agent in the rollout's trace", name)
 		return byName[name][0]
 	}
-	root := one(sdk.RolloutSpanNamePrefix + id)
+	root := one(proxy.RolloutSpanNamePrefix + id)
 	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID().String(), root.spanID(), "the rollout root has the rollout's span id")
 	assert.Empty(t, root.span.GetParentSpanId())
 

@@ -24,7 +24,7 @@ var modelCallRecordKeys = []string{
 // checkCallsCommand runs `gymtrace calls --capture-dir DIR ID` and checks its ModelCallRecords
 // against what the clients received (want) and the raw records: one line per call, SPEC §3.2
 // order, call_index = line index, derived fields as the client saw them.
-func checkCallsCommand(t *testing.T, p *proxy, id string, want []callResult, records []record) {
+func checkCallsCommand(t *testing.T, p *proxyProc, id string, want []callResult, records []record) {
 	t.Helper()
 	cmd := exec.Command(gymtraceBinary(t), "calls", "--capture-dir", p.CaptureDir, id)
 	var stderr bytes.Buffer

@@ -17,7 +17,7 @@
 //
 //	go test -count=1 ./... -args -direct-only
 //
-// The flag -in-process serves the proxy in the test process with sdk.NewProxy (the handler the
+// The flag -in-process serves the proxy in the test process with proxy.New (the handler the
 // CLI's proxy command wraps) instead of running the binary, so that -race covers the proxy code
 // too; `gymtrace calls` still runs as the binary:
 //

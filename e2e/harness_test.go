@@ -27,16 +27,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 var (
 	// directOnly limits the run to the clients against the fake upstream (see doc.go).
 	directOnly = flag.Bool("direct-only", false, "run only the client-vs-fake-upstream half (no gymtrace binary, no proxy)")
-	// inProcess replaces the gymtrace binary's proxy with sdk.NewProxy served in the test
+	// inProcess replaces the gymtrace binary's proxy with proxy.New served in the test
 	// process (see doc.go), so -race also covers the proxy's code.
-	inProcess = flag.Bool("in-process", false, "serve the capture proxy in-process with sdk.NewProxy instead of running `gymtrace proxy`")
+	inProcess = flag.Bool("in-process", false, "serve the capture proxy in-process with proxy.New instead of running `gymtrace proxy`")
 )
 
 // binDir holds the gymtrace binary built once per test run.
@@ -95,8 +95,8 @@ func startUpstream(t *testing.T, opts ...fakemodel.Option) *httptest.Server {
 	return srv
 }
 
-// proxy is a running `gymtrace proxy`.
-type proxy struct {
+// proxyProc is a running `gymtrace proxy`.
+type proxyProc struct {
 	URL        string // http://HOST:PORT from its "listening on" line
 	CaptureDir string // absolute
 	stderr     *syncBuffer
@@ -128,13 +128,13 @@ var listeningRE = regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)
 // startProxy runs `gymtrace proxy` in front of upstream with a fresh capture directory and
 // waits for its "listening on" line. At the end of the test it sends SIGTERM and requires a
 // clean exit (DESIGN.md "CLI contract").
-func startProxy(t *testing.T, upstream string) *proxy {
+func startProxy(t *testing.T, upstream string) *proxyProc {
 	t.Helper()
 	if *inProcess {
 		return startInProcessProxy(t, upstream)
 	}
 	bin := gymtraceBinary(t)
-	p := &proxy{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
+	p := &proxyProc{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
 	cmd := exec.Command(bin, "proxy",
 		"--upstream", upstream,
 		"--capture-dir", p.CaptureDir,
@@ -214,12 +214,12 @@ func startProxy(t *testing.T, upstream string) *proxy {
 	return p
 }
 
-// startInProcessProxy serves sdk.NewProxy(upstream) on 127.0.0.1 with the options the CLI's
+// startInProcessProxy serves proxy.New(upstream) on 127.0.0.1 with the options the CLI's
 // proxy command passes; it shuts down at the end of the test.
-func startInProcessProxy(t *testing.T, upstream string) *proxy {
+func startInProcessProxy(t *testing.T, upstream string) *proxyProc {
 	t.Helper()
-	p := &proxy{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
-	h, err := sdk.NewProxy(upstream, sdk.WithCaptureDir(p.CaptureDir), sdk.WithModelServerName(modelServerName))
+	p := &proxyProc{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
+	h, err := proxy.New(upstream, proxy.WithCaptureDir(p.CaptureDir), proxy.WithModelServerName(modelServerName))
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -322,12 +322,12 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // capturePath is the capture file of a rollout.
-func (p *proxy) capturePath(id string) string {
+func (p *proxyProc) capturePath(id string) string {
 	return filepath.Join(p.CaptureDir, id+".capture.jsonl")
 }
 
 // lineCount counts the records of a rollout (0 when the file does not exist).
-func (p *proxy) lineCount(t *testing.T, id string) int {
+func (p *proxyProc) lineCount(t *testing.T, id string) int {
 	t.Helper()
 	b, err := os.ReadFile(p.capturePath(id))
 	if errors.Is(err, os.ErrNotExist) {

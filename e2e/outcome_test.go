@@ -79,7 +79,7 @@ func TestCaptureOutcomes(t *testing.T) {
 	upstream := startUpstream(t, fakemodel.WithFault(func(c fakemodel.Call) fakemodel.Fault {
 		return faults[c.Header.Get(faultHeader)]
 	}))
-	var p *proxy
+	var p *proxyProc
 	if !*directOnly {
 		p = startProxy(t, upstream.URL)
 	}

@@ -59,7 +59,7 @@ type scenario struct {
 // one record per call, and each record's fields (checkRecord).
 func runScenarios(t *testing.T, scenarios []scenario) {
 	upstream := startUpstream(t)
-	var p *proxy
+	var p *proxyProc
 	if !*directOnly {
 		p = startProxy(t, upstream.URL)
 	}

@@ -7,11 +7,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/gymtrace/gymtrace/semconv"
+	"github.com/gymtrace/gymtrace/capture"
 )
 
 // WithoutPayloads returns a span exporter that forwards spans to next without the payload
-// attributes (semconv.PayloadKeys: gymtrace.request.body, gymtrace.request.raw,
+// attributes ([capture.IsPayload]: gymtrace.request.body, gymtrace.request.raw,
 // gymtrace.response.body, gymtrace.response.raw), for lean OTLP export (DESIGN.md "Payloads travel
 // on the span"). The size attributes are kept, so a reader can still tell a payload existed. The
 // opt-in GenAI content attributes (gen_ai.input.messages, gen_ai.output.messages,
@@ -29,22 +29,20 @@ func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 	copied := false
 	for i, s := range spans {
 		attrs := s.Attributes()
-		if !slices.ContainsFunc(attrs, isPayloadKey) {
+		if !slices.ContainsFunc(attrs, capture.IsPayload) {
 			continue
 		}
 		if !copied {
 			out = append([]sdktrace.ReadOnlySpan(nil), spans...)
 			copied = true
 		}
-		kept := slices.DeleteFunc(slices.Clone(attrs), isPayloadKey)
+		kept := slices.DeleteFunc(slices.Clone(attrs), capture.IsPayload)
 		out[i] = strippedSpan{ReadOnlySpan: s, attrs: kept}
 	}
 	return p.next.ExportSpans(ctx, out)
 }
 
 func (p payloadStripper) Shutdown(ctx context.Context) error { return p.next.Shutdown(ctx) }
-
-func isPayloadKey(kv attribute.KeyValue) bool { return slices.Contains(semconv.PayloadKeys, kv.Key) }
 
 // strippedSpan is a ReadOnlySpan whose attributes lack the payloads.
 type strippedSpan struct {

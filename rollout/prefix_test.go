@@ -21,7 +21,7 @@ func TestParsePrefixVectors(t *testing.T) {
 		Rest         string `json:"rest"`
 	}
 	type expected struct {
-		Match *match `json:"match"` // captured_dialect is the proxy's (sdk.CapturedDialect)
+		Match *match `json:"match"` // captured_dialect is the proxy's (proxy.CapturedDialect)
 	}
 	cases := testvectors.Load(t, "prefix_parse.json")
 	require.Equal(t, 38, len(cases), "prefix_parse.json case count")

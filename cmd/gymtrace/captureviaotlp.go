@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/exporter"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // captureViaOTLPOptions are the proxy flags that send capture records to a gymtrace Collector
@@ -26,7 +26,7 @@ func addCaptureViaOTLPFlags(cmd *cobra.Command, o *captureViaOTLPOptions) {
 }
 
 // sdkOptions returns the handler options for the flags (none when --capture-via-otlp is unset).
-func (o captureViaOTLPOptions) sdkOptions(ctx context.Context) ([]sdk.Option, error) {
+func (o captureViaOTLPOptions) sdkOptions(ctx context.Context) ([]proxy.Option, error) {
 	if o.url == "" {
 		return nil, nil
 	}
@@ -43,5 +43,5 @@ func (o captureViaOTLPOptions) sdkOptions(ctx context.Context) ([]sdk.Option, er
 	if err != nil {
 		return nil, err
 	}
-	return []sdk.Option{sdk.WithCaptureExporter(se, o.timeout)}, nil
+	return []proxy.Option{proxy.WithCaptureExporter(se, o.timeout)}, nil
 }

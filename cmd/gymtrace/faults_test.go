@@ -30,10 +30,10 @@ func TestProxyCmdReliabilityUsageErrors(t *testing.T) {
 		{name: "zero idle read timeout", args: []string{"--idle-read-timeout", "0s"}, want: "--idle-read-timeout 0s must be a positive duration"},
 		{name: "negative idle read timeout", args: []string{"--idle-read-timeout", "-1s"}, want: "--idle-read-timeout -1s must be a positive duration"},
 		{name: "idle read timeout not a duration", args: []string{"--idle-read-timeout", "later"}, want: "invalid argument"},
-		{name: "JSON path without $", args: []string{"--redact-json-path", "user"}, want: `--redact-json-path "user": sdk redactor: JSON path "user": must start with "$"`},
+		{name: "JSON path without $", args: []string{"--redact-json-path", "user"}, want: `--redact-json-path "user": proxy redactor: JSON path "user": must start with "$"`},
 		{name: "JSON path bare $", args: []string{"--redact-json-path", "$.ok", "--redact-json-path", "$"}, want: `--redact-json-path "$"`},
-		{name: "bad regex", args: []string{"--redact-regex", "sk-("}, want: `--redact-regex "sk-(": sdk redactor: pattern "sk-(": error parsing regexp`},
-		{name: "regex matching nothing", args: []string{"--redact-regex", "x*"}, want: `--redact-regex "x*": sdk redactor: pattern "x*" matches the empty string`},
+		{name: "bad regex", args: []string{"--redact-regex", "sk-("}, want: `--redact-regex "sk-(": proxy redactor: pattern "sk-(": error parsing regexp`},
+		{name: "regex matching nothing", args: []string{"--redact-regex", "x*"}, want: `--redact-regex "x*": proxy redactor: pattern "x*" matches the empty string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestProxyCmdCaptureDiskFull(t *testing.T) {
 	mnt := filepath.Join(t.TempDir(), "tmpfs")
 	require.NoError(t, os.Mkdir(mnt, 0o700))
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-		t.Logf("variant not run: cannot mount a tmpfs here (%v); sdk's TestProxyCaptureStorageFaults covers a full disk through an injected ENOSPC", err)
+		t.Logf("variant not run: cannot mount a tmpfs here (%v); proxy's TestProxyCaptureStorageFaults covers a full disk through an injected ENOSPC", err)
 		return
 	}
 	t.Cleanup(func() { require.NoError(t, unix.Unmount(mnt, unix.MNT_DETACH)) })

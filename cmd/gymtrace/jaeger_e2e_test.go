@@ -31,8 +31,8 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 	"github.com/gymtrace/gymtrace/internal/testkit/jaegertest"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -148,7 +148,7 @@ func newAgentProvider(t *testing.T, j jaegertest.Jaeger, service string) *sdktra
 		otlptracehttp.WithHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
+		sdktrace.WithIDGenerator(proxy.RolloutIDGenerator(nil)),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
@@ -158,18 +158,18 @@ func newAgentProvider(t *testing.T, j jaegertest.Jaeger, service string) *sdktra
 }
 
 // runAgentRollout plays one rollout as an instrumented agent: the rollout root, an invoke_agent span
-// and every e2eCall through the proxy with sdk.NewHTTPClient. It returns the model-call ids the
+// and every e2eCall through the proxy with proxy.NewHTTPClient. It returns the model-call ids the
 // proxy answered with, in call order.
 func runAgentRollout(t *testing.T, tp *sdktrace.TracerProvider, proxyURL, rid string) []string {
 	t.Helper()
-	ctx, root := sdk.StartRollout(context.Background(), tp, rid)
+	ctx, root := proxy.StartRollout(context.Background(), tp, rid)
 	require.Equal(t, rollout.ID{Rollout: rid}.RootSpanID(), root.SpanContext().SpanID())
 	rec, err := agentobs.NewRecorder(tp, rid)
 	require.NoError(t, err)
 	actx, inv := rec.StartInvocation(ctx, "e2e-agent")
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
-	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 30 * time.Second}, sdk.WithClientTracerProvider(tp))
+	client, err := proxy.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 30 * time.Second}, proxy.WithClientTracerProvider(tp))
 	require.NoError(t, err)
 	base, err := rollout.BaseURLForRun(proxyURL, fmt.Appendf(nil, `{"_ng_rollout_id":%q}`, rid))
 	require.NoError(t, err)
@@ -262,7 +262,7 @@ func checkRolloutTree(t *testing.T, tr *jaegertest.Trace, rid, service string, c
 	}
 
 	// The rollout root: deterministic span id, no parent, the agent's service.
-	roots := tr.SpansNamed(sdk.RolloutSpanNamePrefix + rid)
+	roots := tr.SpansNamed(proxy.RolloutSpanNamePrefix + rid)
 	require.Len(t, roots, 1, "rollout root span")
 	root := roots[0]
 	assert.Equal(t, rollout.ID{Rollout: rid}.RootSpanID().String(), root.SpanID)

@@ -16,7 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/exporter"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // OTLP protocols (the values of OTEL_EXPORTER_OTLP_PROTOCOL the official Go exporters implement).
@@ -195,14 +195,14 @@ func newMetricExporter(ctx context.Context, endpoint, protocol string) (sdkmetri
 	return me, nil
 }
 
-// options returns the sdk options that connect the pipeline to the capture handler.
-func (p *otlpPipeline) options() []sdk.Option {
-	var opts []sdk.Option
+// options returns the proxy options that connect the pipeline to the capture handler.
+func (p *otlpPipeline) options() []proxy.Option {
+	var opts []proxy.Option
 	if p.spans != nil {
-		opts = append(opts, sdk.WithSpanProcessor(p.spans))
+		opts = append(opts, proxy.WithSpanProcessor(p.spans))
 	}
 	if p.mp != nil {
-		opts = append(opts, sdk.WithMeterProvider(p.mp))
+		opts = append(opts, proxy.WithMeterProvider(p.mp))
 	}
 	return opts
 }

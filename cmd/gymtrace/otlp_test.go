@@ -375,7 +375,7 @@ func checkExportedSpans(t *testing.T, reqs []*coltracepb.ExportTraceServiceReque
 			svc, _ := attrString(rs.GetResource().GetAttributes(), "service.name")
 			assert.Equal(t, "gymtrace-proxy", svc)
 			for _, ss := range rs.ScopeSpans {
-				assert.Equal(t, "github.com/gymtrace/gymtrace/sdk", ss.GetScope().GetName())
+				assert.Equal(t, "github.com/gymtrace/gymtrace/proxy", ss.GetScope().GetName())
 				spans = append(spans, ss.Spans...)
 			}
 		}
@@ -424,7 +424,7 @@ func checkExportedMetrics(t *testing.T, reqs []*colmetricpb.ExportMetricsService
 			svc, _ := attrString(rm.GetResource().GetAttributes(), "service.name")
 			assert.Equal(t, "gymtrace-proxy", svc)
 			for _, sm := range rm.ScopeMetrics {
-				assert.Contains(t, []string{"github.com/gymtrace/gymtrace/sdk", "github.com/gymtrace/gymtrace/capture"}, sm.GetScope().GetName(),
+				assert.Contains(t, []string{"github.com/gymtrace/gymtrace/proxy", "github.com/gymtrace/gymtrace/capture"}, sm.GetScope().GetName(),
 					"the handler's metrics and its span writer's")
 				for _, m := range sm.Metrics {
 					last[m.Name] = m

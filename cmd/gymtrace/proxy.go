@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 func init() { commands = append(commands, newProxyCmd) }
@@ -74,8 +74,8 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	addCaptureViaOTLPFlags(cmd, &o.captureViaOTLP)
 	fl.BoolVar(&o.messageContent, "capture-message-content", false, "add the conversation to every span as the GenAI attributes gen_ai.input.messages, gen_ai.output.messages and gen_ai.system_instructions (user content: kept on OTLP export even when payloads are stripped)")
 	addCorrelationFlags(cmd, &o.corr)
-	fl.DurationVar(&o.dialTimeout, "dial-timeout", sdk.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
-	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", sdk.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
+	fl.DurationVar(&o.dialTimeout, "dial-timeout", proxy.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
+	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", proxy.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
 	addDataPathFlags(cmd, &o.limits)
 	addRedactFlags(cmd, &o.redact)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
@@ -130,16 +130,16 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err != nil {
 		logger.Warn("gymtrace proxy: resource detection incomplete", "error", err)
 	}
-	opts := []sdk.Option{
-		sdk.WithCaptureDir(o.captureDir),
-		sdk.WithFileMode(fileMode),
-		sdk.WithDirMode(dirMode),
-		sdk.WithModelServerName(o.modelServerName),
-		sdk.WithMessageContent(o.messageContent),
-		sdk.WithDialTimeout(o.dialTimeout),
-		sdk.WithResponseHeaderTimeout(o.responseHeaderTimeout),
-		sdk.WithLogger(logger),
-		sdk.WithResource(res),
+	opts := []proxy.Option{
+		proxy.WithCaptureDir(o.captureDir),
+		proxy.WithFileMode(fileMode),
+		proxy.WithDirMode(dirMode),
+		proxy.WithModelServerName(o.modelServerName),
+		proxy.WithMessageContent(o.messageContent),
+		proxy.WithDialTimeout(o.dialTimeout),
+		proxy.WithResponseHeaderTimeout(o.responseHeaderTimeout),
+		proxy.WithLogger(logger),
+		proxy.WithResource(res),
 	}
 	opts = append(opts, corrOpts...)
 	opts = append(opts, limitOpts...)
@@ -152,7 +152,7 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err != nil {
 		return err
 	}
-	h, err := sdk.NewProxy(o.upstream, append(opts, otlp.options()...)...)
+	h, err := proxy.New(o.upstream, append(opts, otlp.options()...)...)
 	if err != nil {
 		otlp.abort()
 		return fmt.Errorf("proxy: %w", err)

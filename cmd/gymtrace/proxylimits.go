@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // Flag names of the proxy's data-path limits.
@@ -27,21 +27,21 @@ type dataPathOptions struct {
 // addDataPathFlags registers the data-path flags on the proxy command.
 func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 	fl := cmd.Flags()
-	fl.DurationVar(&o.terminalGrace, terminalGraceFlag, sdk.DefaultTerminalGrace,
+	fl.DurationVar(&o.terminalGrace, terminalGraceFlag, proxy.DefaultTerminalGrace,
 		"after the terminal SSE event ([DONE], response.completed, message_stop, error), how long to wait for the upstream to end the response "+
 			"before the call is recorded and its end released to the client; bytes the upstream sends later are forwarded but not captured "+
 			"(a negative value waits for the upstream's end)")
-	fl.DurationVar(&o.requestReadTimeout, requestReadTimeoutFlag, sdk.DefaultRequestReadTimeout,
+	fl.DurationVar(&o.requestReadTimeout, requestReadTimeoutFlag, proxy.DefaultRequestReadTimeout,
 		"time allowed to receive the body of a captured request (answered 408 on expiry, nothing forwarded; never limits the response; a negative value disables it)")
-	fl.Int64Var(&o.maxRequestBytes, maxRequestBytesFlag, sdk.DefaultMaxRequestBytes,
+	fl.Int64Var(&o.maxRequestBytes, maxRequestBytesFlag, proxy.DefaultMaxRequestBytes,
 		"largest body of a captured request, in bytes (answered 413 beyond, nothing forwarded)")
-	fl.DurationVar(&o.idleReadTimeout, idleReadTimeoutFlag, sdk.DefaultIdleReadTimeout,
+	fl.DurationVar(&o.idleReadTimeout, idleReadTimeoutFlag, proxy.DefaultIdleReadTimeout,
 		"longest wait for the next bytes of an upstream response body; on expiry the upstream request is cancelled, the client's response aborted and the call recorded as timeout")
 }
 
 // sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
 // value and the rule.
-func (o dataPathOptions) sdkOptions() ([]sdk.Option, error) {
+func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
 	if o.terminalGrace == 0 {
 		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to wait for the upstream's end", terminalGraceFlag)
 	}
@@ -54,10 +54,10 @@ func (o dataPathOptions) sdkOptions() ([]sdk.Option, error) {
 	if o.idleReadTimeout <= 0 {
 		return nil, usageErrorf("--%s %s must be a positive duration", idleReadTimeoutFlag, o.idleReadTimeout)
 	}
-	return []sdk.Option{
-		sdk.WithTerminalGrace(o.terminalGrace),
-		sdk.WithRequestReadTimeout(o.requestReadTimeout),
-		sdk.WithMaxRequestBytes(o.maxRequestBytes),
-		sdk.WithIdleReadTimeout(o.idleReadTimeout),
+	return []proxy.Option{
+		proxy.WithTerminalGrace(o.terminalGrace),
+		proxy.WithRequestReadTimeout(o.requestReadTimeout),
+		proxy.WithMaxRequestBytes(o.maxRequestBytes),
+		proxy.WithIdleReadTimeout(o.idleReadTimeout),
 	}, nil
 }

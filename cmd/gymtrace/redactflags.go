@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
-// Flag names of the proxy's payload redaction (sdk.WithRedaction).
+// Flag names of the proxy's payload redaction (proxy.WithRedaction).
 const (
 	redactJSONPathFlag = "redact-json-path"
 	redactRegexFlag    = "redact-regex"
@@ -30,23 +30,23 @@ func addRedactFlags(cmd *cobra.Command, o *redactOptions) {
 
 // appendTo validates the flags and appends their redaction option to opts (if any); an invalid path
 // or pattern is a usage error naming the flag, the value and the rule.
-func (o redactOptions) appendTo(opts []sdk.Option) ([]sdk.Option, error) {
+func (o redactOptions) appendTo(opts []proxy.Option) ([]proxy.Option, error) {
 	if len(o.jsonPaths) == 0 && len(o.regexes) == 0 {
 		return opts, nil
 	}
 	for _, p := range o.jsonPaths {
-		if _, err := sdk.NewRedactor([]string{p}, nil); err != nil {
+		if _, err := proxy.NewRedactor([]string{p}, nil); err != nil {
 			return nil, usageErrorf("--%s %q: %v", redactJSONPathFlag, p, err)
 		}
 	}
 	for _, p := range o.regexes {
-		if _, err := sdk.NewRedactor(nil, []string{p}); err != nil {
+		if _, err := proxy.NewRedactor(nil, []string{p}); err != nil {
 			return nil, usageErrorf("--%s %q: %v", redactRegexFlag, p, err)
 		}
 	}
-	r, err := sdk.NewRedactor(o.jsonPaths, o.regexes)
+	r, err := proxy.NewRedactor(o.jsonPaths, o.regexes)
 	if err != nil {
 		return nil, usageErrorf("redaction flags: %v", err)
 	}
-	return append(opts, sdk.WithRedaction(r)), nil
+	return append(opts, proxy.WithRedaction(r)), nil
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Flag names of run namespaces and prefix-less correlation.
@@ -62,19 +62,19 @@ func addCorrelationFlags(cmd *cobra.Command, o *correlationOptions) {
 
 // sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
 // value and the rule.
-func (o correlationOptions) sdkOptions() ([]sdk.Option, error) {
+func (o correlationOptions) sdkOptions() ([]proxy.Option, error) {
 	if err := checkRunID(o.runID); err != nil {
 		return nil, err
 	}
-	var opts []sdk.Option
+	var opts []proxy.Option
 	if o.runID != "" {
-		opts = append(opts, sdk.WithRunID(o.runID))
+		opts = append(opts, proxy.WithRunID(o.runID))
 	}
 	if o.uncorrelated != "" {
 		if err := rollout.ValidateID(o.uncorrelated); err != nil {
 			return nil, usageErrorf("--%s: %w", uncorrelatedRolloutIDFlag, err)
 		}
-		opts = append(opts, sdk.WithUncorrelatedRolloutID(o.uncorrelated))
+		opts = append(opts, proxy.WithUncorrelatedRolloutID(o.uncorrelated))
 	}
 	return opts, nil
 }

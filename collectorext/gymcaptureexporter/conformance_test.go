@@ -86,9 +86,9 @@ func TestIdenticalToSDKExporter(t *testing.T) {
 	batches = append(batches, all, []capturetest.Span{dropped}, all)
 
 	sdkDir, colDir := t.TempDir(), t.TempDir()
-	sdk, col := newSDKTarget(t, sdkDir), newFactoryTarget(t, colDir)
+	sdkT, col := newSDKTarget(t, sdkDir), newFactoryTarget(t, colDir)
 	for _, b := range batches {
-		require.NoError(t, sdk.ConsumeSpans(t.Context(), b))
+		require.NoError(t, sdkT.ConsumeSpans(t.Context(), b))
 		require.NoError(t, col.ConsumeSpans(t.Context(), b))
 	}
 	want := capturetest.DirContents(t, sdkDir)

@@ -17,7 +17,7 @@ func toTraces(spans []capturetest.Span) ptrace.Traces {
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "model-server")
 	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("github.com/gymtrace/gymtrace/sdk")
+	ss.Scope().SetName("github.com/gymtrace/gymtrace/proxy")
 	for _, s := range spans {
 		putSpan(ss.Spans().AppendEmpty(), s)
 	}

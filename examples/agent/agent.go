@@ -65,7 +65,7 @@ type ModelCall struct {
 }
 
 // Run runs one episode on task (see Agent) as one agent invocation of rec, and returns what it did.
-// ctx should carry the rollout's root span (sdk.StartRollout). The invocation ends with Run, failed
+// ctx should carry the rollout's root span (proxy.StartRollout). The invocation ends with Run, failed
 // when Run returns an error; the calls made so far are in the Result either way.
 func (a *Agent) Run(ctx context.Context, rec *agentobs.Recorder, task string) (res Result, err error) {
 	logger := a.Logger

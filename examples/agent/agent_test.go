@@ -24,8 +24,8 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // TestMain runs the test binary as the workload when the sandbox starts it as the agent binary
@@ -122,19 +122,19 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
-// TestAgentRun runs one episode in process — the fake model behind sdk.NewProxy, the openai-go
-// client through sdk.NewHTTPClient around agentobs.Transport, a small workload in the sandbox (this
+// TestAgentRun runs one episode in process — the fake model behind proxy.New, the openai-go
+// client through proxy.NewHTTPClient around agentobs.Transport, a small workload in the sandbox (this
 // test binary in workload mode) — and checks the calls, the joined bundle and the span tree in an
 // in-memory exporter.
 func TestAgentRun(t *testing.T) {
 	dir := t.TempDir()
 	upstream := httptest.NewServer(fakemodel.New())
 	t.Cleanup(upstream.Close)
-	handler, err := sdk.NewProxy(upstream.URL, sdk.WithCaptureDir(dir), sdk.WithModelServerName("policy_model"))
+	handler, err := proxy.New(upstream.URL, proxy.WithCaptureDir(dir), proxy.WithModelServerName("policy_model"))
 	require.NoError(t, err)
-	proxy := httptest.NewServer(handler)
+	proxySrv := httptest.NewServer(handler)
 	t.Cleanup(func() {
-		proxy.Close()
+		proxySrv.Close()
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		assert.NoError(t, handler.Shutdown(c))
@@ -148,11 +148,11 @@ func TestAgentRun(t *testing.T) {
 	require.NoError(t, err)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	hc, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(tr)}, sdk.WithClientTracerProvider(tel.tp))
+	hc, err := proxy.NewHTTPClient(&http.Client{Transport: agentobs.Transport(tr)}, proxy.WithClientTracerProvider(tel.tp))
 	require.NoError(t, err)
 	runBody, err := json.Marshal(map[string]string{rollout.IDKey: id})
 	require.NoError(t, err)
-	base, err := rollout.BaseURLForRun(proxy.URL, runBody)
+	base, err := rollout.BaseURLForRun(proxySrv.URL, runBody)
 	require.NoError(t, err)
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestAgentRun(t *testing.T) {
 		Model:   defaultModel,
 		Sandbox: Sandbox{Executable: exe, ID: "local-test", Timeout: time.Minute},
 	}
-	ctx, root := sdk.StartRollout(t.Context(), tel.tp, id)
+	ctx, root := proxy.StartRollout(t.Context(), tel.tp, id)
 	res, err := a.Run(ctx, rec, "Run the workload memory=8MiB cpu=0.05s and report.")
 	root.End()
 	require.NoError(t, err)
@@ -204,7 +204,7 @@ func TestAgentRun(t *testing.T) {
 		require.Contains(t, spans, parent)
 		assert.Equal(t, spans[parent].SpanContext.SpanID(), spans[child].Parent.SpanID(), "%s under %s", child, parent)
 	}
-	rootName := sdk.RolloutSpanNamePrefix + id
+	rootName := proxy.RolloutSpanNamePrefix + id
 	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID(), spans[rootName].SpanContext.SpanID())
 	parent("invoke_agent "+agentName, rootName)
 	parent("execute_tool "+workloadToolName, "invoke_agent "+agentName)

@@ -21,11 +21,11 @@
 //
 // # Observations
 //
-// The HTTP client of the openai-go client is sdk.NewHTTPClient around agentobs.Transport: every
+// The HTTP client of the openai-go client is proxy.NewHTTPClient around agentobs.Transport: every
 // request is a client span carrying traceparent (the proxy's model-call span nests under it), and
 // every answer's X-Gymtrace-Model-Call-Id header becomes a model-call reference of the invocation
-// (or of the compaction in progress). The tracer provider has sdk.RolloutIDGenerator (the rollout
-// root span of sdk.StartRollout gets the rollout's trace id), an agentobs.ObservationProcessor that
+// (or of the compaction in progress). The tracer provider has proxy.RolloutIDGenerator (the rollout
+// root span of proxy.StartRollout gets the rollout's trace id), an agentobs.ObservationProcessor that
 // appends every observation span to <capture-dir>/<rollout-id>.observations.jsonl beside the
 // proxy's capture file, and, with --otlp-endpoint, an OTLP/HTTP batch exporter. The spans:
 //

@@ -19,8 +19,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // Defaults of the flags.
@@ -153,12 +153,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	// The HTTP client of the model client: agentobs.Transport records each answer's model_call_id
-	// header for the invocation in the request's context; sdk.NewHTTPClient around it makes every
+	// header for the invocation in the request's context; proxy.NewHTTPClient around it makes every
 	// request a client span sending traceparent, so the proxy's model-call spans nest under it.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	hc, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(tr), Timeout: cfg.callTimeout},
-		sdk.WithClientTracerProvider(tel.tp))
+	hc, err := proxy.NewHTTPClient(&http.Client{Transport: agentobs.Transport(tr), Timeout: cfg.callTimeout},
+		proxy.WithClientTracerProvider(tel.tp))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		Logger: logger,
 	}
 
-	rctx, root := sdk.StartRollout(ctx, tel.tp, cfg.rolloutID)
+	rctx, root := proxy.StartRollout(ctx, tel.tp, cfg.rolloutID)
 	res, runErr := agent.Run(rctx, rec, cfg.task)
 	if runErr != nil {
 		root.SetStatus(codes.Error, runErr.Error())

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
@@ -30,7 +30,7 @@ type telemetry struct {
 
 // newTelemetry builds the tracer provider of one agent run:
 //
-//   - sdk.RolloutIDGenerator, so sdk.StartRollout gives the rollout root span the rollout's
+//   - proxy.RolloutIDGenerator, so proxy.StartRollout gives the rollout root span the rollout's
 //     deterministic trace and span ids (the proxy's model-call spans land in the same trace);
 //   - with captureDir, an agentobs.ObservationProcessor appending every observation span durably to
 //     <captureDir>/<rollout_id>.observations.jsonl, beside the proxy's capture file, where
@@ -45,7 +45,7 @@ func newTelemetry(ctx context.Context, captureDir, otlpEndpoint string, extra ..
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	opts := []sdktrace.TracerProviderOption{
-		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
+		sdktrace.WithIDGenerator(proxy.RolloutIDGenerator(nil)),
 		sdktrace.WithResource(res),
 	}
 	t := &telemetry{}

@@ -9,7 +9,7 @@
 // (SPEC §2.2 rollout-id ValueError; SPEC §1.2 explicit-id ValueError and the int() conversion of the
 // attempt index), reads configuration with Python's truthiness (SPEC §1.4), parses tool-call
 // arguments as json.loads does (SPEC §3.6) and writes the Python text and timestamps of transcript
-// values (SPEC §6.4 "Helpers"), so each result must match CPython byte for byte. capture/, sdk/ and
+// values (SPEC §6.4 "Helpers"), so each result must match CPython byte for byte. capture/, proxy/ and
 // agentobs/claudecode all use this one package so that they cannot drift.
 //
 // Values are those [Loads] returns: integers keep their exact text, floats carry orjson's text

@@ -186,7 +186,7 @@ func readOnlySpans(spans []capturetest.Span) []sdktrace.ReadOnlySpan {
 			Attributes:           s.Attributes,
 			DroppedAttributes:    s.DroppedAttributes,
 			Resource:             res,
-			InstrumentationScope: instrumentation.Scope{Name: "github.com/gymtrace/gymtrace/sdk"},
+			InstrumentationScope: instrumentation.Scope{Name: "github.com/gymtrace/gymtrace/proxy"},
 		}
 	}
 	return stubs.Snapshots()

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // callHeader carries the index of a call so the fault function can find its Fault.
@@ -49,8 +49,8 @@ func Generate(ctx context.Context, dir string, calls []Call) ([]int, error) {
 		}
 		return calls[i].Fault
 	}))
-	h, err := sdk.CaptureHandler(model, sdk.WithCaptureDir(dir), sdk.WithModelServerName(ModelServerName),
-		sdk.WithLogger(slog.New(slog.DiscardHandler)))
+	h, err := proxy.CaptureHandler(model, proxy.WithCaptureDir(dir), proxy.WithModelServerName(ModelServerName),
+		proxy.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return nil, fmt.Errorf("capturegen: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // The test binary doubles as the proxy children of the tests' runs: with childModeEnv set it runs
@@ -47,7 +47,7 @@ func testCommand(_ context.Context, target, upstream, captureDir string) (*exec.
 	return cmd, nil
 }
 
-// runTestChild serves the plain proxy or the capture proxy (sdk.NewProxy with the capture store in
+// runTestChild serves the plain proxy or the capture proxy (proxy.New with the capture store in
 // captureDir) on a free 127.0.0.1 port until SIGTERM.
 func runTestChild(mode, upstream, captureDir string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,7 +56,7 @@ func runTestChild(mode, upstream, captureDir string) error {
 	case TargetPlain:
 		return ServePlainProxy(ctx, upstream, "127.0.0.1:0", os.Stdout, os.Stderr)
 	case TargetCapture:
-		h, err := sdk.NewProxy(upstream, sdk.WithCaptureDir(captureDir), sdk.WithModelServerName("policy_model"))
+		h, err := proxy.New(upstream, proxy.WithCaptureDir(captureDir), proxy.WithModelServerName("policy_model"))
 		if err != nil {
 			return err
 		}

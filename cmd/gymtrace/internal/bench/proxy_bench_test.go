@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // BenchmarkProxyWorkloads measures one captured call of each `gymtrace bench` workload (small
-// JSON, 20 KiB JSON, 200-event SSE without the pauses) through the capture proxy (sdk.NewProxy)
+// JSON, 20 KiB JSON, 200-event SSE without the pauses) through the capture proxy (proxy.New)
 // over loopback HTTP, as `gymtrace proxy` serves it: forwarding, capture, span, record and durable
 // append (issue 6). Its allocations per call are the proxy's plus the client's and the upstream's,
 // which do not change with the proxy. MB/s is over the response body.
@@ -24,7 +24,7 @@ func BenchmarkProxyWorkloads(b *testing.B) {
 			unpaced := *w
 			unpaced.Gap = 0
 			up := httptest.NewServer(workloadHandler(&unpaced))
-			h, err := sdk.NewProxy(up.URL, sdk.WithCaptureDir(b.TempDir()), sdk.WithModelServerName("policy_model"))
+			h, err := proxy.New(up.URL, proxy.WithCaptureDir(b.TempDir()), proxy.WithModelServerName("policy_model"))
 			require.NoError(b, err)
 			srv := httptest.NewServer(h)
 			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}

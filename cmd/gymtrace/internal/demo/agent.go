@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
-	"github.com/gymtrace/gymtrace/sdk"
 )
 
 // maxCalls bounds the model calls of one episode; the fake model finishes in three.
@@ -62,7 +62,7 @@ type episode struct {
 
 // runEpisode plays rollout p against the capture proxy at proxyURL: it derives the rollout's base
 // URL from its run body (rollout.BaseURLForRun + "/v1"), starts the rollout's root span
-// (sdk.StartRollout) and one agent invocation recorded by an agentobs.Recorder on tp, then calls
+// (proxy.StartRollout) and one agent invocation recorded by an agentobs.Recorder on tp, then calls
 // the model, runs each requested tool call in the sandbox (runTool) and sends its result back,
 // until the model answers without a tool call. After the first tool results the agent compacts its
 // history (compact): a summarizing call replaces it, and the calls after it forbid tool calls. The
@@ -89,7 +89,7 @@ func runEpisode(ctx context.Context, client *http.Client, tp trace.TracerProvide
 	if err != nil {
 		return ep, err
 	}
-	ctx, root := sdk.StartRollout(ctx, tp, id)
+	ctx, root := proxy.StartRollout(ctx, tp, id)
 	defer root.End()
 	ctx, inv := rec.StartInvocation(ctx, agentName)
 	defer func() { inv.End(err) }()

@@ -17,7 +17,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // Limits and defaults of Config.Rollouts.
@@ -208,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // rollouts still running; every goroutine has returned when runAll does, and the agent's idle
 // connections are closed.
 //
-// The agent's HTTP client is sdk.NewHTTPClient (a client span and traceparent per call) around
+// The agent's HTTP client is proxy.NewHTTPClient (a client span and traceparent per call) around
 // agentobs.Transport (each answer's model_call_id header recorded for the invocation or compaction
 // in the request's context).
 func runAll(ctx context.Context, proxyURL string, tp trace.TracerProvider, plan []plannedRollout) ([]Rollout, error) {
@@ -218,8 +218,8 @@ func runAll(ctx context.Context, proxyURL string, tp trace.TracerProvider, plan 
 		DisableCompression:    true, // the agent reads the bytes the model server sent
 	}
 	defer transport.CloseIdleConnections()
-	client, err := sdk.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 2 * time.Minute},
-		sdk.WithClientTracerProvider(tp))
+	client, err := proxy.NewHTTPClient(&http.Client{Transport: agentobs.Transport(transport), Timeout: 2 * time.Minute},
+		proxy.WithClientTracerProvider(tp))
 	if err != nil {
 		return nil, fmt.Errorf("demo: agent http client: %w", err)
 	}

@@ -3,23 +3,23 @@
 //
 // [Run] starts the fake model server of package fakemodel on 127.0.0.1 (a real net/http server
 // answering the OpenAI Responses, Chat Completions and Anthropic Messages APIs) and the capture
-// proxy of package sdk ([sdk.NewProxy]) in front of it, writing to <Dir>/captures with the model
+// capture proxy ([proxy.New]) in front of it, writing to <Dir>/captures with the model
 // server name "policy_model". It then clears stale captures of the rollouts about to run (SPEC.md
 // §2.6, as NeMo Gym's collector does before dispatch) and runs a small tool-using agent through the
 // proxy, one episode per rollout. The agent is a plain HTTP client (net/http and encoding/json
 // only): each rollout's run body {"_ng_task_index": t, "_ng_rollout_index": r} gives its base URL
 // through [rollout.BaseURLForRun] (SPEC §1.2–§1.4), so every call carries "/ng-rollout/<t>-<r>". It
 // records what the proxy cannot see with package agentobs (issue 4): its HTTP client is
-// [sdk.NewHTTPClient] around [agentobs.Transport], which turns each answer's
+// [proxy.NewHTTPClient] around [agentobs.Transport], which turns each answer's
 // X-Gymtrace-Model-Call-Id header into a model-call reference, and its tracer provider has
-// [sdk.RolloutIDGenerator] and an [agentobs.ObservationProcessor] writing the observation spans
+// [proxy.RolloutIDGenerator] and an [agentobs.ObservationProcessor] writing the observation spans
 // beside the captures.
 //
 // # The episode
 //
 // Rollout k (0-based) works on task k/2 as rollout index k%2 and speaks dialect k%3 (responses,
 // chat, messages). The task is an arithmetic question; the request offers a "calculator" function
-// tool and asks for reasoning. Each episode is the rollout's root span ([sdk.StartRollout]) and one
+// tool and asks for reasoning. Each episode is the rollout's root span ([proxy.StartRollout]) and one
 // agent invocation ("invoke_agent calculator-agent"):
 //
 //  1. The first call is answered with a tool call. The agent runs it as an "execute_tool
@@ -69,7 +69,7 @@
 //
 // Run stops everything it started before it returns, on success and on failure: the proxy's HTTP
 // server is shut down first (in-flight calls finish), then the capture handler
-// ([sdk.Handler.Shutdown]), then the model server; the agent's tracer provider is shut down and its
+// ([proxy.Handler.Shutdown]), then the model server; the agent's tracer provider is shut down and its
 // idle connections are closed. A failed observation write fails the run. It
 // leaves no goroutine behind. Calls of Run with different directories may run concurrently.
 package demo

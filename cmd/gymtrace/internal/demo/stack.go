@@ -12,7 +12,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 )
 
 // ModelServerName is the model server name the demo's proxy records as model_ref.name (SPEC §3.1).
@@ -32,7 +32,7 @@ type stack struct {
 
 	model   *http.Server
 	proxy   *http.Server
-	handler *sdk.Handler
+	handler *proxy.Handler
 	serving sync.WaitGroup // the two Serve goroutines
 
 	mu       sync.Mutex
@@ -59,10 +59,10 @@ func startStack(store *capture.Store, logger *slog.Logger, model http.Handler) (
 	s.modelURL = "http://" + modelLn.Addr().String()
 	s.proxyURL = "http://" + proxyLn.Addr().String()
 
-	s.handler, err = sdk.NewProxy(s.modelURL,
-		sdk.WithStore(store),
-		sdk.WithModelServerName(ModelServerName),
-		sdk.WithLogger(logger),
+	s.handler, err = proxy.New(s.modelURL,
+		proxy.WithStore(store),
+		proxy.WithModelServerName(ModelServerName),
+		proxy.WithLogger(logger),
 	)
 	if err != nil {
 		_ = modelLn.Close()

@@ -10,11 +10,11 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/sdk"
+	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 
-// telemetry is the agent's tracer provider: sdk.RolloutIDGenerator (each rollout root span gets
+// telemetry is the agent's tracer provider: proxy.RolloutIDGenerator (each rollout root span gets
 // the rollout's deterministic ids, so the agent's spans share the trace of the proxy's model-call
 // spans) and an agentobs.ObservationProcessor appending every observation span to
 // <rollout_id>.observations.jsonl beside the capture file, where the attach step reads it. The
@@ -45,7 +45,7 @@ func newTelemetry(store *capture.Store) (*telemetry, error) {
 		return nil, fmt.Errorf("observations: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithIDGenerator(sdk.RolloutIDGenerator(nil)),
+		sdktrace.WithIDGenerator(proxy.RolloutIDGenerator(nil)),
 		sdktrace.WithSpanProcessor(proc),
 	)
 	return &telemetry{tp: tp, reader: reader}, nil

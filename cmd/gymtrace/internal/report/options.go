@@ -17,7 +17,7 @@ const (
 // Options configures [Build]. The zero value reads every rollout of the directory, keeps no
 // payloads and reports no progress.
 type Options struct {
-	// RunID is the run namespace the captures were written under (sdk.WithRunID, `--run-id`): it
+	// RunID is the run namespace the captures were written under (proxy.WithRunID, `--run-id`): it
 	// only changes the trace ids the report links to (rollout.ID.TraceID); the directory given
 	// to Build is already the run's. Default "" (Gym's layout).
 	RunID string
@@ -29,7 +29,7 @@ type Options struct {
 	RolloutsName string
 
 	// UncorrelatedRolloutID is the id the capture proxy captured calls that named no rollout under
-	// (sdk.WithUncorrelatedRolloutID, `gymtrace proxy --uncorrelated-rollout-id`); its calls are
+	// (proxy.WithUncorrelatedRolloutID, `gymtrace proxy --uncorrelated-rollout-id`); its calls are
 	// reported as a finding. Default "": no such rollout.
 	UncorrelatedRolloutID string
 

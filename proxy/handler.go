@@ -1,0 +1,536 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/exporter"
+	"github.com/gymtrace/gymtrace/internal/drain"
+	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/sdk/stream"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// instrumentationName is the tracer name of the model-call spans.
+const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
+
+// Handler is the capture middleware (SPEC §1.6, §3, §4, §0): an http.Handler that strips the
+// rollout prefix from every request and records each call to one of the three model endpoints of a
+// rollout as a model-call span and a durable capture record. Build it with [CaptureHandler] (over
+// any model server handler) or [New] (over the built-in forwarder to one upstream). Its own
+// TracerProvider sends every span to the durable capture processor (package exporter) and those the
+// export sampler keeps to the processors of [WithSpanProcessor]; it never sets OpenTelemetry globals.
+//
+// ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
+// nothing is forwarded (a capture proxy never forwards calls it cannot capture).
+type Handler struct {
+	next    http.Handler
+	cfg     config
+	store   *capture.Store
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	durable *exporter.DurableProcessor
+	prop    propagation.TextMapPropagator
+	metrics *callMetrics // nil without WithMeterProvider (metrics.go)
+
+	fwd        *forwarder // New only
+	serverAttr []attribute.KeyValue
+
+	gate         drain.Gate   // captured calls in flight; closed by Shutdown
+	endMu        sync.RWMutex // held (read) around span.End; Shutdown takes it to stop the provider
+	providerDown bool         // guarded by endMu
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// CaptureHandler wraps next, any Go model server handler, with capture (SPEC §1.6, §4.1):
+//
+//   - A request whose decoded path starts with /ng-rollout/<id>/ (optionally followed by
+//     training-token-capture/) has the prefix stripped before next sees it: r.URL.Path becomes the
+//     rest, r.URL.RawPath the client's own escaping of it (re-escaped when that is not possible).
+//   - A prefix that [rollout.ParseRequestPath] refuses (SPEC §0 D12: an id failing
+//     [rollout.ValidateID], a percent-encoded separator in the prefix as sent, a "." or ".."
+//     segment after it) is answered 400 with [InvalidRolloutIDBody]; nothing is forwarded or
+//     written.
+//   - Calls to /v1/responses, /v1/chat/completions and /v1/messages ([CapturedDialect]) under a
+//     prefix are captured, other paths are served uncaptured; an unprefixed call is captured when
+//     its rollout.Header or baggage names a rollout (or under [WithUncorrelatedRolloutID]).
+//
+// A captured call reads the request body whole (replayed to next; bounded by [WithMaxRequestBytes]
+// and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to the client
+// write by write, and writes the record before the client can see the end of the call (SPEC §0
+// "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
+//
+// Exactly one of [WithStore] and [WithCaptureDir] is required. The error names the offending
+// option or value.
+func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
+	if next == nil {
+		return nil, errors.New("proxy capture handler: next handler is nil")
+	}
+	return newHandler(next, newConfig(opts))
+}
+
+func newHandler(next http.Handler, cfg config) (*Handler, error) {
+	if err := cfg.corr.validate(); err != nil {
+		return nil, fmt.Errorf("proxy capture handler: %w", err)
+	}
+	store := cfg.store
+	switch {
+	case store != nil && cfg.captureDir != "":
+		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
+	case store == nil && cfg.captureDir == "":
+		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
+	case store == nil:
+		s, err := capture.NewStore(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("proxy capture handler: %w", err)
+		}
+		store = s
+	}
+	var durable *exporter.DurableProcessor
+	var err error
+	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
+	if cfg.captureExporter != nil {
+		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
+			append(expOpts, exporter.WithForwardTimeout(cfg.captureExportTimeout))...)
+	} else {
+		durable, err = exporter.NewDurableProcessor(store, expOpts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proxy capture handler: %w", err)
+	}
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithSampler(recordAlways{export: cfg.exportSampler}),
+		sdktrace.WithRawSpanLimits(spanLimits()),
+		sdktrace.WithSpanProcessor(durable),
+	}
+	for _, sp := range cfg.spanProcessors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampledOnly{next: sp}))
+	}
+	if cfg.resource != nil {
+		tpOpts = append(tpOpts, sdktrace.WithResource(cfg.resource))
+	}
+	metrics, err := newCallMetrics(cfg.meterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("proxy capture handler: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+	return &Handler{
+		metrics: metrics,
+		next:    next,
+		cfg:     cfg,
+		store:   store,
+		tp:      tp,
+		tracer:  tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		durable: durable,
+		prop:    propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}, nil
+}
+
+// Store returns the capture store the handler writes to.
+func (h *Handler) Store() *capture.Store { return h.store }
+
+// TracerProvider returns the handler's own tracer provider (for tests and for adding spans to the
+// same pipeline). Spans of other tracers are not captured.
+func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
+
+// Shutdown stops accepting calls (later requests are answered 503), waits for the captured calls in
+// flight to write their records, then shuts the tracer provider down, flushing the durable processor
+// and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
+// calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
+// rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
+// first result. The capture store needs no closing.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.shutdownOnce.Do(func() {
+		var errs []error
+		if err := h.gate.Drain(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("waiting for in-flight calls: %w", err))
+		}
+		h.endMu.Lock()
+		h.providerDown = true
+		h.endMu.Unlock()
+		if err := h.tp.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if h.fwd != nil {
+			if t, ok := h.fwd.transport.(interface{ CloseIdleConnections() }); ok {
+				t.CloseIdleConnections()
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", err)
+		}
+	})
+	return h.shutdownErr
+}
+
+// endSpan ends the model-call span, which makes the durable processor write the record (or mark the
+// rollout incomplete), or, when the provider is already shut down, marks the rollout incomplete.
+func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) {
+	h.endMu.RLock()
+	defer h.endMu.RUnlock()
+	if !h.providerDown {
+		span.End(trace.WithTimestamp(end))
+		return
+	}
+	h.markIncomplete(slog.LevelError, "call ended after shutdown; record not written, marking the rollout incomplete", rolloutID, id)
+}
+
+// markIncomplete logs msg with the call's ids and marks its rollout incomplete (SPEC §2.3).
+func (h *Handler) markIncomplete(level slog.Level, msg, rolloutID, id string, attrs ...any) {
+	h.cfg.logger.Log(context.Background(), level, "gymtrace capture: "+msg, append([]any{"rollout_id", rolloutID, "model_call_id", id}, attrs...)...)
+	if err := h.store.MarkIncomplete(rolloutID); err != nil {
+		h.cfg.logger.Error("gymtrace capture: mark incomplete failed", "rollout_id", rolloutID, "error", err)
+	}
+}
+
+// ServeHTTP implements http.Handler (see [CaptureHandler]).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.gate.Closed() {
+		writeShutDown(w, r)
+		return
+	}
+	if h.fwd != nil && !h.fwd.accepts(w, r) {
+		return
+	}
+	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
+	if !ok {
+		if strings.HasPrefix(r.URL.Path, prefixSegment) {
+			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
+		}
+		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
+		return
+	}
+	if err != nil {
+		status, body := InvalidRolloutIDBody(p.Rest, err)
+		writeJSON(w, status, body)
+		return
+	}
+	r2 := stripPrefix(r, p.Rest)
+	dialect := CapturedDialect(p.Rest)
+	if dialect == "" {
+		if nearMissEndpoint(p.Rest) {
+			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
+		}
+		h.next.ServeHTTP(w, r2)
+		return
+	}
+	if !h.gate.Enter() {
+		writeShutDown(w, r2)
+		return
+	}
+	defer h.gate.Leave()
+	h.serveCaptured(w, r2, p.ID, dialect)
+}
+
+// writeShutDown answers a request that arrives after Shutdown.
+func writeShutDown(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusServiceUnavailable, ErrorBody(r.URL.Path, "api_error", "gymtrace: capture handler is shut down", "shutting_down"))
+}
+
+// writeJSON answers with a JSON body the handler makes itself.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// stripPrefix returns a shallow copy of r whose URL path is rest (SPEC §1.6). RawPath is the suffix
+// of the client's escaped path that decodes to rest, so the client's escaping is kept; when there is
+// none, the path is re-escaped (SPEC §0 D12).
+func stripPrefix(r *http.Request, rest string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path = rest
+	u.RawPath = escapedSuffix(r.URL.EscapedPath(), rest)
+	if u.RawPath == (&url.URL{Path: rest}).EscapedPath() {
+		u.RawPath = ""
+	}
+	r2.URL = &u
+	r2.RequestURI = u.RequestURI()
+	return r2
+}
+
+// escapedSuffix returns the suffix of the escaped path that starts with "/" and decodes to rest, or "".
+func escapedSuffix(escaped, rest string) string {
+	for i := 0; i < len(escaped); i++ {
+		if escaped[i] != '/' || len(escaped)-i < len(rest)/3 {
+			continue
+		}
+		if dec, err := url.PathUnescape(escaped[i:]); err == nil && dec == rest {
+			return escaped[i:]
+		}
+	}
+	return ""
+}
+
+// serveCaptured runs one captured call (SPEC §3.1, §4.1, §0 "Durability contract").
+func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string) {
+	startWall, startMono := h.cfg.clock()
+	id := h.cfg.newID()
+	call := &callState{}
+
+	body, readErr, refused := h.readRequestBody(w, r, rolloutID) // 413/408 answered (requestbody.go)
+	if refused {
+		return
+	}
+
+	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
+	ctx, span := h.tracer.Start(ctx, semconv.GenAIOperationNameChat,
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(startWall),
+		trace.WithLinks(links...),
+		trace.WithAttributes(
+			semconv.GenAIOperationNameKey.String(semconv.GenAIOperationNameChat),
+			semconv.GenAIProviderNameKey.String(semconv.ProviderForDialect(dialect)),
+			semconv.GymtraceRolloutIDKey.String(rolloutID),
+			semconv.GymtraceModelCallIDKey.String(id),
+			semconv.GymtraceDialectKey.String(dialect),
+		))
+	r2 := r.WithContext(ctx)
+	if readErr == nil {
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.TransferEncoding = nil
+		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	} else {
+		// Replay what arrived, then the same error, so next sees the client's broken body.
+		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
+	}
+
+	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
+	defer cw.closeDecoder()
+	serve := h.next.ServeHTTP
+	if h.fwd != nil {
+		// The built-in forwarder reports to the call's state (the transport break, the terminal grace).
+		serve = func(w http.ResponseWriter, r *http.Request) { h.fwd.serve(w, r, call) }
+	}
+	pv, stack, panicked := runHandler(serve, cw, r2)
+	endWall, endMono := h.cfg.clock()
+
+	transport, _ := call.reported()
+	forwarderAbort := panicked && pv == http.ErrAbortHandler && transport != ""
+	userPanic := panicked && !forwarderAbort
+	if userPanic {
+		transport = panicTransport(pv)
+	}
+	if !panicked && transport == "" && cw.clientGone(r.Context()) {
+		transport = transportCancelled
+	}
+	clean := !panicked && transport == ""
+	wrote := cw.finish(!panicked)
+
+	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
+	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go); a payload it edits is read again
+	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
+	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
+	attrs = append(attrs, h.serverAttr...)
+	span.SetAttributes(attrs...)
+	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {
+		span.SetName(semconv.ChatSpanName(m.AsString()))
+	}
+	if ex.ErrorCategory != "" {
+		span.SetStatus(codes.Error, ex.ErrorCategory)
+	}
+	if ex.ErrorCategory == semconv.ErrorCategoryConnection || ex.ErrorCategory == semconv.ErrorCategoryTimeout {
+		// The client sees a 502/504 or a cut answer: the operator must see it too.
+		h.cfg.logger.Warn("gymtrace capture: upstream call failed", "error_category", ex.ErrorCategory,
+			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
+	}
+	h.endSpan(span, endWall, rolloutID, id)
+	h.markIncompleteIfLossy(cw, rolloutID, id, clean)
+	h.metrics.recordCall(ctx, attrs, &ex)
+
+	switch {
+	case userPanic && !wrote:
+		// Nothing reached the client yet: answer like net/http would, with a JSON error.
+		h.cfg.logger.Error("gymtrace capture: model server handler panicked", "rollout_id", rolloutID, "model_call_id", id, "panic", fmt.Sprint(pv), "stack", string(stack))
+		w.Header().Set(modelCallIDHeader, id)
+		writeJSON(w, http.StatusInternalServerError, ErrorBody(r.URL.Path, "api_error", "internal server error", "internal_error"))
+	case panicked:
+		if userPanic && pv != http.ErrAbortHandler {
+			h.cfg.logger.Error("gymtrace capture: model server handler panicked after the response started", "rollout_id", rolloutID, "model_call_id", id, "panic", fmt.Sprint(pv), "stack", string(stack))
+		}
+		cw.release()
+		// The client's response must not end cleanly (SPEC §0 D5): abort it.
+		panic(http.ErrAbortHandler)
+	default:
+		cw.release()
+		call.forwardTail(cw) // an upstream body that outlived the terminal grace (bodycopy.go)
+	}
+}
+
+// exchange builds the raw record of a finished call (SPEC §3.1, §3.3, §4.7, §0 D3–D6).
+func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.PayloadFacts, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
+	ex := capture.Exchange{
+		ModelCallID: id,
+		Dialect:     dialect,
+		LatencyMS:   capture.RoundMS(durationMS(endMono - startMono)),
+	}
+	if h.cfg.modelServerName != "" {
+		ex.ModelRef = &capture.ModelRef{Type: semconv.ModelRefTypeResponsesAPIModels, Name: h.cfg.modelServerName}
+	}
+	ex.Request, ex.RequestRaw = facts.RequestPayload(body) // body is never written again
+
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if cw.ttftSet {
+		ttft := capture.RoundMS(durationMS(cw.ttft - startMono))
+		ex.LatencyTTFTMS = &ttft
+	}
+	var status *int
+	if cw.wroteHeader && !cw.synthetic {
+		s := cw.status
+		status = &s
+		ex.StatusCode = status
+	}
+	rawOnly := cw.keepsRawLocked(clean)
+	// The captured body is never written again, so response_raw shares its memory.
+	respBody := cw.raw
+	if cw.encoded && !rawOnly {
+		respBody = cw.decoded
+	}
+	terminal := stream.TerminalNone
+	switch {
+	case cw.synthetic:
+		// The proxy's own 502/504: no upstream status, no response (SPEC §0 D5).
+	case userPanic, rawOnly:
+		// Exception path (SPEC §3.1 #11, #13, §4.7) or a body the capture cannot decode (SPEC §0
+		// D4, capture_parse_error below): response null, the bytes seen as response_raw.
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.SharedRawText(respBody)
+		}
+	case cw.sc != nil:
+		terminal = cw.sc.Close(clean)
+		if obj, f, ok := cw.sc.ResponseWithFacts(); ok {
+			ex.Response = obj
+			facts.SetStreamResponse(obj, capture.ResponseFacts(f))
+		}
+		cw.sc.Release() // the accumulated texts are garbage from here on
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.SharedRawText(respBody)
+		}
+	default:
+		ex.Response, ex.ResponseRaw = facts.ResponsePayload(respBody)
+	}
+	ex.ErrorCategory = capture.Category(capture.CategoryInput{
+		Status:       status,
+		Terminal:     terminal.String(),
+		SSE:          cw.sse && !cw.synthetic && !rawOnly,
+		BodyNonEmpty: len(respBody) > 0,
+		ResponseNull: ex.Response == nil,
+		Transport:    transport,
+	})
+	return ex
+}
+
+// markIncompleteIfLossy marks the rollout incomplete when the record could not hold the whole
+// response: an SSE event over the capture bound (SPEC §0 D2). A body that cannot be decoded (D4) is
+// kept raw, so it is only logged. It runs before the held bytes are released.
+func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string, clean bool) {
+	cw.mu.Lock()
+	var reason, rawWhy string
+	switch {
+	case cw.keepsRawLocked(clean) && len(cw.raw) > 0:
+		rawWhy = "unsupported Content-Encoding"
+		if cw.decodeErr != nil {
+			rawWhy = cw.decodeErr.Error()
+		}
+	case cw.sc != nil && cw.sc.Stats().BoundHits > 0:
+		reason = "an SSE event exceeded the capture bound"
+	}
+	cw.mu.Unlock()
+	if rawWhy != "" {
+		h.cfg.logger.Warn("gymtrace capture: response body could not be decoded; recorded as received (response_raw)", "rollout_id", rolloutID, "model_call_id", id, "reason", rawWhy)
+	}
+	if reason == "" {
+		return
+	}
+	h.markIncomplete(slog.LevelWarn, "record is partial; marking the rollout incomplete", rolloutID, id, "reason", reason)
+}
+
+func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// runHandler calls serve and recovers a panic, returning its value and stack (for the log).
+func runHandler(serve http.HandlerFunc, w http.ResponseWriter, r *http.Request) (pv any, stack []byte, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			pv, panicked = v, true
+			if v != http.ErrAbortHandler {
+				stack = debug.Stack()
+			}
+		}
+	}()
+	serve(w, r)
+	return nil, nil, false
+}
+
+// panicTransport classifies a panic of the model server handler the way SPEC §3.3 classifies an
+// exception: a timeout error → "timeout", a connection error → "connection", else "exception".
+func panicTransport(v any) string {
+	err, ok := v.(error)
+	if !ok || err == http.ErrAbortHandler {
+		return transportException
+	}
+	if isTimeout(err) {
+		return transportTimeout
+	}
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) || errors.As(err, &op) {
+		return transportConnection
+	}
+	return transportException
+}
+
+// errReader returns err on every read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
+const prefixSegment = "/" + rollout.PathSegment + "/"
+
+// nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
+// slashes are collapsed and a trailing slash is dropped: a careless URL join, forwarded uncaptured
+// as Gym does (SPEC §1.6), of which the operator should hear.
+func nearMissEndpoint(rest string) bool {
+	for strings.Contains(rest, "//") {
+		rest = strings.ReplaceAll(rest, "//", "/")
+	}
+	if len(rest) > 1 {
+		rest = strings.TrimSuffix(rest, "/")
+	}
+	return CapturedDialect(rest) != ""
+}
+
+// warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client
+// never looks like a quiet run.
+func (h *Handler) warnNotCaptured(path, why string) {
+	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
+}

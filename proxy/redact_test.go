@@ -1,0 +1,242 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+)
+
+func TestNewRedactorErrors(t *testing.T) {
+	tests := []struct {
+		name            string
+		paths, patterns []string
+		want            string
+	}{
+		{name: "nothing", want: "no JSON path and no pattern given"},
+		{name: "no dollar", paths: []string{"a.b"}, want: `JSON path "a.b": must start with "$"`},
+		{name: "bare dollar", paths: []string{"$"}, want: `JSON path "$": needs at least one segment`},
+		{name: "empty member", paths: []string{"$.a..", "$.x"}, want: `JSON path "$.a..": ".." must be followed by a member name`},
+		{name: "dot at end", paths: []string{"$.a."}, want: `"." must be followed by a member name or "*"`},
+		{name: "junk", paths: []string{"$a"}, want: `unexpected "a": segments start with ".", ".." or "["`},
+		{name: "unterminated bracket", paths: []string{"$.a[1"}, want: `unterminated "["`},
+		{name: "negative index", paths: []string{"$.a[-1]"}, want: `index "-1" must be "*" or a non-negative decimal integer`},
+		{name: "padded index", paths: []string{"$.a[01]"}, want: `index "01"`},
+		{name: "unterminated quote", paths: []string{`$["a`}, want: "unterminated quoted member name"},
+		{name: "quote without bracket", paths: []string{`$["a"x`}, want: `a quoted member name must be followed by "]"`},
+		{name: "bad escape", paths: []string{`$["a\q"]`}, want: `member name "a\q"`},
+		{name: "bad pattern", patterns: []string{"sk-("}, want: `pattern "sk-(": error parsing regexp`},
+		{name: "empty-matching pattern", patterns: []string{"x*"}, want: `pattern "x*" matches the empty string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewRedactor(tt.paths, tt.patterns)
+			require.Error(t, err)
+			assert.Nil(t, r)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestParseJSONPath(t *testing.T) {
+	tests := []struct {
+		path string
+		want []pathSegment
+	}{
+		{"$.a", []pathSegment{{kind: segMember, name: "a"}}},
+		{"$.messages[*].content", []pathSegment{{kind: segMember, name: "messages"}, {kind: segAnyIndex}, {kind: segMember, name: "content"}}},
+		{"$..api_key", []pathSegment{{kind: segDescend, name: "api_key"}}},
+		{"$.*[2]", []pathSegment{{kind: segAnyMember}, {kind: segIndex, index: 2}}},
+		{`$["a.b[c]"]["\u00e9"]`, []pathSegment{{kind: segMember, name: "a.b[c]"}, {kind: segMember, name: "é"}}},
+		{"$[0]", []pathSegment{{kind: segIndex}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, err := parseJSONPath(tt.path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func strPtr(s string) *string { return &s }
+
+func TestRedactExchange(t *testing.T) {
+	const sse = "event: x\r\ndata: {\"delta\":\"key sk-abc123 here\",\"n\":1.50}\r\n\r\n: comment sk-zzz999\n" +
+		"data: [DONE]\n\ndata:{\"api_key\":\"v\"}\rdata: not json sk-qqq111\n"
+	tests := []struct {
+		name            string
+		paths, patterns []string
+		in, want        capture.Exchange
+	}{
+		{
+			name:  "paths in the request object keep order, duplicates and number text",
+			paths: []string{"$.metadata.user", "$.messages[*].content", "$..api_key"},
+			in: capture.Exchange{Request: json.RawMessage(
+				`{"model":"m","n":1.50,"metadata":{"user":"alice","user":"bob","x":1e2},"messages":[{"role":"user","content":"hi"},{"content":{"deep":[1]}}],"tools":[{"api_key":{"api_key":"k"}}]}`)},
+			want: capture.Exchange{Request: json.RawMessage(
+				`{"model":"m","n":1.50,"metadata":{"user":"[REDACTED]","user":"[REDACTED]","x":1e2},"messages":[{"role":"user","content":"[REDACTED]"},{"content":"[REDACTED]"}],"tools":[{"api_key":"[REDACTED]"}]}`)},
+		},
+		{
+			name:  "nothing matched keeps the bytes (escapes as sent)",
+			paths: []string{"$.absent", "$.model[0]", "$.a[5]"}, patterns: []string{"sk-[a-z0-9]+"},
+			in:   capture.Exchange{Request: json.RawMessage(`{"model":"\u006d","a":[1]}`)},
+			want: capture.Exchange{Request: json.RawMessage(`{"model":"\u006d","a":[1]}`)},
+		},
+		{
+			name:     "patterns see decoded string values only",
+			patterns: []string{`sk-[a-z0-9]+`, `"`},
+			in:       capture.Exchange{Request: json.RawMessage(`{"k":"use sk-abc123 \"quoted\"","sk-abc123":1}`)},
+			want:     capture.Exchange{Request: json.RawMessage(`{"k":"use [REDACTED] [REDACTED]quoted[REDACTED]","sk-abc123":1}`)},
+		},
+		{
+			name:  "index and any member",
+			paths: []string{"$.choices[1].message", "$.usage.*"},
+			in:    capture.Exchange{Response: json.RawMessage(`{"choices":[{"message":"a"},{"message":"b"}],"usage":{"i":1,"o":2}}`)},
+			want:  capture.Exchange{Response: json.RawMessage(`{"choices":[{"message":"a"},{"message":"[REDACTED]"}],"usage":{"i":"[REDACTED]","o":"[REDACTED]"}}`)},
+		},
+		{
+			name:  "SSE response_raw: JSON data lines by path and pattern, other lines by pattern, line ends kept",
+			paths: []string{"$..api_key"}, patterns: []string{`sk-[a-z0-9]+`},
+			in: capture.Exchange{ResponseRaw: strPtr(sse)},
+			want: capture.Exchange{ResponseRaw: strPtr("event: x\r\ndata: {\"delta\":\"key [REDACTED] here\",\"n\":1.50}\r\n\r\n: comment [REDACTED]\n" +
+				"data: [DONE]\n\ndata:{\"api_key\":\"[REDACTED]\"}\rdata: not json [REDACTED]\n")},
+		},
+		{
+			name:     "raw non-JSON text (HTML) by pattern",
+			patterns: []string{`token=\w+`},
+			in:       capture.Exchange{RequestRaw: strPtr("<html>\n<p>token=abc</p>\n</html>"), ResponseRaw: strPtr("no match")},
+			want:     capture.Exchange{RequestRaw: strPtr("<html>\n<p>[REDACTED]</p>\n</html>"), ResponseRaw: strPtr("no match")},
+		},
+		{
+			name:  "raw JSON that is not an object (array) by path",
+			paths: []string{"$[1]"},
+			in:    capture.Exchange{ResponseRaw: strPtr(`[1, 2, 3]`), RequestRaw: strPtr(`{"a":NaN}`)},
+			want:  capture.Exchange{ResponseRaw: strPtr(`[1,"[REDACTED]",3]`), RequestRaw: strPtr(`{"a":NaN}`)},
+		},
+		{
+			name:     "null payloads stay null",
+			patterns: []string{"x"},
+			in:       capture.Exchange{ModelCallID: "id"},
+			want:     capture.Exchange{ModelCallID: "id"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewRedactor(tt.paths, tt.patterns)
+			require.NoError(t, err)
+			ex := tt.in
+			r.redactExchange(&ex)
+			assert.Equal(t, string(tt.want.Request), string(ex.Request))
+			assert.Equal(t, string(tt.want.Response), string(ex.Response))
+			assert.Equal(t, tt.want.RequestRaw, ex.RequestRaw)
+			assert.Equal(t, tt.want.ResponseRaw, ex.ResponseRaw)
+			for _, obj := range []json.RawMessage{ex.Request, ex.Response} {
+				if obj != nil {
+					v, err := ojson.Parse(obj)
+					require.NoError(t, err, "still strict JSON")
+					assert.Equal(t, ojson.KindObject, v.Kind(), "still an object")
+				}
+			}
+		})
+	}
+	t.Run("nil redactor does nothing", func(t *testing.T) {
+		var r *Redactor
+		ex := capture.Exchange{Request: json.RawMessage(`{"a":1}`)}
+		r.redactExchange(&ex)
+		assert.Equal(t, `{"a":1}`, string(ex.Request))
+	})
+}
+
+// TestProxyRedaction: configured paths and patterns never reach the span or the capture file, in
+// the request, the reassembled response and the SSE response_raw; the client and the upstream see
+// the exact bytes.
+func TestProxyRedaction(t *testing.T) {
+	const secret = "sk-live-0123456789"
+	ev1 := "data: {\"id\":\"c1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"your key is " + secret + "\"}}]}\n\n"
+	sse := ev1 + chatEvent2 + chatDone
+	reqBody := `{"model":"m","stream":true,"user":"alice@example.com","messages":[{"role":"user","content":"my key: ` + secret + `"}]}`
+	gotReq := make(chan string, 1)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotReq <- string(b)
+		sseHeaders(w)
+		_, _ = io.WriteString(w, sse)
+	})
+	red, err := NewRedactor([]string{"$.user"}, []string{`sk-[a-z]+-[0-9]+`})
+	require.NoError(t, err)
+	env := newProxyEnv(t, up.URL, nil, WithRedaction(red), WithMessageContent(true))
+	_, body, err := env.post(t, "/ng-rollout/red/v1/chat/completions", reqBody, nil)
+	require.NoError(t, err)
+	assert.Equal(t, sse, string(body), "the client gets the upstream's bytes")
+	assert.Equal(t, reqBody, <-gotReq, "the upstream gets the client's bytes")
+
+	_, lines := env.records(t, "red")
+	require.Len(t, lines, 1)
+	line := lines[0]
+	assert.NotContains(t, line, secret)
+	assert.NotContains(t, line, "alice@example.com")
+	assert.Contains(t, line, `"user":"[REDACTED]"`)
+	assert.Contains(t, line, `"content":"my key: [REDACTED]"`)
+	rec := env.record(t, "red")
+	assert.Nil(t, rec["error_category"])
+	content := rec["response"].(map[string]any)["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]
+	assert.Equal(t, "your key is [REDACTED]lo", content, "the reassembled response is redacted")
+	assert.Contains(t, rec["response_raw"], `"content":"your key is [REDACTED]"`)
+	for _, kv := range env.spans.GetSpans()[0].Attributes {
+		assert.NotContains(t, kv.Value.Emit(), secret, "%s", kv.Key)
+		assert.NotContains(t, kv.Value.Emit(), "alice@example.com", "%s", kv.Key)
+	}
+	records, invalid, err := env.store.ReadAvailableModelCallRecords("red")
+	require.NoError(t, err)
+	assert.Zero(t, invalid)
+	assert.Len(t, records, 1)
+	assert.NotContains(t, env.logs.String(), secret)
+}
+
+// FuzzRedact: any payload, path and pattern never panic, and a payload that was a JSON object stays
+// a strict JSON object.
+func FuzzRedact(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":[1,"sk-1"]}}`), "$.a.b[1]", "sk-[0-9]")
+	f.Add([]byte("data: {\"x\":\"y\"}\r\n\r\n"), "$..x", "y")
+	f.Add([]byte(`{"a":1,"a":2}`), "$.*", "")
+	f.Add([]byte{0xff, '{', '"'}, `$["\u0000"]`, ".")
+	f.Fuzz(func(t *testing.T, payload []byte, path, pattern string) {
+		var paths, patterns []string
+		if path != "" {
+			paths = []string{path}
+		}
+		if pattern != "" {
+			patterns = []string{pattern}
+		}
+		r, err := NewRedactor(paths, patterns)
+		if err != nil {
+			return
+		}
+		obj, raw := capture.RequestPayload(payload)
+		ex := capture.Exchange{Request: obj, RequestRaw: raw, Response: obj, ResponseRaw: raw}
+		r.redactExchange(&ex)
+		for _, o := range []json.RawMessage{ex.Request, ex.Response} {
+			if obj != nil {
+				v, err := ojson.ParseDepth(o, capture.PayloadMaxDepth)
+				require.NoError(t, err)
+				require.Equal(t, ojson.KindObject, v.Kind())
+			}
+		}
+		if raw == nil {
+			require.Nil(t, ex.RequestRaw)
+		} else {
+			require.NotNil(t, ex.RequestRaw)
+			if _, err := ojson.Parse([]byte(*raw)); err != nil {
+				require.Equal(t, strings.Count(*raw, "\n"), strings.Count(*ex.RequestRaw, "\n"), "the line structure of text is kept")
+			}
+		}
+	})
+}
