@@ -30,17 +30,25 @@ func TestHostileTranscriptsAreRefused(t *testing.T) {
 		rule  string
 	}{
 		{name: "symlink to /dev/zero", rel: "projects/w/evil.jsonl", rule: ruleLink,
-			plant: func(t *testing.T, p string) { require.NoError(t, os.Symlink("/dev/zero", filepath.Join(p, "w", "evil.jsonl"))) }},
+			plant: func(t *testing.T, p string) {
+				require.NoError(t, os.Symlink("/dev/zero", filepath.Join(p, "w", "evil.jsonl")))
+			}},
 		{name: "FIFO", rel: "projects/w/evil.jsonl", rule: "is a FIFO, not a regular file: transcripts are read only from regular files",
-			plant: func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(filepath.Join(p, "w", "evil.jsonl"), 0o600)) }},
+			plant: func(t *testing.T, p string) {
+				require.NoError(t, syscall.Mkfifo(filepath.Join(p, "w", "evil.jsonl"), 0o600))
+			}},
 		{name: "symlink to a file outside the config dir", rel: "projects/w/evil.jsonl", rule: ruleLink,
-			plant: func(t *testing.T, p string) { require.NoError(t, os.Symlink(secret, filepath.Join(p, "w", "evil.jsonl"))) }},
+			plant: func(t *testing.T, p string) {
+				require.NoError(t, os.Symlink(secret, filepath.Join(p, "w", "evil.jsonl")))
+			}},
 		{name: "dangling symlink", rel: "projects/w/evil.jsonl", rule: ruleLink,
 			plant: func(t *testing.T, p string) {
 				require.NoError(t, os.Symlink(filepath.Join(outside, "missing"), filepath.Join(p, "w", "evil.jsonl")))
 			}},
 		{name: "*.jsonl symlink to a directory", rel: "projects/w/evil.jsonl", rule: ruleLink,
-			plant: func(t *testing.T, p string) { require.NoError(t, os.Symlink(outside, filepath.Join(p, "w", "evil.jsonl"))) }},
+			plant: func(t *testing.T, p string) {
+				require.NoError(t, os.Symlink(outside, filepath.Join(p, "w", "evil.jsonl")))
+			}},
 		{name: "projects is a symlinked directory", rel: "projects", rule: ruleLink,
 			plant: func(t *testing.T, p string) {
 				require.NoError(t, os.RemoveAll(p))
