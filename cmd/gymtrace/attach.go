@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,10 +72,8 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 			if input == "-" || output == "-" {
 				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
 			}
-			if same, err := samePath(input, output); err != nil {
+			if err := checkOutputPath(outputFlag, output, []string{dir, runDir}, map[string]string{inputFlag: input}); err != nil {
 				return err
-			} else if same {
-				return usageErrorf("--%s %q and --%s %q are the same file; write the output elsewhere", outputFlag, output, inputFlag, input)
 			}
 			if err := nonNegativeFlag(maxTranscriptBytesFlag, opts.ClaudeCodeMaxTranscriptBytes); err != nil {
 				return err
@@ -99,22 +95,6 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	addMaxTranscriptBytesFlag(cmd, &opts.ClaudeCodeMaxTranscriptBytes)
 	return cmd
-}
-
-// samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
-// existing and the same file (a link or another spelling).
-func samePath(a, b string) (bool, error) {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if err := cmp.Or(errA, errB); err != nil {
-		return false, fmt.Errorf("attach: %w", err)
-	}
-	if absA == absB {
-		return true, nil
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
 }
 
 // outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
