@@ -40,9 +40,9 @@ const Source = "claude_code"
 // reading rules of SPEC §0 D16 (a symbolic link below configDir, a transcript that is not a regular
 // file or is larger than opts.MaxTranscriptBytes): the error is then a [*TranscriptError] and the
 // bundle empty. Otherwise the error is non-nil only when opts is invalid (it names the field and
-// the rule). Extract does not add the run-level gaps of
-// SPEC §6.3 (model_call_ownership_unavailable, no_sandbox_runtime): [Observe] does. Safe for
-// concurrent use; it reads the directory and keeps no state.
+// the rule). Extract does not add the run-level gaps of SPEC §6.3 (model_call_ownership_unavailable,
+// no_sandbox_runtime): [Observe] does. Safe for concurrent use; it reads the directory and keeps no
+// state.
 func Extract(configDir string, opts Options) (agentobs.AgentObservationBundle, error) {
 	if err := opts.validate(); err != nil {
 		return agentobs.AgentObservationBundle{}, err

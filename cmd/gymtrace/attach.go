@@ -90,7 +90,7 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "keep request/response payloads in the attached calls")
-	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem or a refused Claude Code transcript reported on stderr")
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	addMaxTranscriptBytesFlag(cmd, &opts.ClaudeCodeMaxTranscriptBytes)
