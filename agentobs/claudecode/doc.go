@@ -15,6 +15,11 @@
 // a user event with isCompactSummary true holding the summary. Nothing else in the directory
 // (skills/, settings) is read.
 //
+// The reader never leaves the directory and never blocks (SPEC §0 D16): below it, nothing is
+// opened through a symbolic link (each directory and transcript is opened relative to its parent
+// with O_NOFOLLOW), a transcript must be a regular file, and it is read only up to
+// Options.MaxTranscriptBytes. An entry that breaks a rule refuses the run with a [*TranscriptError].
+//
 // # What it produces
 //
 // [Extract] follows SPEC §6.4 step by step: invocations per session or subagent, tool calls timed

@@ -36,10 +36,13 @@ const Source = "claude_code"
 // appearance, then tool call id), then compactions (the run's attempts first). Where the reference
 // is not deterministic, Extract is (package documentation, SPEC §9 #14).
 //
-// Reading problems are gaps, not errors (see the Gap constants). The error is non-nil only when
-// opts is invalid (it names the field and the rule). Extract does not add the run-level gaps of
-// SPEC §6.3 (model_call_ownership_unavailable, no_sandbox_runtime): [Observe] does. Safe for
-// concurrent use; it reads the directory and keeps no state.
+// Reading problems are gaps, not errors (see the Gap constants), except an entry that breaks the
+// reading rules of SPEC §0 D16 (a symbolic link below configDir, a transcript that is not a regular
+// file or is larger than opts.MaxTranscriptBytes): the error is then a [*TranscriptError] and the
+// bundle empty. Otherwise the error is non-nil only when opts is invalid (it names the field and
+// the rule). Extract does not add the run-level gaps of SPEC §6.3 (model_call_ownership_unavailable,
+// no_sandbox_runtime): [Observe] does. Safe for concurrent use; it reads the directory and keeps no
+// state.
 func Extract(configDir string, opts Options) (agentobs.AgentObservationBundle, error) {
 	if err := opts.validate(); err != nil {
 		return agentobs.AgentObservationBundle{}, err
@@ -129,7 +132,10 @@ func (x *extractor) gap(code string, invocationID string, detail *string) {
 }
 
 func (x *extractor) extract(configDir string) (agentobs.AgentObservationBundle, error) {
-	events := readEvents(x.fs, configDir, &x.gaps)
+	events, err := readEvents(x.fs, configDir, x.opts.maxTranscriptBytes(), &x.gaps)
+	if err != nil {
+		return agentobs.AgentObservationBundle{}, err
+	}
 
 	var attempts []*agentobs.ContextCompactionObservation
 	for _, a := range x.opts.CompactionAttempts {

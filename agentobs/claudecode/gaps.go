@@ -15,6 +15,11 @@ const (
 	GapTranscriptDirUnreadable = "transcript_dir_unreadable"
 	// GapTranscriptUnreadable: one *.jsonl could not be read; detail = its file name.
 	GapTranscriptUnreadable = "transcript_unreadable"
+	// GapClaudeCodeTranscriptUnreadable: an entry below the config dir breaks the reading rules of
+	// SPEC §0 D16 (a symbolic link, a transcript that is not a regular file or is too large); nothing
+	// of the run is read and [Observe]'s bundle holds only this gap and no_sandbox_runtime. detail =
+	// the entry's path below the config dir and the rule. invocation_id null.
+	GapClaudeCodeTranscriptUnreadable = "claude_code_transcript_unreadable"
 	// GapMalformedTranscriptLine: a line is not JSON; detail "<file name>:<line number>".
 	GapMalformedTranscriptLine = "malformed_transcript_line"
 	// GapInvalidTranscriptRecord: a line is JSON but not an object; detail "<file name>:<line number>".

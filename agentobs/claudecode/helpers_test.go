@@ -181,42 +181,43 @@ func utcOptions(opts Options) Options {
 	return opts
 }
 
-// memFS serves a fstest.MapFS as the file system under the directory root (fast fuzzing).
+// memFS serves a fstest.MapFS as the config directory root (fast fuzzing).
 type memFS struct {
 	root string
 	m    fstest.MapFS
 }
 
-func (f memFS) rel(path string) string {
-	r, err := filepath.Rel(f.root, path)
-	if err != nil {
-		return "\x00" // outside: not found
+func (f memFS) isDir(path string) bool { return path == f.root }
+
+func (f memFS) readDir(_, rel string) ([]fs.DirEntry, error) {
+	if fi, err := fs.Stat(f.m, rel); err == nil && !fi.IsDir() {
+		return nil, errNotDirectory
 	}
-	return filepath.ToSlash(r)
+	return fs.ReadDir(f.m, rel)
 }
 
-func (f memFS) isDir(path string) bool {
-	fi, err := fs.Stat(f.m, f.rel(path))
-	return err == nil && fi.IsDir()
+func (f memFS) readFile(_, rel string, limit int64) ([]byte, error) {
+	data, err := fs.ReadFile(f.m, rel)
+	if err == nil && int64(len(data)) > limit {
+		return nil, tooLarge(rel, limit)
+	}
+	return data, err
 }
 
-func (f memFS) readDir(path string) ([]fs.DirEntry, error) { return fs.ReadDir(f.m, f.rel(path)) }
-
-func (f memFS) readFile(path string) ([]byte, error) { return fs.ReadFile(f.m, f.rel(path)) }
-
-// failingFS wraps the real file system and fails readDir for paths in failDir.
+// failingFS wraps the real file system and fails readDir for the directory failDir (relative to
+// the config directory, slash-separated).
 type failingFS struct {
 	osFS
 	failDir string
 	panics  bool
 }
 
-func (f failingFS) readDir(path string) ([]fs.DirEntry, error) {
+func (f failingFS) readDir(configDir, rel string) ([]fs.DirEntry, error) {
 	if f.panics {
 		panic("injected")
 	}
-	if path == f.failDir {
+	if rel == f.failDir {
 		return nil, fs.ErrPermission
 	}
-	return f.osFS.readDir(path)
+	return f.osFS.readDir(configDir, rel)
 }

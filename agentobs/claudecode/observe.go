@@ -13,9 +13,13 @@ import (
 // extraction fails the bundle is {source: "claude_code", gaps: [observation_parse_failed]}; gap
 // no_sandbox_runtime is always appended last.
 //
-// Gym emits observations only for runs with a rollout id, so opts.RolloutID is required. The error
-// is non-nil only for invalid options (naming the field and the rule); everything about the
-// transcripts is reported as gaps. Safe for concurrent use.
+// Gym emits observations only for runs with a rollout id, so opts.RolloutID is required. Invalid
+// options are an error naming the field and the rule (the bundle is then empty). An entry below
+// configDir that breaks the reading rules of SPEC §0 D16 is a [*TranscriptError], returned together
+// with the bundle to record for the run instead: {source: "claude_code", records: [], gaps:
+// [claude_code_transcript_unreadable (detail: the entry's path below configDir and the rule),
+// no_sandbox_runtime]}. Everything else about the transcripts is reported as gaps. Safe for
+// concurrent use.
 func Observe(configDir string, opts Options) (agentobs.AgentObservationBundle, error) {
 	if opts.RolloutID == "" {
 		return agentobs.AgentObservationBundle{}, errors.New("claudecode: options: RolloutID is required: Claude Code observations belong to a correlated rollout (SPEC §6.3)")
@@ -23,12 +27,17 @@ func Observe(configDir string, opts Options) (agentobs.AgentObservationBundle, e
 	if err := opts.validate(); err != nil {
 		return agentobs.AgentObservationBundle{}, err
 	}
-	return observe(newExtractor(osFS{}, opts), configDir), nil
+	return observe(newExtractor(osFS{}, opts), configDir)
 }
 
 // observe is Observe with the extractor given (tests inject file-system failures).
-func observe(x *extractor, configDir string) agentobs.AgentObservationBundle {
+func observe(x *extractor, configDir string) (agentobs.AgentObservationBundle, error) {
 	bundle, err := safeExtract(x, configDir)
+	if te, ok := errors.AsType[*TranscriptError](err); ok {
+		return agentobs.AgentObservationBundle{Source: Source, Records: []agentobs.Record{},
+			Gaps: []agentobs.ObservationGap{newGap(GapClaudeCodeTranscriptUnreadable, nil, ptr(te.detail())),
+				newGap(GapNoSandboxRuntime, nil, nil)}}, te
+	}
 	if err != nil {
 		bundle = agentobs.AgentObservationBundle{Source: Source, Records: []agentobs.Record{},
 			Gaps: []agentobs.ObservationGap{newGap(GapObservationParseFailed, nil, nil)}}
@@ -36,7 +45,7 @@ func observe(x *extractor, configDir string) agentobs.AgentObservationBundle {
 		bundle.Gaps = append(bundle.Gaps, newGap(GapModelCallOwnershipUnavailable, nil, nil))
 	}
 	bundle.Gaps = append(bundle.Gaps, newGap(GapNoSandboxRuntime, nil, nil))
-	return bundle
+	return bundle, nil
 }
 
 // safeExtract runs the extractor, turning a panic into an error: SPEC §6.3 reports any extractor

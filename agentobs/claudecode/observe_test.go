@@ -35,7 +35,8 @@ func TestObserve(t *testing.T) {
 	t.Run("extractor failure", func(t *testing.T) {
 		dir := fixtureConfigDir(t, "91_nested_tree")
 		x := newExtractor(failingFS{panics: true}, Options{RolloutID: "3-1"})
-		b := observe(x, dir)
+		b, err := observe(x, dir)
+		require.NoError(t, err)
 		assert.Equal(t, agentobs.AgentObservationBundle{Source: Source, Records: []agentobs.Record{},
 			Gaps: []agentobs.ObservationGap{newGap(GapObservationParseFailed, nil, nil), newGap(GapNoSandboxRuntime, nil, nil)}}, b)
 		assert.JSONEq(t, `{"source":"claude_code","records":[],"gaps":[{"code":"observation_parse_failed","invocation_id":null,"detail":null},`+

@@ -42,11 +42,20 @@ type Options struct {
 	// others are ignored, as in the reference.
 	CompactionAttempts []CompactionAttempt
 
+	// MaxTranscriptBytes bounds the size of one transcript file (SPEC §0 D16): a larger one, also
+	// one that grows past it while it is read, is refused with a [*TranscriptError]. 0 means
+	// [DefaultMaxTranscriptBytes]; a negative value is an error.
+	MaxTranscriptBytes int64
+
 	// Location is the time zone for transcript timestamps without a UTC offset. Python reads them
 	// in the machine's local zone (SPEC §9 #14); nil means time.Local, the same thing. Claude Code
 	// writes UTC ("...Z") timestamps, so it rarely matters.
 	Location *time.Location
 }
+
+// DefaultMaxTranscriptBytes is the bound on one transcript file when Options.MaxTranscriptBytes is 0:
+// 256 MiB (SPEC §0 D16).
+const DefaultMaxTranscriptBytes = 256 << 20
 
 // CompactionAttempt is one compaction the CLI's stream-json reported (SPEC §6.3): the session
 // (invocation) that compacted and how the attempt ended.
@@ -71,7 +80,18 @@ func (o Options) validate() error {
 	if d := o.RootDurationMS; d != nil && (math.IsNaN(*d) || math.IsInf(*d, 0) || *d < 0) {
 		return fmt.Errorf("claudecode: options: RootDurationMS %v: want a finite number >= 0 (SPEC §6.2)", *d)
 	}
+	if o.MaxTranscriptBytes < 0 {
+		return fmt.Errorf("claudecode: options: MaxTranscriptBytes %d: want 0 (the default, %d) or more bytes (SPEC §0 D16)", o.MaxTranscriptBytes, DefaultMaxTranscriptBytes)
+	}
 	return nil
+}
+
+// maxTranscriptBytes returns MaxTranscriptBytes with 0 read as the default.
+func (o Options) maxTranscriptBytes() int64 {
+	if o.MaxTranscriptBytes == 0 {
+		return DefaultMaxTranscriptBytes
+	}
+	return o.MaxTranscriptBytes
 }
 
 // rootStatus returns RootStatus with "" read as unknown.

@@ -1,9 +1,8 @@
 package claudecode
 
 import (
+	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,27 +14,19 @@ import (
 )
 
 // fileSystem is what the reader needs from the operating system. The default is the real one
-// (osFS); tests replace it to produce listing errors, which a root user cannot provoke.
+// (osFS, open.go); tests replace it to produce listing errors, which a root user cannot provoke.
+// Paths below the config directory are given as rel, slash-separated ("projects/w/s.jsonl").
 type fileSystem interface {
 	// isDir reports whether path names a directory, following symbolic links (Python's
-	// Path.is_dir(): false on any error).
+	// Path.is_dir(): false on any error). It is asked only about the config directory itself.
 	isDir(path string) bool
-	// readDir lists one directory.
-	readDir(path string) ([]fs.DirEntry, error)
-	// readFile returns a file's bytes.
-	readFile(path string) ([]byte, error)
+	// readDir lists the directory rel below configDir, never through a symbolic link (a *refusal);
+	// a missing rel matches fs.ErrNotExist, one that is not a directory errNotDirectory.
+	readDir(configDir, rel string) ([]fs.DirEntry, error)
+	// readFile returns the bytes of the transcript rel below configDir; a symbolic link, a file that
+	// is not regular or one larger than limit bytes is a *refusal (SPEC §0 D16).
+	readFile(configDir, rel string, limit int64) ([]byte, error)
 }
-
-type osFS struct{}
-
-func (osFS) isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
-}
-
-func (osFS) readDir(path string) ([]fs.DirEntry, error) { return os.ReadDir(path) }
-
-func (osFS) readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
 // event is one kept transcript line: a JSON object with a string sessionId (SPEC §6.4 Reading).
 type event struct {
@@ -49,26 +40,34 @@ func (e event) get(key string) (ojson.Value, bool) { return e.v.Get(key) }
 // readEvents reads every transcript under <configDir>/projects (SPEC §6.4 Reading) and appends
 // the reading gaps to gaps. Files are read in path-component order; each line is decoded as
 // UTF-8 with replacement, split at universal newlines and parsed with Python's json.loads rules.
-// Line content never reaches a gap: malformed lines are reported as "<file name>:<line>".
-func readEvents(fsys fileSystem, configDir string, gaps *[]agentobs.ObservationGap) []event {
+// Line content never reaches a gap: malformed lines are reported as "<file name>:<line>". An entry
+// that breaks SPEC §0 D16 (a symbolic link, a transcript that is not a regular file or is larger
+// than limit) stops the reading with a *TranscriptError: nothing of the run is read.
+func readEvents(fsys fileSystem, configDir string, limit int64, gaps *[]agentobs.ObservationGap) ([]event, error) {
 	if !fsys.isDir(configDir) {
 		*gaps = append(*gaps, newGap(GapTranscriptDirMissing, nil, nil))
-		return nil
+		return nil, nil
 	}
-	projects := filepath.Join(configDir, "projects")
-	if !fsys.isDir(projects) {
+	paths, err := listTranscripts(fsys, configDir)
+	if r, ok := errors.AsType[*refusal](err); ok {
+		return nil, newTranscriptError(configDir, r)
+	}
+	switch {
+	case errors.Is(err, errProjectsMissing):
 		*gaps = append(*gaps, newGap(GapTranscriptDirMissing, nil, ptr("projects")))
-		return nil
-	}
-	paths, err := listTranscripts(fsys, projects)
-	if err != nil {
+		return nil, nil
+	case err != nil:
 		*gaps = append(*gaps, newGap(GapTranscriptDirUnreadable, nil, nil))
-		return nil
+		return nil, nil
 	}
 	var events []event
 	for _, p := range paths {
-		name := decodeName(filepath.Base(p.path))
-		data, err := fsys.readFile(p.path)
+		_, base := pathSplit(p.rel)
+		name := decodeName(base)
+		data, err := fsys.readFile(configDir, p.rel, limit)
+		if r, ok := errors.AsType[*refusal](err); ok {
+			return nil, newTranscriptError(configDir, r)
+		}
 		if err != nil {
 			*gaps = append(*gaps, newGap(GapTranscriptUnreadable, nil, ptr(name)))
 			continue
@@ -92,7 +91,7 @@ func readEvents(fsys fileSystem, configDir string, gaps *[]agentobs.ObservationG
 			events = append(events, event{ordinal: len(events), v: v})
 		})
 	}
-	return events
+	return events, nil
 }
 
 // forEachLine calls fn with each line of text and its 1-based number, splitting the way Python's
@@ -117,28 +116,37 @@ func forEachLine(text string, fn func(number int, line string)) {
 
 // transcriptPath is one *.jsonl path with its components in the order Python sorts them.
 type transcriptPath struct {
-	path  string
+	rel   string   // below the config directory, slash-separated: "projects/..."
 	parts [][]rune // path components below projects/, as Python str code points
 }
 
-// listTranscripts returns every entry named *.jsonl under dir, recursively, sorted by path
-// components (SPEC §6.4: Python's sorted(Path.rglob("*.jsonl")) compares the lists of
-// components, code point by code point). Like Python 3.13's rglob it yields directories and
-// symbolic links whose names match too (reading them then fails: transcript_unreadable) and does
-// not descend into symbolic links to directories. Any listing error fails the whole listing.
-func listTranscripts(fsys fileSystem, dir string) ([]transcriptPath, error) {
+// errProjectsMissing is what listTranscripts returns when configDir/projects is missing or not a
+// directory (SPEC §6.4: transcript_dir_missing, detail "projects").
+var errProjectsMissing = errors.New("projects is not a directory")
+
+// listTranscripts returns every entry named *.jsonl under configDir/projects, recursively, sorted
+// by path components (SPEC §6.4: Python's sorted(Path.rglob("*.jsonl")) compares the lists of
+// components, code point by code point). Like Python 3.13's rglob it yields directories whose
+// names match too (reading them then fails: transcript_unreadable), and symbolic links (reading
+// them is refused, SPEC §0 D16), and it does not descend into symbolic links to directories; unlike
+// Python it refuses a projects/ that is a symbolic link (a *refusal). Any listing error fails the
+// whole listing.
+func listTranscripts(fsys fileSystem, configDir string) ([]transcriptPath, error) {
 	var out []transcriptPath
-	var walk func(dir string, parts [][]rune) error
-	walk = func(dir string, parts [][]rune) error {
-		entries, err := fsys.readDir(dir)
+	var walk func(rel string, parts [][]rune) error
+	walk = func(rel string, parts [][]rune) error {
+		entries, err := fsys.readDir(configDir, rel)
+		if rel == "projects" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDirectory)) {
+			return errProjectsMissing
+		}
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			p := filepath.Join(dir, e.Name())
+			p := pathJoin(rel, e.Name())
 			sub := append(slices.Clip(parts), nameRunes(e.Name()))
 			if matchJSONL(e.Name()) {
-				out = append(out, transcriptPath{path: p, parts: sub})
+				out = append(out, transcriptPath{rel: p, parts: sub})
 			}
 			if e.IsDir() { // DirEntry.IsDir does not follow symbolic links
 				if err := walk(p, sub); err != nil {
@@ -148,7 +156,7 @@ func listTranscripts(fsys fileSystem, dir string) ([]transcriptPath, error) {
 		}
 		return nil
 	}
-	if err := walk(dir, nil); err != nil {
+	if err := walk("projects", nil); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b transcriptPath) int { return slices.CompareFunc(a.parts, b.parts, slices.Compare[[]rune]) })

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gymtrace/gymtrace/agentobs/claudecode"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/atomicfile"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
@@ -29,7 +28,7 @@ func newAttachCmd() *cobra.Command {
 	var strict bool
 	var opts rollouts.Options
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY [--max-transcript-bytes N]]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
@@ -51,7 +50,13 @@ rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._
 200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
 the command then exits 1 after writing OUT.jsonl.
 Rollouts without capture records, with damaged capture lines or marked incomplete are reported on
-stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
+stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).
+
+With --claude-code-dir-key, transcripts are read only as regular files of at most
+--max-transcript-bytes each, and nothing below a row's directory is reached through a symbolic link
+(SPEC §0 D16): a row whose directory breaks that rule gets an ng_agent_observations bundle with the
+gap claude_code_transcript_unreadable (the file and the rule as its detail) and is reported on
+stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runDir, err := runCaptureDir(dir, run)
@@ -67,10 +72,11 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 			if input == "-" || output == "-" {
 				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
 			}
-			if same, err := samePath(input, output); err != nil {
+			if err := checkOutputPath(outputFlag, output, []string{dir, runDir}, map[string]string{inputFlag: input}); err != nil {
 				return err
-			} else if same {
-				return usageErrorf("--%s %q and --%s %q are the same file; write the output elsewhere", outputFlag, output, inputFlag, input)
+			}
+			if err := nonNegativeFlag(maxTranscriptBytesFlag, opts.ClaudeCodeMaxTranscriptBytes); err != nil {
+				return err
 			}
 			store, err := existingCaptureStore(runDir)
 			if err != nil {
@@ -84,26 +90,11 @@ stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "keep request/response payloads in the attached calls")
-	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem reported on stderr")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem or a refused Claude Code transcript reported on stderr")
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
+	addMaxTranscriptBytesFlag(cmd, &opts.ClaudeCodeMaxTranscriptBytes)
 	return cmd
-}
-
-// samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
-// existing and the same file (a link or another spelling).
-func samePath(a, b string) (bool, error) {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if err := cmp.Or(errA, errB); err != nil {
-		return false, fmt.Errorf("attach: %w", err)
-	}
-	if absA == absB {
-		return true, nil
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
 }
 
 // outputFileMode is the mode of a new `attach` output: it may hold payloads, so only the owner reads it.
@@ -143,10 +134,26 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 	if malformed != nil {
 		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
 	}
-	if strict && len(sum.Rollouts) > 0 {
-		return fmt.Errorf("attach --strict: %d rollout%s with capture problems (listed above); %s was written", len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), output)
+	if n := problemRollouts(sum); strict && n > 0 {
+		what := "capture problems"
+		if len(sum.TranscriptErrors) > 0 {
+			what = "capture problems or refused Claude Code transcripts"
+		}
+		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above); %s was written", n, pluralSuffix(n), what, output)
 	}
 	return nil
+}
+
+// problemRollouts counts the rows with capture problems or refused Claude Code transcripts.
+func problemRollouts(sum rollouts.Summary) int {
+	lines := make(map[int]bool)
+	for _, h := range sum.Rollouts {
+		lines[h.Line] = true
+	}
+	for _, r := range sum.TranscriptErrors {
+		lines[r.Line] = true
+	}
+	return len(lines)
 }
 
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
@@ -154,6 +161,8 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
 	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
 		"rows with invalid ng_agent_observations")
+	noteRowErrors(cmd, sum.TranscriptErrors, "gap "+claudecode.GapClaudeCodeTranscriptUnreadable,
+		"rows with refused Claude Code transcripts")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool
@@ -170,6 +179,9 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 	}
 	if n := len(sum.ObservationErrors); n > 0 {
 		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
+	}
+	if n := len(sum.TranscriptErrors); n > 0 {
+		msg += fmt.Sprintf("; %d with refused Claude Code transcripts", n)
 	}
 	for i, k := range kinds {
 		n := 0

@@ -1,11 +1,82 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 )
+
+// checkOutputPath refuses, as a usage error naming the flag, the path and the rule, an output path
+// that would replace what gymtrace reads (issue #14 finding 7): one that resolves (relative paths,
+// "..", symbolic links in its directories) to the same file as one of inputs, or to a name the
+// capture directory's writers own (capturedir.IsManaged: *.capture.jsonl, markers,
+// *.observations.jsonl, token files) inside one of captureDirs or, when it exists, anywhere. It
+// runs before anything is written.
+func checkOutputPath(flag, path string, captureDirs []string, inputs map[string]string) error {
+	for inFlag, in := range inputs {
+		if in == "" {
+			continue
+		}
+		same, err := samePath(in, path)
+		if err != nil {
+			return err
+		}
+		if same {
+			return usageErrorf("--%s %q and --%s %q are the same file; write the output elsewhere", flag, path, inFlag, in)
+		}
+	}
+	dir, name := splitLast(path)
+	if !capturedir.IsManaged(name) {
+		return nil
+	}
+	if parent, err := os.Stat(dir); err == nil {
+		for _, d := range captureDirs {
+			if fi, err := os.Stat(d); err == nil && os.SameFile(parent, fi) {
+				return usageErrorf("--%s %q names a file of the capture directory %s (%s): an output never takes a name the capture writers own; write the output elsewhere", flag, path, d, name)
+			}
+		}
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return usageErrorf("--%s %q is an existing capture, observations or token file (%s: a name of the files a capture directory holds): an output never replaces one; write the output elsewhere", flag, path, name)
+	}
+	return nil
+}
+
+// splitLast splits path at its last separator without cleaning it, so the kernel resolves the
+// directory part as it will when the output is written ("link/.." is the link target's parent, not
+// "."): "a/b/c" gives "a/b" and "c", "c" gives "." and "c", "/c" gives "/" and "c".
+func splitLast(path string) (dir, name string) {
+	i := strings.LastIndexByte(path, filepath.Separator)
+	switch {
+	case i < 0:
+		return ".", path
+	case i == 0:
+		return string(filepath.Separator), path[1:]
+	}
+	return path[:i], path[i+1:]
+}
+
+// samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
+// existing and the same file (a link or another spelling).
+func samePath(a, b string) (bool, error) {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if err := cmp.Or(errA, errB); err != nil {
+		return false, err
+	}
+	if absA == absB {
+		return true, nil
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
+}
 
 // outputMode checks the path an output flag names before the command replaces it atomically and
 // returns the mode of the new file: outputFileMode (0600) for a new file, else the existing one's. An

@@ -62,6 +62,11 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.html != "" {
+		if err := checkOutputPath("html", f.html, []string{f.dir, runDir}, map[string]string{"rollouts": f.rollouts}); err != nil {
+			return err
+		}
+	}
 	jaeger, err := report.CheckJaegerURL(f.jaeger)
 	if err != nil {
 		return usageErrorf("--jaeger-url: %w", err)

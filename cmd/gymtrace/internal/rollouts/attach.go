@@ -33,6 +33,10 @@ type Summary struct {
 	// ObservationErrors describes each attached row whose ng_agent_observations is not a valid
 	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text.
 	ObservationErrors []RowError
+	// TranscriptErrors describes each row whose Claude Code directory ([Options].ClaudeCodeDirKey)
+	// holds an entry the reader refuses (SPEC §0 D16, a *claudecode.TranscriptError); such a row gets
+	// the bundle with the gap claude_code_transcript_unreadable, joined like any other.
+	TranscriptErrors []RowError
 }
 
 // RowError is one input row that could not be read: a line that is not a JSON object, or a row
@@ -130,7 +134,9 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //     replacing an existing one in place, else as the last key; every other key keeps its position
 //     and its JSON text, the object is compact at the top level. Its ng_agent_observations is
 //     validated and joined with the calls (joinObservations; an invalid one is kept as it was and
-//     listed in Summary.ObservationErrors). The calls carry payloads as opts.IncludePayloads says;
+//     listed in Summary.ObservationErrors; a Claude Code directory whose transcripts are refused,
+//     SPEC §0 D16, gives the gap claude_code_transcript_unreadable and is listed in
+//     Summary.TranscriptErrors). The calls carry payloads as opts.IncludePayloads says;
 //   - a row without an identity, and a blank line, is written unchanged;
 //   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2, or a derived id
 //     the proxy would refuse, SPEC D12), is written unchanged and listed in Summary.RowErrors.
@@ -206,7 +212,11 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 	if err := l.Set(capture.AttachmentKey, a.AppendJSON(nil)); err != nil {
 		return nil, err
 	}
-	switch joined, err := joinObservations(&l, id, stores, a.Calls, opts); {
+	joined, refused, err := joinObservations(&l, id, stores, a.Calls, opts)
+	if refused != nil {
+		sum.TranscriptErrors = append(sum.TranscriptErrors, RowError{Line: n, Err: refused})
+	}
+	switch {
 	case err != nil:
 		sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: n, Err: err})
 	case joined:

@@ -3,6 +3,7 @@ package rollouts
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/gymtrace/gymtrace/agentobs"
@@ -17,21 +18,23 @@ import (
 // directory it names ([Options].ClaudeCodeDirKey), else of the rollout's observations file in the
 // first store holding one ([agentobs.ReadBundle]); without either the row is left as it is and
 // joined is false. An invalid bundle is an error naming the problem; the row then keeps its
-// ng_agent_observations text unchanged.
-func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, calls []capture.ModelCallRecord, opts Options) (joined bool, err error) {
+// ng_agent_observations text unchanged. A Claude Code directory whose transcripts are refused
+// (SPEC §0 D16) gives the row the bundle with the gap claude_code_transcript_unreadable, and the
+// refusal is returned as refused.
+func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, calls []capture.ModelCallRecord, opts Options) (joined bool, refused, err error) {
 	raw, ok := l.Get(agentobs.AttachmentKey)
 	var bundle agentobs.AgentObservationBundle
 	found := true
 	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		bundle, found, err = claudeCodeBundle(l, id, opts)
+		bundle, found, refused, err = claudeCodeBundle(l, id, opts)
 		if err == nil && !found {
 			bundle, found, err = observationsFile(stores, id)
 		}
 		if err != nil || !found {
-			return false, err
+			return false, nil, err
 		}
 	} else if bundle, err = agentobs.DecodeBundle(raw); err != nil {
-		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+		return false, nil, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
 	}
 	var out agentobs.AgentObservationBundle
 	if bundle.Source == claudecode.Source { // the compaction resolver of SPEC §6.6, then §6.5
@@ -47,9 +50,9 @@ func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, c
 		err = l.Set(agentobs.AttachmentKey, text)
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
+		return false, refused, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)
 	}
-	return true, nil
+	return true, refused, nil
 }
 
 // observationsFile returns the bundle of id's observations file in the first store that has one.
@@ -67,22 +70,27 @@ func observationsFile(stores []*capture.Store, id string) (agentobs.AgentObserva
 }
 
 // claudeCodeBundle extracts the bundle of the Claude Code config directory the row names under
-// opts.ClaudeCodeDirKey; found is false when the option is off or the row has no string there.
-func claudeCodeBundle(l *rolloutline.Line, id string, opts Options) (agentobs.AgentObservationBundle, bool, error) {
+// opts.ClaudeCodeDirKey; found is false when the option is off or the row has no string there. A
+// refused transcript (SPEC §0 D16) is not an error: the bundle holds its gap and refused says why.
+func claudeCodeBundle(l *rolloutline.Line, id string, opts Options) (b agentobs.AgentObservationBundle, found bool, refused, err error) {
 	if opts.ClaudeCodeDirKey == "" {
-		return agentobs.AgentObservationBundle{}, false, nil
+		return b, false, nil, nil
 	}
 	raw, ok := l.Get(opts.ClaudeCodeDirKey)
 	if !ok {
-		return agentobs.AgentObservationBundle{}, false, nil
+		return b, false, nil, nil
 	}
 	var dir string
 	if err := json.Unmarshal(raw, &dir); err != nil || dir == "" {
-		return agentobs.AgentObservationBundle{}, false, nil
+		return b, false, nil, nil
 	}
-	b, err := claudecode.Observe(dir, claudecode.Options{RolloutID: id, ModelServerName: opts.ClaudeCodeModelServerName})
+	b, err = claudecode.Observe(dir, claudecode.Options{RolloutID: id, ModelServerName: opts.ClaudeCodeModelServerName,
+		MaxTranscriptBytes: opts.ClaudeCodeMaxTranscriptBytes})
+	if _, ok := errors.AsType[*claudecode.TranscriptError](err); ok {
+		return b, true, err, nil
+	}
 	if err != nil {
-		return b, false, fmt.Errorf("claude code directory %q of key %s: %w", dir, opts.ClaudeCodeDirKey, err)
+		return b, false, nil, fmt.Errorf("claude code directory %q of key %s: %w", dir, opts.ClaudeCodeDirKey, err)
 	}
-	return b, true, nil
+	return b, true, nil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,4 +158,58 @@ func TestAttachClaudeCodeBundle(t *testing.T) {
 	require.NoError(t, json.Compact(&want, golden))
 	assert.JSONEq(t, want.String(), member(t, lines(out)[0], "ng_agent_observations"))
 	assert.Contains(t, member(t, lines(out)[0], "ng_agent_observations"), `"call-compact"`)
+}
+
+// TestAttachRefusedClaudeCodeDirectory performs issue #14 finding 4's attack on attach: among good
+// rows, one row names a Claude Code directory whose transcript is a symbolic link to /dev/zero and
+// one a directory with a FIFO. Every row is written; the hostile rows get the bundle with the gap
+// claude_code_transcript_unreadable (SPEC §0 D16) and are listed in Summary.TranscriptErrors.
+func TestAttachRefusedClaudeCodeDirectory(t *testing.T) {
+	s := newStore(t)
+	good := t.TempDir()
+	writeClaudeTranscript(t, good, `{"sessionId":"sess","type":"assistant","message":{"id":"msg-1","role":"assistant","content":"hi"}}`)
+	zero := t.TempDir()
+	writeClaudeTranscript(t, zero, `{"sessionId":"z"}`)
+	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(zero, "projects", "w", "evil.jsonl")))
+	fifo := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(fifo, "projects", "w"), 0o700))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(fifo, "projects", "w", "evil.jsonl"), 0o600))
+	for _, id := range []string{"r1", "r2", "r3", "r4"} {
+		writeCapture(t, s, id, callLine("c-"+id, usage, "1.0"))
+	}
+	row := func(id, dir string) string {
+		b, err := json.Marshal(map[string]string{"_ng_rollout_id": id, "cc_dir": dir})
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	input := row("r1", good) + row("r2", zero) + row("r3", good) + row("r4", fifo)
+	out, sum, err := attachString(t, input, []*capture.Store{s}, Options{ClaudeCodeDirKey: "cc_dir", ClaudeCodeModelServerName: "policy"})
+	require.NoError(t, err)
+	rows := lines(out)
+	require.Len(t, rows, 4)
+	assert.Equal(t, 4, sum.Attached)
+	assert.Equal(t, 4, sum.ObservationsJoined)
+	for _, i := range []int{0, 2} {
+		b, err := agentobs.DecodeBundle([]byte(member(t, rows[i], "ng_agent_observations")))
+		require.NoError(t, err)
+		assert.NotEmpty(t, b.Records, "good row %d keeps its observations", i+1)
+	}
+	wantGap := func(rule string) string {
+		return `{"code":"claude_code_transcript_unreadable","invocation_id":null,"detail":"projects/w/evil.jsonl ` + rule + `"}`
+	}
+	link := "is a symbolic link: transcripts and the directories below the config directory are opened without following links"
+	assert.Contains(t, member(t, rows[1], "ng_agent_observations"), `"records":[],"gaps":[`+wantGap(link))
+	assert.Contains(t, member(t, rows[3], "ng_agent_observations"), `"records":[],"gaps":[`+wantGap("is a FIFO, not a regular file: transcripts are read only from regular files"))
+	require.Len(t, sum.TranscriptErrors, 2)
+	assert.Equal(t, 2, sum.TranscriptErrors[0].Line)
+	assert.Equal(t, "line 2: claude code transcript "+filepath.Join(zero, "projects", "w", "evil.jsonl")+" "+link, sum.TranscriptErrors[0].Error())
+	assert.Equal(t, 4, sum.TranscriptErrors[1].Line)
+}
+
+// writeClaudeTranscript writes one transcript line under configDir/projects/w/s.jsonl.
+func writeClaudeTranscript(t *testing.T, configDir, line string) {
+	t.Helper()
+	p := filepath.Join(configDir, "projects", "w", "s.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	require.NoError(t, os.WriteFile(p, []byte(line+"\n"), 0o600))
 }

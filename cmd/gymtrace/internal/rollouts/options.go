@@ -32,6 +32,9 @@ type Options struct {
 	// ClaudeCodeModelServerName is the model server the Claude Code transcripts' calls went to (their
 	// refs' model_ref.name, SPEC §6.4); "" adds the gap model_call_ownership_unavailable (§6.3).
 	ClaudeCodeModelServerName string
+	// ClaudeCodeMaxTranscriptBytes bounds one transcript of those directories (claudecode.Options
+	// MaxTranscriptBytes, SPEC §0 D16); 0 means claudecode.DefaultMaxTranscriptBytes (256 MiB).
+	ClaudeCodeMaxTranscriptBytes int64
 }
 
 // Progress is what [Options].OnProgress receives: the counts so far (see [Summary]), the input bytes
