@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
@@ -15,7 +16,7 @@ var payloadKeys = []string{"request", "response", "request_raw", "response_raw"}
 // ng_agent_observations, ng_trajectory, whatever its value (null included): the condition under
 // which Gym's collector projects a rollout (SPEC §5.5 step 3).
 func HasTrajectoryEvidence(result ojson.Value) bool {
-	for _, k := range []string{attachmentKey, observationsKey, TrajectoryKey} {
+	for _, k := range []string{capture.AttachmentKey, AttachmentKey, TrajectoryKey} {
 		if _, ok := result.Get(k); ok {
 			return true
 		}
@@ -27,7 +28,7 @@ func HasTrajectoryEvidence(result ojson.Value) bool {
 // result.ng_trajectory or result.ng_agent_observations is an object whose gaps is a list holding
 // an object whose code is code. Nothing is validated.
 func HasObservationGap(result ojson.Value, code string) bool {
-	for _, k := range []string{TrajectoryKey, observationsKey} {
+	for _, k := range []string{TrajectoryKey, AttachmentKey} {
 		v, _ := result.Get(k)
 		gaps, _ := v.Get("gaps")
 		for _, g := range gaps.Elems() {
@@ -64,10 +65,10 @@ func attachTrajectory(row ojson.Value, result *ojson.Value, project func(row, re
 	rec, err := project(row, *result)
 	if err == nil {
 		result.Set(TrajectoryKey, rec)
-		if capture, ok := result.Get(attachmentKey); ok && capture.Kind() == ojson.KindObject {
-			if calls, ok := capture.Get("calls"); ok && calls.Kind() == ojson.KindArray {
-				capture.Set("calls", stripPayloads(calls, false))
-				result.Set(attachmentKey, capture)
+		if att, ok := result.Get(capture.AttachmentKey); ok && att.Kind() == ojson.KindObject {
+			if calls, ok := att.Get("calls"); ok && calls.Kind() == ojson.KindArray {
+				att.Set("calls", stripPayloads(calls, false))
+				result.Set(capture.AttachmentKey, att)
 			}
 		}
 		return nil
@@ -79,7 +80,7 @@ func attachTrajectory(row ojson.Value, result *ojson.Value, project func(row, re
 	*result = without(*result, TrajectoryKey)
 	gap := ojson.Object(ojson.Member{Key: "code", Value: ojson.String(GapTrajectoryProjectionFailed)},
 		ojson.Member{Key: "detail", Value: ojson.String(class)})
-	for _, k := range []string{attachmentKey, observationsKey} {
+	for _, k := range []string{capture.AttachmentKey, AttachmentKey} {
 		target, _ := result.Get(k)
 		if target.Kind() != ojson.KindObject {
 			continue
@@ -114,20 +115,20 @@ func attachTrajectory(row ojson.Value, result *ojson.Value, project func(row, re
 // with its calls (when a list) reduced to the objects among them without payload keys, and a
 // non-list calls removed; a non-object attachment is dropped. result is not modified.
 func RolloutForExport(result ojson.Value) ojson.Value {
-	capture, had := result.Get(attachmentKey)
-	out := without(result, TrajectoryKey, attachmentKey)
-	if !had || capture.Kind() != ojson.KindObject {
+	att, had := result.Get(capture.AttachmentKey)
+	out := without(result, TrajectoryKey, capture.AttachmentKey)
+	if !had || att.Kind() != ojson.KindObject {
 		return out
 	}
-	capture = without(capture)
-	if calls, ok := capture.Get("calls"); ok {
+	att = without(att)
+	if calls, ok := att.Get("calls"); ok {
 		if calls.Kind() == ojson.KindArray {
-			capture.Set("calls", stripPayloads(calls, true))
+			att.Set("calls", stripPayloads(calls, true))
 		} else {
-			capture = without(capture, "calls")
+			att = without(att, "calls")
 		}
 	}
-	out.Set(attachmentKey, capture)
+	out.Set(capture.AttachmentKey, att)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
 	"github.com/gymtrace/gymtrace/rollout"
@@ -52,12 +53,6 @@ func projErr(class string, format string, args ...any) *ProjectionError {
 	return &ProjectionError{Class: class, Err: fmt.Errorf(format, args...)}
 }
 
-// Keys of the rollout line the projection reads (SPEC §5.5).
-const (
-	attachmentKey   = "ng_model_call_capture"
-	observationsKey = "ng_agent_observations"
-)
-
 // ProjectTrajectory is Gym's _build_trajectory_record (SPEC §5.6): the ng_trajectory of the
 // rollout whose dispatched input row is row and whose result (after the collector's copy and
 // capture-merge steps, SPEC §5.5) is result, as the JSON-mode dump of a [TrajectoryRecord]. The
@@ -65,7 +60,7 @@ const (
 // the producer_trajectory_invalid gap, a foreign identity producer_trajectory_identity_mismatch),
 // ng_agent_observations contributes invocations, tool calls and gaps, every object in
 // ng_model_call_capture.calls becomes one model call (merged by model_call_id into the producer's),
-// the attachment's gaps are copied and the *_unavailable gaps added; gaps are de-duplicated. The
+// the captureachment's gaps are copied and the *_unavailable gaps added; gaps are de-duplicated. The
 // error is a [*ProjectionError]. Neither argument is modified.
 func ProjectTrajectory(row, result ojson.Value) (ojson.Value, error) {
 	taskID, rolloutID, err := trajectoryIdentity(row)
@@ -74,20 +69,20 @@ func ProjectTrajectory(row, result ojson.Value) (ojson.Value, error) {
 	}
 	p := projection{}
 	p.producer(result, taskID, rolloutID)
-	if obs, ok := result.Get(observationsKey); ok && !obs.IsNull() {
+	if obs, ok := result.Get(AttachmentKey); ok && !obs.IsNull() {
 		if err := p.observations(obs); err != nil {
 			p.gaps = append(p.gaps, gapOf(GapAgentObservationsInvalid, ClassValidationError))
 		}
 	}
 	slices.SortStableFunc(p.turns, compareTurns)
-	capture, _ := result.Get(attachmentKey)
-	if capture.Kind() != ojson.KindObject {
-		capture = ojson.Object()
+	att, _ := result.Get(capture.AttachmentKey)
+	if att.Kind() != ojson.KindObject {
+		att = ojson.Object()
 	}
-	if err := p.captureCalls(capture); err != nil {
+	if err := p.captureCalls(att); err != nil {
 		return ojson.Value{}, err
 	}
-	if err := p.captureGaps(capture); err != nil {
+	if err := p.captureGaps(att); err != nil {
 		return ojson.Value{}, err
 	}
 	p.availability()
@@ -285,11 +280,11 @@ func compareTurns(a, b ojson.Value) int {
 		cmp.Compare(num(a, "turn_no"), num(b, "turn_no")))
 }
 
-// captureCalls projects every object of capture.calls to a model call and merges it into the
-// producer's by model_call_id (SPEC §5.6 "Capture calls → model calls", "Merging with producer
+// captureCalls projects every object of ng_model_call_capture.calls to a model call and merges it into the
+// producer's by model_call_id (SPEC §5.6 "Capture calls to model calls", "Merging with producer
 // model calls").
-func (p *projection) captureCalls(capture ojson.Value) error {
-	calls, err := iterate(capture, "calls")
+func (p *projection) captureCalls(att ojson.Value) error {
+	calls, err := iterate(att, "calls")
 	if err != nil {
 		return err
 	}
@@ -378,10 +373,10 @@ func modelCallOf(c ojson.Value) ojson.Value {
 	)
 }
 
-// captureGaps copies the attachment's gaps; invalid ones become model_call_capture_gap_invalid
+// captureGaps copies the captureachment's gaps; invalid ones become model_call_capture_gap_invalid
 // (SPEC §5.6 "Capture gaps").
-func (p *projection) captureGaps(capture ojson.Value) error {
-	gaps, err := iterate(capture, "gaps")
+func (p *projection) captureGaps(att ojson.Value) error {
+	gaps, err := iterate(att, "gaps")
 	if err != nil {
 		return err
 	}

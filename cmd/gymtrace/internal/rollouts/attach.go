@@ -33,6 +33,15 @@ type Summary struct {
 	// ObservationErrors describes each attached row whose ng_agent_observations is not a valid
 	// bundle (SPEC §6.1–6.2); such a row still gets its attachment and keeps that key's text.
 	ObservationErrors []RowError
+
+	// Projected counts the attached rows given an ng_trajectory by a successful projection
+	// (Options.Trajectory, SPEC §5.5 step 3).
+	Projected int
+	// TrajectoryErrors describes each attached row whose projection failed; such a row carries the
+	// trajectory_projection_failed gap (SPEC §5.5) and is still written.
+	TrajectoryErrors []RowError
+	// InputsMatched counts the projected rows whose identity came from Options.Inputs.
+	InputsMatched int
 }
 
 // RowError is one input row that could not be read: a line that is not a JSON object, or a row
@@ -124,7 +133,8 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 
 // Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
 // model calls (SPEC §5.5 step 2: the attachment of SPEC §5.1–§5.3 that [capture.BuildAttachment]
-// builds from stores, searched in order). Per input line exactly one output line is written:
+// builds from stores, searched in order) and, with opts.Trajectory, its ng_trajectory (SPEC §5.5
+// step 3, see projectTrajectory). Per input line exactly one output line is written:
 //   - a row whose rollout id SPEC §1.2 derives (from _ng_rollout_id, or _ng_task_index and
 //     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture,
 //     replacing an existing one in place, else as the last key; every other key keeps its position
@@ -199,7 +209,7 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 		sum.Unchanged++
 		return line, nil
 	}
-	a, err := capture.BuildAttachment(stores, id, opts.IncludePayloads && !hasRedactedHistory(&l))
+	a, err := capture.BuildAttachment(stores, id, (opts.IncludePayloads || opts.Trajectory) && !hasRedactedHistory(&l))
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +225,17 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 	sum.Attached++
 	if h, bad := HealthOf(n, &a); bad {
 		sum.Rollouts = append(sum.Rollouts, h)
+	}
+	if opts.Trajectory {
+		matched, err := projectTrajectory(&l, opts.Inputs)
+		if matched {
+			sum.InputsMatched++
+		}
+		if err != nil {
+			sum.TrajectoryErrors = append(sum.TrajectoryErrors, RowError{Line: n, Err: err})
+		} else {
+			sum.Projected++
+		}
 	}
 	return l.Bytes(), nil
 }
