@@ -60,7 +60,7 @@ func projErr(class string, format string, args ...any) *ProjectionError {
 // the producer_trajectory_invalid gap, a foreign identity producer_trajectory_identity_mismatch),
 // ng_agent_observations contributes invocations, tool calls and gaps, every object in
 // ng_model_call_capture.calls becomes one model call (merged by model_call_id into the producer's),
-// the captureachment's gaps are copied and the *_unavailable gaps added; gaps are de-duplicated. The
+// the attachment's gaps are copied and the *_unavailable gaps added; gaps are de-duplicated. The
 // error is a [*ProjectionError]. Neither argument is modified.
 func ProjectTrajectory(row, result ojson.Value) (ojson.Value, error) {
 	taskID, rolloutID, err := trajectoryIdentity(row)
@@ -109,15 +109,11 @@ type projection struct {
 	invocations, turns, modelCalls, tools []ojson.Value
 }
 
-// TrajectoryIdentity returns the (task_id, rollout_id) of the trajectory of dispatched input row
+// trajectoryIdentity returns the (task_id, rollout_id) of the trajectory of dispatched input row
 // row (Gym's _trajectory_identity, SPEC §5.6 "Identity"): task_id is Python's str() of the first
 // non-null of task_id, problem_id, instance_id, else of _ng_task_index (which must be present
-// even when a task id is found: KeyError); rollout_id is SPEC §1.2's id, else
-// "{_ng_task_index}-{_ng_rollout_index}". The error is a [*ProjectionError].
-func TrajectoryIdentity(row ojson.Value) (taskID, rolloutID string, err error) {
-	return trajectoryIdentity(row)
-}
-
+// even when a task id is found: KeyError); rollout_id is SPEC §1.2's id (a malformed one is a
+// ValueError), else "{_ng_task_index}-{_ng_rollout_index}". The error is a [*ProjectionError].
 func trajectoryIdentity(row ojson.Value) (string, string, error) {
 	body := row.AppendJSON(nil)
 	py, perr := python.Loads(body)
@@ -155,7 +151,7 @@ func (p *projection) producer(result ojson.Value, taskID, rolloutID string) {
 	if !ok || v.Kind() != ojson.KindObject {
 		return
 	}
-	rec, err := validateTrajectory(laxTrajectory(v))
+	rec, err := validateTrajectory(v)
 	if err != nil {
 		p.gaps = append(p.gaps, gapOf(GapProducerTrajectoryInvalid, ClassValidationError))
 		return
@@ -373,7 +369,7 @@ func modelCallOf(c ojson.Value) ojson.Value {
 	)
 }
 
-// captureGaps copies the captureachment's gaps; invalid ones become model_call_capture_gap_invalid
+// captureGaps copies the attachment's gaps; invalid ones become model_call_capture_gap_invalid
 // (SPEC §5.6 "Capture gaps").
 func (p *projection) captureGaps(att ojson.Value) error {
 	gaps, err := iterate(att, "gaps")
