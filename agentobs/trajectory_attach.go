@@ -80,6 +80,8 @@ func attachTrajectory(row ojson.Value, result *ojson.Value, project func(row, re
 	*result = without(*result, TrajectoryKey)
 	gap := ojson.Object(ojson.Member{Key: "code", Value: ojson.String(GapTrajectoryProjectionFailed)},
 		ojson.Member{Key: "detail", Value: ojson.String(class)})
+	// The target is the first of the two attachments that is an object; when its gaps is present
+	// but not a list, the other one is not tried and the minimal record is written instead.
 	for _, k := range []string{capture.AttachmentKey, AttachmentKey} {
 		target, _ := result.Get(k)
 		if target.Kind() != ojson.KindObject {

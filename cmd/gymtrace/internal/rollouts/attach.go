@@ -40,7 +40,7 @@ type Summary struct {
 	// TrajectoryErrors describes each attached row whose projection failed; such a row carries the
 	// trajectory_projection_failed gap (SPEC §5.5) and is still written.
 	TrajectoryErrors []RowError
-	// InputsMatched counts the projected rows whose identity came from Options.Inputs.
+	// InputsMatched counts the rows the projection ran on whose task keys came from Options.Inputs.
 	InputsMatched int
 }
 

@@ -103,12 +103,13 @@ func indexKey(l *rolloutline.Line) (key [2]string, ok bool) {
 	return key, true
 }
 
-// pick returns the members of l named keys, as an object in the order of keys.
+// pick returns the members of l named keys, as an object in the order of keys; a value the strict
+// ordered parser refuses (ill-formed UTF-8, which rolloutline keeps) is left out.
 func pick(l *rolloutline.Line, keys []string) ojson.Value {
 	var ms []ojson.Member
 	for _, k := range keys {
 		if raw, ok := l.Get(k); ok {
-			if v, err := ojson.Parse(raw); err == nil { // Parse checked raw
+			if v, err := ojson.Parse(raw); err == nil {
 				ms = append(ms, ojson.Member{Key: k, Value: v})
 			}
 		}

@@ -13,7 +13,8 @@ var evidenceKeys = []string{capture.AttachmentKey, agentobs.AttachmentKey, agent
 // hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l has the gap
 // multimodal_history_redacted (SPEC §5.5 step 2, [agentobs.HasObservationGap]).
 func hasRedactedHistory(l *rolloutline.Line) bool {
-	return agentobs.HasObservationGap(pick(l, evidenceKeys), semconv.GapMultimodalHistoryRedacted)
+	return agentobs.HasObservationGap(pick(l, []string{agentobs.TrajectoryKey, agentobs.AttachmentKey}),
+		semconv.GapMultimodalHistoryRedacted)
 }
 
 // projectTrajectory is SPEC §5.5 step 3 on row l (after its attachment and join): when l has any
