@@ -190,6 +190,9 @@ func (p *projection) observations(obs ojson.Value) error {
 	if err != nil {
 		return err
 	}
+	if err := validConversations(b); err != nil { // Gym's bundle validates its items by the union
+		return err
+	}
 	p.gaps = append(p.gaps, b.Gaps...)
 	known := make(map[string]bool, len(p.invocations))
 	for _, inv := range p.invocations {
@@ -259,6 +262,27 @@ func (p *projection) observations(obs ojson.Value) error {
 		} else {
 			positions[k] = len(p.tools)
 			p.tools = append(p.tools, tool)
+		}
+	}
+	return nil
+}
+
+// validConversations reports the first conversation item of b's invocations that fits no member
+// of the Responses item union (SPEC §5.6 "AgentInvocation").
+func validConversations(b AgentObservationBundle) error {
+	for _, r := range b.Records {
+		inv, ok := r.(*AgentInvocation)
+		if !ok {
+			continue
+		}
+		for i, raw := range inv.Conversation {
+			item, err := ojson.Parse(raw)
+			if err == nil {
+				_, err = normalizeItem(item)
+			}
+			if err != nil {
+				return fmt.Errorf("invocation %s: %s: %w", inv.InvocationID, indexPath("conversation", i), err)
+			}
 		}
 	}
 	return nil

@@ -113,3 +113,19 @@ func TestTrajectoryVectors(t *testing.T) {
 	}
 	assert.Equal(t, map[byte]int{'M': 28, 'P': 51, 'A': 11, 'X': 4, 'R': 3}, counts)
 }
+
+// TestProjectTrajectoryInvalidObservedConversation: an observed invocation whose conversation item
+// fits no Responses item type makes the bundle invalid (agent_observations_invalid), as Gym's
+// bundle validation does, instead of failing the whole projection.
+func TestProjectTrajectoryInvalidObservedConversation(t *testing.T) {
+	row := testvectors.Value(t, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0}`))
+	result := testvectors.Value(t, []byte(`{"ng_agent_observations":{"source":"harness","records":[`+
+		`{"kind":"agent_invocation","invocation_id":"root","conversation":[{"type":"turn","text":"x"}]}],"gaps":[]}}`))
+	got, err := ProjectTrajectory(row, result)
+	require.NoError(t, err)
+	assert.Equal(t, `{"schema_version":"1.0","task_id":"0","rollout_id":"0-0","invocations":[],"turns":[],"model_calls":[],"tool_calls":[],"gaps":[`+
+		`{"code":"agent_observations_invalid","invocation_id":null,"detail":"ValidationError"},`+
+		`{"code":"model_calls_unavailable","invocation_id":null,"detail":null},`+
+		`{"code":"turns_unavailable","invocation_id":null,"detail":null},`+
+		`{"code":"conversation_unavailable","invocation_id":null,"detail":null}]}`, got.String())
+}
