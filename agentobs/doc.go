@@ -28,6 +28,17 @@
 // captured call to at most one invocation and reports what it could not resolve as gaps (SPEC
 // §6.5). Join is idempotent (SPEC D11): joining a joined bundle with the same calls changes nothing.
 //
+// # Trajectory projection
+//
+// [ProjectTrajectory] is NeMo Gym's projection of a rollout's evidence onto the standardized
+// ng_trajectory ([TrajectoryRecord], SPEC §5.6): identity from the dispatched input row, the
+// producer's trajectory, the observations, one model call per captured call, gaps. It works on
+// ordered JSON values and validates like Gym's pydantic models in lax mode (numeric strings and
+// booleans coerced, conversation items normalized to the Responses item Gym's union picks), so its
+// dump is byte for byte Gym's. [AttachTrajectory] is the collector's step around it (payloads
+// move into the trajectory, or the trajectory_projection_failed gap; SPEC §5.5) and
+// [RolloutForExport] the export view that drops it.
+//
 // # Recorder, sandboxes and spans
 //
 // A [Recorder] records one rollout's observations as OpenTelemetry spans in the rollout's trace

@@ -17,7 +17,7 @@ const TrajectorySchemaVersion = "1.0"
 
 // TrajectoryRecord is the standardized ng_trajectory of one rollout (SPEC §5.5, §5.6), in Gym's
 // field order: schema_version, task_id, rollout_id, invocations, turns, model_calls, tool_calls,
-// gaps. gymtrace does not project trajectories (Gym's collector does); this type reads, validates
+// gaps. [ProjectTrajectory] builds one the way Gym's collector does; this type reads, validates
 // and writes them. Valid records have unique invocation ids ("invocation_id must be unique within
 // a trajectory"), unique non-empty model_call_ids ("model_call_id must be unique within a
 // trajectory"), turns whose task_id and rollout_id are the record's ("turn identity must match the

@@ -22,21 +22,34 @@ func init() { commands = append(commands, newAttachCmd) }
 // lists on stderr; the rest are counted.
 const maxReported = 20
 
+// inputsFlag names attach's file of dispatched input rows (rollouts.ReadInputRows).
+const inputsFlag = "inputs"
+
 // newAttachCmd builds `gymtrace attach` (SPEC §5.5 step 2 over a rollout file, rollouts.Attach).
 func newAttachCmd() *cobra.Command {
 	var dir, run, input, output string
-	var strict bool
+	var strict, noTrajectory bool
+	var inputs string
 	var opts rollouts.Options
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--include-payloads] [--strict] [--claude-code-dir-key KEY [--max-transcript-bytes N]]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--inputs ROWS.jsonl] [--no-trajectory] [--include-payloads] [--strict] [--claude-code-dir-key KEY [--max-transcript-bytes N]]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
 ng_model_call_capture: its calls, metrics and capture gaps (SPEC §5.1-§5.3). An existing
 ng_model_call_capture is replaced in place; every other key keeps its position and its exact JSON
-text. Rows without an id are copied unchanged. Payloads (request, response, request_raw,
-response_raw) are included only with --include-payloads, and never for a row whose ng_trajectory or
-ng_agent_observations has a multimodal_history_redacted gap.
+text. Rows without an id are copied unchanged.
+
+Then, as Gym's collector does, every attached row gets ng_trajectory, the standardized trajectory
+(SPEC §5.5 step 3, §5.6): the producer's trajectory, the observations and one model call per captured
+call. The captured payloads (request, response, request_raw, response_raw) move into
+ng_trajectory.model_calls and the attached calls drop them; a row whose projection fails keeps them
+and gets the gap trajectory_projection_failed. A row whose ng_trajectory or ng_agent_observations
+has a multimodal_history_redacted gap never gets payloads. The trajectory's task_id comes from the
+dispatched input row: --inputs names the run's input rows (e.g. Gym's *_materialized_inputs.jsonl),
+joined by _ng_task_index and _ng_rollout_index; without it the row's own task_id, problem_id or
+instance_id, else _ng_task_index, is used. --no-trajectory skips the projection; payloads are then
+attached only with --include-payloads.
 
 A row's ng_agent_observations (SPEC §6) is validated and joined with the rollout's captured calls by
 model_call_id or (model server, response id), never by time or position (SPEC §5.4, §6.5); a row
@@ -82,6 +95,12 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}
+			opts.Trajectory = !noTrajectory
+			if inputs != "" {
+				if opts.Inputs, err = rollouts.ReadInputRowsFile(cmd.Context(), inputs); err != nil {
+					return fmt.Errorf("attach: --%s: %w", inputsFlag, err)
+				}
+			}
 			return runAttach(cmd, store, input, output, strict, opts)
 		},
 	}
@@ -89,7 +108,9 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
-	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "keep request/response payloads in the attached calls")
+	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "with --no-trajectory: keep request/response payloads in the attached calls (the projection always moves them into ng_trajectory)")
+	cmd.Flags().BoolVar(&noTrajectory, "no-trajectory", false, "skip the ng_trajectory projection (SPEC §5.5 step 3): only the attachment and the observations join")
+	cmd.Flags().StringVar(&inputs, inputsFlag, "", "the run's dispatched input rows (JSONL, e.g. *_materialized_inputs.jsonl): each trajectory's task_id comes from the row with the same _ng_task_index and _ng_rollout_index")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem or a refused Claude Code transcript reported on stderr")
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
@@ -163,6 +184,8 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 		"rows with invalid ng_agent_observations")
 	noteRowErrors(cmd, sum.TranscriptErrors, "gap "+claudecode.GapClaudeCodeTranscriptUnreadable,
 		"rows with refused Claude Code transcripts")
+	noteRowErrors(cmd, sum.TrajectoryErrors, "ng_trajectory projection failed (gap trajectory_projection_failed)",
+		"rows whose projection failed")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool

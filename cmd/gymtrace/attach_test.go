@@ -34,7 +34,7 @@ func TestAttachCommand(t *testing.T) {
 	outDir := t.TempDir()
 	output := filepath.Join(outDir, "out.jsonl")
 
-	r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output)
+	r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output, "--no-trajectory")
 	require.NoError(t, r.err)
 	assert.Empty(t, r.stdout)
 	got, err := os.ReadFile(output)
@@ -55,7 +55,7 @@ func TestAttachCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left behind")
 
-	r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output, "--include-payloads")
+	r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output, "--no-trajectory", "--include-payloads")
 	require.NoError(t, r.err)
 	got, err = os.ReadFile(output)
 	require.NoError(t, err)

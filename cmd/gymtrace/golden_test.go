@@ -82,6 +82,15 @@ var volatileFields = []struct {
 	{"/ng_agent_observations/records/*/wall_time_s", volatileValue},
 	{"/ng_agent_observations/records/*/cpu_time_s", volatileValue},
 	{"/ng_agent_observations/records/*/peak_memory_mib", volatileNullable},
+	{"/ng_trajectory/invocations/*/duration_ms", volatileValue},
+	{"/ng_trajectory/model_calls/*/started_at", volatileValue},
+	{"/ng_trajectory/model_calls/*/completed_at", volatileValue},
+	{"/ng_trajectory/model_calls/*/duration_ms", volatileValue},
+	{"/ng_trajectory/model_calls/*/response_metadata/latency_ttft_ms", volatileValue},
+	{"/ng_trajectory/turns/*/timestamp", volatileValue},
+	{"/ng_trajectory/tool_calls/*/started_at", volatileValue},
+	{"/ng_trajectory/tool_calls/*/completed_at", volatileValue},
+	{"/ng_trajectory/tool_calls/*/duration_ms", volatileValue},
 
 	// Case 042 (concurrent writers): which writer and sequence number a line holds depends on
 	// the interleaving. With them replaced all its lines are equal, which the golden states.

@@ -249,9 +249,19 @@ func TestRun(t *testing.T) {
 			require.Len(t, calls, len(r.Calls))
 			for i, c := range calls {
 				assert.Equal(t, r.Calls[i].ModelCallID, c.(map[string]any)["model_call_id"])
-				assert.NotContains(t, c, "request", "payloads are not attached by default")
+				assert.NotContains(t, c, "request", "the payloads moved into ng_trajectory")
 			}
 			assert.NotContains(t, att, "gaps")
+			tr, ok := row["ng_trajectory"].(map[string]any)
+			require.True(t, ok, "row %d has ng_trajectory", k)
+			assert.Equal(t, r.ID, tr["rollout_id"])
+			mcs, ok := tr["model_calls"].([]any)
+			require.True(t, ok)
+			require.Len(t, mcs, len(r.Calls))
+			for i, mc := range mcs {
+				assert.Equal(t, r.Calls[i].ModelCallID, mc.(map[string]any)["model_call_id"])
+				assert.NotNil(t, mc.(map[string]any)["request"], "the captured request")
+			}
 			assert.Equal(t, r.Answer, row["response"], "the rollout's own keys are kept")
 		}
 		for k, r := range res.Rollouts {

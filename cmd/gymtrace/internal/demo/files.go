@@ -84,7 +84,8 @@ func writeRollouts(path string, rs []Rollout) error {
 	})
 }
 
-// attachCaptures runs rollouts.Attach from the rollouts file in to the attached file out.
+// attachCaptures runs rollouts.Attach from the rollouts file in to the attached file out, with the
+// ng_trajectory projection on as `gymtrace attach` runs it (SPEC §5.5 step 3).
 func attachCaptures(ctx context.Context, in, out string, store *capture.Store) (rollouts.Summary, error) {
 	src, err := os.Open(in)
 	if err != nil {
@@ -94,7 +95,7 @@ func attachCaptures(ctx context.Context, in, out string, store *capture.Store) (
 	var sum rollouts.Summary
 	err = writeFileAtomic(out, func(w io.Writer) error {
 		var aerr error
-		sum, aerr = rollouts.Attach(ctx, src, w, []*capture.Store{store}, rollouts.Options{})
+		sum, aerr = rollouts.Attach(ctx, src, w, []*capture.Store{store}, rollouts.Options{Trajectory: true})
 		return aerr
 	})
 	if err != nil {

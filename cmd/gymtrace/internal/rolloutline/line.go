@@ -121,6 +121,20 @@ func (l *Line) Set(key string, rawJSON []byte) error {
 	return nil
 }
 
+// Delete removes every occurrence of key; the other members keep their order and text. It reports
+// whether key was present.
+func (l *Line) Delete(key string) bool {
+	kept := l.members[:0:0]
+	for _, m := range l.members {
+		if m.key != key {
+			kept = append(kept, m)
+		}
+	}
+	found := len(kept) < len(l.members)
+	l.members = kept
+	return found
+}
+
 // Bytes returns the line as one compact JSON object, {"k":v,...}, without a trailing newline:
 // each member's key and value text as parsed or set, joined by "," in order. A zero Line gives {}.
 func (l *Line) Bytes() []byte {

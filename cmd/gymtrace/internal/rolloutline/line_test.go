@@ -81,6 +81,28 @@ func TestSet(t *testing.T) {
 	}
 }
 
+func TestDelete(t *testing.T) {
+	tests := []struct {
+		name, line, key, want string
+		found                 bool
+	}{
+		{"middle key", `{"a":1,"ng_trajectory":{"x":[1.0]},"b":"x"}`, "ng_trajectory", `{"a":1,"b":"x"}`, true},
+		{"repeated key, every occurrence", `{"k":1,"a":0,"k":2}`, "k", `{"a":0}`, true},
+		{"escaped key matches decoded key", `{"ng\u005ftrajectory":1,"z":2}`, "ng_trajectory", `{"z":2}`, true},
+		{"absent key", `{"a":1}`, "b", `{"a":1}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := Parse([]byte(tt.line))
+			require.NoError(t, err)
+			assert.Equal(t, tt.found, l.Delete(tt.key))
+			assert.Equal(t, tt.want, string(l.Bytes()))
+			_, ok := l.Get(tt.key)
+			assert.False(t, ok)
+		})
+	}
+}
+
 func TestSetInvalidValueLeavesLineUnchanged(t *testing.T) {
 	l, err := Parse([]byte(`{"a":1}`))
 	require.NoError(t, err)

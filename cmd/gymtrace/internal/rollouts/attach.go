@@ -37,6 +37,15 @@ type Summary struct {
 	// holds an entry the reader refuses (SPEC §0 D16, a *claudecode.TranscriptError); such a row gets
 	// the bundle with the gap claude_code_transcript_unreadable, joined like any other.
 	TranscriptErrors []RowError
+
+	// Projected counts the attached rows given an ng_trajectory by a successful projection
+	// (Options.Trajectory, SPEC §5.5 step 3).
+	Projected int
+	// TrajectoryErrors describes each attached row whose projection failed; such a row carries the
+	// trajectory_projection_failed gap (SPEC §5.5) and is still written.
+	TrajectoryErrors []RowError
+	// InputsMatched counts the rows the projection ran on whose task keys came from Options.Inputs.
+	InputsMatched int
 }
 
 // RowError is one input row that could not be read: a line that is not a JSON object, or a row
@@ -128,7 +137,8 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 
 // Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
 // model calls (SPEC §5.5 step 2: the attachment of SPEC §5.1–§5.3 that [capture.BuildAttachment]
-// builds from stores, searched in order). Per input line exactly one output line is written:
+// builds from stores, searched in order) and, with opts.Trajectory, its ng_trajectory (SPEC §5.5
+// step 3, see projectTrajectory). Per input line exactly one output line is written:
 //   - a row whose rollout id SPEC §1.2 derives (from _ng_rollout_id, or _ng_task_index and
 //     _ng_rollout_index, with an optional _ng_attempt_index) gets the key ng_model_call_capture,
 //     replacing an existing one in place, else as the last key; every other key keeps its position
@@ -205,7 +215,7 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 		sum.Unchanged++
 		return line, nil
 	}
-	a, err := capture.BuildAttachment(stores, id, opts.IncludePayloads && !hasRedactedHistory(&l))
+	a, err := capture.BuildAttachment(stores, id, (opts.IncludePayloads || opts.Trajectory) && !hasRedactedHistory(&l))
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +235,17 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 	sum.Attached++
 	if h, bad := HealthOf(n, &a); bad {
 		sum.Rollouts = append(sum.Rollouts, h)
+	}
+	if opts.Trajectory {
+		matched, err := projectTrajectory(&l, opts.Inputs)
+		if matched {
+			sum.InputsMatched++
+		}
+		if err != nil {
+			sum.TrajectoryErrors = append(sum.TrajectoryErrors, RowError{Line: n, Err: err})
+		} else {
+			sum.Projected++
+		}
 	}
 	return l.Bytes(), nil
 }

@@ -31,6 +31,7 @@ func TestAttachGolden(t *testing.T) {
 	}{
 		{name: "without payloads", golden: "attach.golden.jsonl"},
 		{name: "with payloads", golden: "attach_payloads.golden.jsonl", opts: Options{IncludePayloads: true}},
+		{name: "with the projection", golden: "attach_trajectory.golden.jsonl", opts: Options{Trajectory: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +53,11 @@ func TestAttachGolden(t *testing.T) {
 				{Line: 3, RolloutID: "0-2", Calls: 1, Incomplete: true},
 				{Line: 9, RolloutID: "1-0", NoRecords: true},
 			}, sum.Rollouts)
+
+			if tt.opts.Trajectory {
+				assert.Equal(t, sum.Attached, sum.Projected)
+				assert.Empty(t, sum.TrajectoryErrors)
+			}
 
 			path := filepath.Join("testdata", tt.golden)
 			if *update {

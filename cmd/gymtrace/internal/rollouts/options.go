@@ -12,8 +12,22 @@ const (
 type Options struct {
 	// IncludePayloads keeps request, response, request_raw and response_raw in every attached call
 	// (SPEC §5.1), except for a row whose ng_trajectory or ng_agent_observations "gaps" list holds
-	// an object with code "multimodal_history_redacted" (SPEC §5.5 step 2). Default false.
+	// an object with code "multimodal_history_redacted" (SPEC §5.5 step 2). Default false. With
+	// Trajectory it has no effect: the payloads are then read as Gym's collector reads them.
 	IncludePayloads bool
+
+	// Trajectory runs Gym's projection after the attachment and the join (SPEC §5.5 steps 2–3,
+	// §5.6): the calls are attached with payloads (unless the row has the redaction gap), the row
+	// gets ng_trajectory, and on success the payloads move there (the attached calls drop
+	// request, response, request_raw and response_raw); on failure the row carries the
+	// trajectory_projection_failed gap instead (see [agentobs.AttachTrajectory]). Default false
+	// (the CLI turns it on unless --no-trajectory).
+	Trajectory bool
+	// Inputs, with Trajectory, are the run's dispatched input rows: a row's trajectory task_id is
+	// read from its input row (joined by _ng_task_index and _ng_rollout_index) rather than from
+	// the result line, which may not echo task_id, problem_id or instance_id (SPEC §5.6
+	// "Identity"). nil: the line's own keys.
+	Inputs *InputRows
 
 	// OnProgress, when not nil, is called from Attach's goroutine after a row has been written once
 	// ProgressRows rows (0 or less: DefaultProgressRows) were read since the last call or

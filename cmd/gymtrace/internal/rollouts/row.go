@@ -2,7 +2,6 @@ package rollouts
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -12,9 +11,6 @@ import (
 
 // identityKeys are the run-body keys SPEC §1.2 reads to find a row's rollout id.
 var identityKeys = []string{rollout.IDKey, rollout.TaskIndexKey, rollout.IndexKey, rollout.AttemptIndexKey}
-
-// redactedGapCode is the gap code that keeps payloads out of the attachment (SPEC §5.5 step 2).
-const redactedGapCode = "multimodal_history_redacted"
 
 // excerptBytes bounds how much of an unreadable line an error quotes.
 const excerptBytes = 80
@@ -49,42 +45,6 @@ func rowID(l *rolloutline.Line) (string, bool, error) {
 		}
 	}
 	return rollout.IDFromRunBody(body.Bytes())
-}
-
-// hasRedactedHistory reports whether ng_trajectory or ng_agent_observations of l has the gap
-// multimodal_history_redacted (SPEC §5.5 step 2); values of another shape do not.
-func hasRedactedHistory(l *rolloutline.Line) bool {
-	for _, key := range []string{"ng_trajectory", "ng_agent_observations"} {
-		raw, ok := l.Get(key)
-		if ok && hasGap(raw, redactedGapCode) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasGap reports whether raw is a JSON object whose "gaps" list holds an object whose "code" is
-// code. Repeated keys resolve to their last value, as Python's json does.
-func hasGap(raw json.RawMessage, code string) bool {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
-		return false
-	}
-	var gaps []json.RawMessage
-	if json.Unmarshal(obj["gaps"], &gaps) != nil {
-		return false
-	}
-	for _, g := range gaps {
-		var gap map[string]json.RawMessage
-		if json.Unmarshal(g, &gap) != nil {
-			continue
-		}
-		var c string
-		if json.Unmarshal(gap["code"], &c) == nil && c == code {
-			return true
-		}
-	}
-	return false
 }
 
 // excerpt returns the start of line for error messages: at most excerptBytes bytes, cut on a rune
