@@ -62,8 +62,9 @@ one keeps its mode. A row that is not a JSON object or has a malformed rollout i
 rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
 200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
 the command then exits 1 after writing OUT.jsonl.
-Rollouts without capture records, with damaged capture lines or marked incomplete are reported on
-stderr (exit 0; with --strict, exit 1 after writing OUT.jsonl).
+Rollouts without capture records, with damaged capture lines, marked incomplete or with records
+that repeat a model_call_id (a call recorded twice) are reported on stderr (exit 0; with --strict,
+exit 1 after writing OUT.jsonl).
 
 With --claude-code-dir-key, transcripts are read only as regular files of at most
 --max-transcript-bytes each, and nothing below a row's directory is reached through a symbolic link
@@ -194,6 +195,7 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 		{"with damaged capture lines", func(h rollouts.RolloutHealth) bool { return h.UnreadableLines > 0 }},
 		{"marked incomplete", func(h rollouts.RolloutHealth) bool { return h.Incomplete }},
 		{"with an unreadable capture", func(h rollouts.RolloutHealth) bool { return h.ReadFailed }},
+		{"with duplicate model_call_ids", func(h rollouts.RolloutHealth) bool { return h.DuplicateCalls > 0 }},
 	}
 	msg := fmt.Sprintf("wrote %s: %d rows, %d attached, %d unchanged, %d malformed in %s",
 		output, sum.Rows, sum.Attached, sum.Unchanged, sum.Malformed, took.Round(time.Millisecond))
@@ -214,8 +216,11 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 			}
 			if n < maxReported {
 				note := ""
-				if i == 1 { // damaged lines
+				switch i {
+				case 1: // damaged lines
 					note = fmt.Sprintf(" (%d line%s skipped)", h.UnreadableLines, pluralSuffix(h.UnreadableLines))
+				case 4: // duplicates
+					note = fmt.Sprintf(" (%d call%s recorded again)", h.DuplicateCalls, pluralSuffix(h.DuplicateCalls))
 				}
 				cmdNotef(cmd, "line %d: rollout %s %s%s", h.Line, h.RolloutID, k.what, note)
 			}

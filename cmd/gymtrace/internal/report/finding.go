@@ -29,6 +29,9 @@ const (
 	FindingIncomplete FindingKind = "incomplete"
 	// FindingUnreadable: the capture could not be read at all (gap model_call_capture_unreadable).
 	FindingUnreadable FindingKind = "unreadable"
+	// FindingDuplicateCalls: some records repeat a model_call_id of an earlier record of the same
+	// capture file (a call recorded twice, by an older version or another tool).
+	FindingDuplicateCalls FindingKind = "duplicate_calls"
 	// FindingAllCallsFailed: every captured call of the rollout has an error category.
 	FindingAllCallsFailed FindingKind = "all_calls_failed"
 	// FindingUncorrelated: the rollout holds the calls that named no rollout
@@ -47,6 +50,7 @@ var shortLabels = map[FindingKind]string{
 	FindingDamagedLines:   "damaged",
 	FindingIncomplete:     "incomplete",
 	FindingUnreadable:     "unreadable",
+	FindingDuplicateCalls: "duplicates",
 	FindingAllCallsFailed: "all failed",
 	FindingUncorrelated:   "uncorrelated",
 	FindingNotInRollouts:  "not listed",
@@ -95,6 +99,9 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 	}
 	if unreadable {
 		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls --capture-dir DIR %s`)", r.ID, r.ID)
+	}
+	if n := r.health.DuplicateCalls; n > 0 {
+		add(FindingDuplicateCalls, "rollout %s: %d record%s repeat a model_call_id already in its capture file (a call recorded twice: tokens and joins count it twice)", r.ID, n, plural(n))
 	}
 	if len(r.Calls) > 0 && r.FailedCalls == len(r.Calls) {
 		add(FindingAllCallsFailed, "rollout %s: all %d call%s failed (%s)", r.ID, len(r.Calls), plural(len(r.Calls)), categoryList(r.Errors))

@@ -102,7 +102,9 @@ func asErrors(rows []RowError) []error {
 }
 
 // RolloutHealth describes the capture problems of one attached rollout: its attachment's gaps
-// (SPEC §5.3).
+// (SPEC §5.3), and records that repeat a model_call_id (a call recorded twice, by an older version
+// or another tool: the attachment keeps them as Gym's reader would, counts and joins are then
+// ambiguous).
 type RolloutHealth struct {
 	Line            int    // 1-based input line of the row
 	RolloutID       string // the row's rollout id
@@ -111,6 +113,7 @@ type RolloutHealth struct {
 	Incomplete      bool   // model_call_capture_incomplete: the .capture.incomplete marker exists
 	UnreadableLines int    // model_call_capture_records_unreadable: damaged lines skipped
 	ReadFailed      bool   // model_call_capture_unreadable: the capture could not be read at all
+	DuplicateCalls  int    // calls whose model_call_id an earlier call of the file already has
 }
 
 // HealthOf returns the health of the attachment of input line line and whether it has any problem.
@@ -132,7 +135,17 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 			h.UnreadableLines = n
 		}
 	}
-	return h, len(a.Gaps) > 0
+	seen := make(map[string]bool, len(a.Calls))
+	for _, c := range a.Calls {
+		if c.ModelCallID == nil {
+			continue
+		}
+		if seen[*c.ModelCallID] {
+			h.DuplicateCalls++
+		}
+		seen[*c.ModelCallID] = true
+	}
+	return h, len(a.Gaps) > 0 || h.DuplicateCalls > 0
 }
 
 // Attach copies the rollout JSONL rows of in to out, adding to each finished rollout its captured
