@@ -224,6 +224,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		status, body := InvalidRolloutIDBody(p.Rest, err)
+		h.warnRefusedID(r, err)
 		writeJSON(w, status, body)
 		return
 	}
@@ -527,6 +528,11 @@ func nearMissEndpoint(rest string) bool {
 		rest = strings.TrimSuffix(rest, "/")
 	}
 	return CapturedDialect(rest) != ""
+}
+
+// warnRefusedID logs a call answered with D12's 400 (SPEC §0 D12), naming the path as sent.
+func (h *Handler) warnRefusedID(r *http.Request, err error) {
+	h.cfg.logger.Warn("gymtrace capture: invalid rollout id: call answered 400, neither forwarded nor captured", "path", r.URL.EscapedPath(), "error", err)
 }
 
 // warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 )
 
 // Issue 7 part 4 through the CLI: the proxy listens on loopback unless told otherwise, and
@@ -77,4 +78,57 @@ func TestProxyCmdRedaction(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Nil(t, recs[0].ErrorCategory)
 	assert.NotContains(t, p.stderr.String(), secret)
+}
+
+// TestProxyCmdRefusesEncodedSeparatorsAndDotSegments: issue #14 finding 8 through the binary. The
+// attack's paths — an id holding %2F (once forwarded uncaptured as /b/...) and a rest with ".."
+// (once forwarded with its dot segments) — get D12's 400; nothing reaches the upstream or the
+// capture directory, and the same prefix without them is served.
+func TestProxyCmdRefusesEncodedSeparatorsAndDotSegments(t *testing.T) {
+	bin := buildGymtrace(t)
+	var upstreamPaths syncbuf.Buffer
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(&upstreamPaths, r.URL.EscapedPath()+"\n")
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[]}`)
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p := startProxy(t, bin, up.URL, dir)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	post := func(target string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, p.url+target, strings.NewReader(`{"model":"m"}`))
+		require.NoError(t, err)
+		require.Equal(t, target, req.URL.EscapedPath(), "the client sends the target as written")
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		return resp.StatusCode, string(body)
+	}
+	for _, target := range []string{
+		"/ng-rollout/a%2Fb/v1/responses",
+		"/ng-rollout/a%2Fb/v1/chat/completions",
+		"/ng-rollout/a%2fb/v1/models",
+		"/ng-rollout/ok/../x/v1/responses",
+		"/ng-rollout/ok/%2e%2e/x/v1/chat/completions",
+	} {
+		status, body := post(target)
+		assert.Equal(t, http.StatusBadRequest, status, target)
+		assert.Contains(t, body, `"code":"invalid_rollout_id"`, target)
+	}
+	assert.Empty(t, upstreamPaths.String(), "nothing was forwarded")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing was written")
+
+	status, _ := post("/ng-rollout/ok/v1/chat/completions")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "/v1/chat/completions\n", upstreamPaths.String())
+	assert.Contains(t, p.stderr.String(), "invalid rollout id", "the refusals are logged")
+	assert.Contains(t, p.stderr.String(), "ok/../x/v1/responses", "with the path as sent")
 }
