@@ -298,6 +298,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	if refused {
 		return
 	}
+	secrets := h.cfg.creds.secrets(r.Header) // read before next sees the headers (credentials.go)
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
@@ -347,7 +348,8 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
-	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go); a payload it edits is read again
+	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
+	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
 	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)

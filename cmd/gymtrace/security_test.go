@@ -132,3 +132,87 @@ func TestProxyCmdRefusesEncodedSeparatorsAndDotSegments(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "invalid rollout id", "the refusals are logged")
 	assert.Contains(t, p.stderr.String(), "ok/../x/v1/responses", "with the path as sent")
 }
+
+// TestProxyCmdRedactsEchoedCredentials: issue #14 finding 10 through the binary. By default the
+// request's own credentials — the Authorization token, x-api-key, a --secret-header — are replaced
+// with [REDACTED] where an upstream echoes them (a JSON error body, an SSE stream); the client gets
+// the upstream's bytes. --no-redact-credentials captures them (the control).
+func TestProxyCmdRedactsEchoedCredentials(t *testing.T) {
+	bin := buildGymtrace(t)
+	const key = "sk-proj-Qw3rTy8uIo0pAs5dFg"
+	const other = "tenant-token-7Hj2Kl9Zx"
+	jsonAnswer := `{"error":{"message":"Incorrect API key provided: ` + key + `; tenant ` + other + `","type":"invalid_request_error","code":"invalid_api_key"}}`
+	sseAnswer := "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + key + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("X-Api-Key") != "" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			half := strings.Index(sseAnswer, key) + len(key)/2
+			_, _ = io.WriteString(w, sseAnswer[:half])
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, sseAnswer[half:])
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, jsonAnswer)
+	}))
+	defer up.Close()
+	call := func(t *testing.T, p *proxyProcess, dir, rid string, hdr map[string]string, want string) string {
+		t.Helper()
+		client := &http.Client{Transport: &http.Transport{}}
+		defer client.CloseIdleConnections()
+		req, err := http.NewRequest(http.MethodPost, p.url+"/ng-rollout/"+rid+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
+		require.NoError(t, err)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), "the client gets the upstream's bytes")
+		data, err := os.ReadFile(filepath.Join(dir, rid+capture.CaptureFileSuffix))
+		require.NoError(t, err)
+		return string(data)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + key, "X-Tenant-Token": other}
+
+	t.Run("default", func(t *testing.T) {
+		dir := t.TempDir()
+		p := startProxy(t, bin, up.URL, dir, "--secret-header", "X-Tenant-Token")
+		line := call(t, p, dir, "cred-json", auth, jsonAnswer)
+		assert.NotContains(t, line, key)
+		assert.NotContains(t, line, other)
+		assert.Contains(t, line, `"message":"Incorrect API key provided: [REDACTED]; tenant [REDACTED]"`)
+		line = call(t, p, dir, "cred-sse", map[string]string{"X-Api-Key": key}, sseAnswer)
+		assert.NotContains(t, line, key)
+		assert.Contains(t, line, `\"content\":\"[REDACTED]\"`, "response_raw")
+		assert.NotContains(t, p.stderr.String(), key)
+	})
+	t.Run("off", func(t *testing.T) {
+		dir := t.TempDir()
+		p := startProxy(t, bin, up.URL, dir, "--no-redact-credentials")
+		line := call(t, p, dir, "raw-json", auth, jsonAnswer)
+		assert.Contains(t, line, key)
+		assert.Contains(t, line, other)
+	})
+}
+
+func TestProxyCmdCredentialFlagErrors(t *testing.T) {
+	base := []string{"proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", t.TempDir(), "--listen", "127.0.0.1:0"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"--secret-header", "X Token"}, want: `--secret-header "X Token": not an HTTP header name`},
+		{args: []string{"--secret-header", ""}, want: `--secret-header "": not an HTTP header name`},
+		{args: []string{"--secret-header", "X-Token", "--no-redact-credentials"}, want: "--secret-header and --no-redact-credentials"},
+	} {
+		res := runGymtrace(t, append(append([]string(nil), base...), tt.args...)...)
+		require.Error(t, res.err, "%v", tt.args)
+		assert.Contains(t, res.err.Error(), tt.want)
+		assert.Equal(t, 2, res.code, "usage error exit code")
+	}
+}
