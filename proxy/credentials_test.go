@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
 func TestCredentialSecrets(t *testing.T) {
@@ -150,4 +153,53 @@ func TestProxyRedactsEchoedCredentials(t *testing.T) {
 		assert.Contains(t, line, key, "only the request's own credentials are redacted")
 		assert.NotContains(t, line, RedactedText)
 	})
+}
+
+// FuzzCredentialRedaction: any payload and credential never panic; a JSON object stays a strict
+// JSON object without the credential in its string values, and text that is not JSON loses every
+// literal occurrence of it, keeping its lines.
+func FuzzCredentialRedaction(f *testing.F) {
+	f.Add([]byte(`{"error":{"message":"bad key sk-0123456789"}}`), "sk-0123456789")
+	f.Add([]byte(`{"m":"\u0073k-0123456789","sk-0123456789":1}`), "sk-0123456789")
+	f.Add([]byte("data: {\"x\":\"tok/en\\/abc\"}\n\nkey tok/en/abc\n"), "tok/en/abc")
+	f.Add([]byte("plain sk-aaaaaaaaaa sk-aaaaaaaaaa\r\n"), "sk-aaaaaaaaaa")
+	f.Fuzz(func(t *testing.T, payload []byte, secret string) {
+		if len(secret) < MinSecretBytes || strings.ContainsAny(secret, "\r\n[]") {
+			return // header values hold no line break; "[REDACTED]" itself must not spell the secret
+		}
+		r := (*Redactor)(nil).withSecrets([]string{secret})
+		obj, raw := capture.RequestPayload(payload)
+		ex := capture.Exchange{Request: obj, RequestRaw: raw}
+		r.redactExchange(&ex)
+		if obj != nil {
+			v, err := ojson.ParseDepth(ex.Request, capture.PayloadMaxDepth)
+			require.NoError(t, err)
+			require.Equal(t, ojson.KindObject, v.Kind())
+			var strs []string
+			collectStrings(v, &strs)
+			for _, s := range strs {
+				require.NotContains(t, s, secret)
+			}
+		}
+		if raw != nil {
+			require.NotNil(t, ex.RequestRaw)
+			if _, err := ojson.Parse([]byte(*raw)); err != nil {
+				require.Equal(t, strings.Count(*raw, "\n"), strings.Count(*ex.RequestRaw, "\n"), "the line structure of text is kept")
+				for _, line := range strings.Split(*ex.RequestRaw, "\n") {
+					if !strings.HasPrefix(line, "data:") {
+						require.NotContains(t, line, secret)
+					}
+				}
+			}
+		}
+	})
+}
+
+// collectStrings appends every string value under v (member names excluded) to out.
+func collectStrings(v ojson.Value, out *[]string) {
+	if s, ok := v.AsString(); ok {
+		*out = append(*out, s)
+		return
+	}
+	eachChild(v, func(_ string, _ int, child *ojson.Value) { collectStrings(*child, out) })
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -212,14 +213,18 @@ func (r *Redactor) redactLine(line string) (string, bool) {
 
 // mayMatch reports whether a text, searched by contains, may hold something r replaces: always
 // with a path or a pattern; with only secrets, when one appears as it is or the text holds a JSON
-// escape that could spell one ("\u", or any "\" for a secret with a character JSON may escape). It
-// spares the calls whose payloads hold no credential a parse.
+// escape that could spell one (`\u00`, `\u` for a secret beyond ASCII, any `\` for a secret with a
+// character JSON may escape). It spares a parse to the calls whose payloads hold no credential.
 func (r *Redactor) mayMatch(contains func(string) bool) bool {
-	if len(r.paths) > 0 || len(r.patterns) > 0 || contains(`\u`) {
+	if len(r.paths) > 0 || len(r.patterns) > 0 {
 		return true
 	}
 	for _, sec := range r.secrets {
-		if contains(sec) || strings.ContainsAny(sec, `"\/`) && contains(`\`) {
+		switch {
+		case contains(sec),
+			contains(`\u00`),
+			strings.ContainsFunc(sec, func(c rune) bool { return c >= utf8.RuneSelf }) && contains(`\u`),
+			strings.ContainsAny(sec, `"\/`) && contains(`\`):
 			return true
 		}
 	}
