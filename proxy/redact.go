@@ -149,7 +149,7 @@ func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 }
 
 // redactRaw redacts a raw payload text: as JSON when it is a whole JSON text, else line by line
-// (SSE JSON data lines as JSON, every other line by the patterns).
+// (SSE JSON data lines as JSON, every other line by the secrets and the patterns).
 func (r *Redactor) redactRaw(raw *string) *string {
 	if raw == nil || *raw == "" || !r.mayMatch(func(s string) bool { return strings.Contains(*raw, s) }) {
 		return raw
@@ -224,12 +224,16 @@ func (r *Redactor) mayMatch(contains func(string) bool) bool {
 		case contains(sec),
 			contains(`\u00`),
 			strings.ContainsFunc(sec, func(c rune) bool { return c >= utf8.RuneSelf }) && contains(`\u`),
-			strings.ContainsAny(sec, `"\/`) && contains(`\`):
+			strings.ContainsFunc(sec, jsonMayEscape) && contains(`\`):
 			return true
 		}
 	}
 	return false
 }
+
+// jsonMayEscape reports whether a JSON encoder may write c as an escape other than \u: '"', '\',
+// '/' and the control characters.
+func jsonMayEscape(c rune) bool { return c < 0x20 || c == '"' || c == '\\' || c == '/' }
 
 // redactText replaces every secret, then every match of every pattern, in s.
 func (r *Redactor) redactText(s string) (string, bool) {
