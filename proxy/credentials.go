@@ -24,14 +24,15 @@ type credentialConfig struct {
 
 // WithCredentialRedaction turns the redaction of the request's own credentials on (the default)
 // or off. When on, the value of every credential header of a captured call's request — the token
-// after the scheme of Authorization and Proxy-Authorization ("Bearer sk-…" → "sk-…"), the whole
-// value of X-Api-Key, Api-Key and every header of [WithSecretHeaders], each at least
-// [MinSecretBytes] long — is replaced by [RedactedText] wherever it appears in the call's captured
-// request, response, request_raw and response_raw, as a [Redactor] pattern would be (in JSON string
-// values and in raw text, before the span and the capture file see them), so an upstream that
-// echoes the key in an error body or a stream does not put it into the capture. The client and
-// the upstream still exchange the exact bytes. Off is dangerous: a capture file and every exported
-// span may then hold API keys. Request headers themselves are never captured either way.
+// after the scheme of Authorization ("Bearer sk-…" → "sk-…"; likewise of Proxy-Authorization when
+// [WithSecretHeaders] names it), the whole value of X-Api-Key, Api-Key and every other header of
+// [WithSecretHeaders], each at least [MinSecretBytes] long — is replaced by [RedactedText] wherever
+// it appears in the call's captured request, response, request_raw and response_raw, as a
+// [Redactor] pattern would be (in JSON string values, escaped or not, and in raw text, before the
+// span and the capture file see them), so an upstream that echoes the key in an error body or a
+// stream does not put it into the capture. The client and the upstream still exchange the exact
+// bytes. Off is dangerous: a capture file and every exported span may then hold API keys. Request
+// headers themselves are never captured either way. Source: issue #14 finding 10, README "Security".
 func WithCredentialRedaction(on bool) Option {
 	return optionFunc(func(c *config) { c.creds.off = !on })
 }
