@@ -70,6 +70,7 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 	id, source, err := rollout.FromRequest(r)
 	if err != nil {
 		status, body := InvalidRolloutIDBody(r.URL.Path, err)
+		h.warnRefusedID(r, err)
 		writeJSON(w, status, body)
 		return
 	}

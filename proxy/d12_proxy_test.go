@@ -59,6 +59,11 @@ func TestProxyRefusesEncodedSeparatorsAndDotSegments(t *testing.T) {
 		{name: "encoded dot dot", target: "/ng-rollout/3-1/v1/%2e%2e/models", message: `".." segment`},
 		{name: "encoded upper dot", target: "/ng-rollout/3-1/%2E/v1/messages", message: `".." segment`},
 		{name: "dot dot after the token segment", target: "/ng-rollout/3-1/training-token-capture/../v1/chat/completions", message: `".." segment`},
+		// Issue #14 finding 8, the attack's own paths: before D12's last paragraph the first was
+		// forwarded uncaptured as /b/v1/responses, the second reached the upstream with its dot segments.
+		{name: "attack a%2Fb", target: "/ng-rollout/a%2Fb/v1/responses", message: `"a/b"`},
+		{name: "attack ok/../x", target: "/ng-rollout/ok/../x/v1/responses", message: `".." segment`},
+		{name: "attack ok/../x on chat", target: "/ng-rollout/ok/../x/v1/chat/completions", message: `".." segment`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -224,6 +224,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		status, body := InvalidRolloutIDBody(p.Rest, err)
+		h.warnRefusedID(r, err)
 		writeJSON(w, status, body)
 		return
 	}
@@ -297,6 +298,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	if refused {
 		return
 	}
+	secrets := h.cfg.creds.secrets(r.Header) // read before next sees the headers (credentials.go)
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
@@ -346,7 +348,8 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
-	h.cfg.redactor.redactExchange(&ex) // before the span and the file (redact.go); a payload it edits is read again
+	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
+	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
 	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	attrs = append(attrs, h.serverAttr...)
@@ -527,6 +530,11 @@ func nearMissEndpoint(rest string) bool {
 		rest = strings.TrimSuffix(rest, "/")
 	}
 	return CapturedDialect(rest) != ""
+}
+
+// warnRefusedID logs a call answered with D12's 400 (SPEC §0 D12), naming the path as sent.
+func (h *Handler) warnRefusedID(r *http.Request, err error) {
+	h.cfg.logger.Warn("gymtrace capture: invalid rollout id: call answered 400, neither forwarded nor captured", "path", r.URL.EscapedPath(), "error", err)
 }
 
 // warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client

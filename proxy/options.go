@@ -70,6 +70,7 @@ type config struct {
 	corr            correlationConfig // WithRunID, WithUncorrelatedRolloutID (correlation.go)
 	spanAttrs       spanAttrConfig    // WithMessageContent, WithGenAIConventions (spanattrs.go)
 	redactor        *Redactor         // WithRedaction (redact.go)
+	creds           credentialConfig  // WithCredentialRedaction, WithSecretHeaders (credentials.go)
 
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration

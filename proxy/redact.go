@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -37,6 +40,9 @@ const RedactedText = "[REDACTED]"
 //     JSON (for example an HTML error page, or SSE lines other than JSON data lines); each match is
 //     replaced by [REDACTED].
 //
+// A handler also replaces the request's own credentials, literally and before the patterns
+// ([WithCredentialRedaction], on by default), with or without a Redactor.
+//
 // Limits: a secret split across two SSE deltas matches no pattern in response_raw (the reassembled
 // response joins and redacts it); patterns only see decoded strings, so they cannot break JSON.
 // Derived span attributes (model, usage, [WithMessageContent]) come from the redacted payloads. A
@@ -44,6 +50,7 @@ const RedactedText = "[REDACTED]"
 type Redactor struct {
 	paths    [][]pathSegment
 	patterns []*regexp.Regexp
+	secrets  []string // one call's credential values, longest first (credentials.go)
 }
 
 // NewRedactor compiles jsonPaths (grammar in [Redactor]) and patterns (Go RE2 regular expressions);
@@ -83,6 +90,20 @@ func WithRedaction(r *Redactor) Option {
 	return optionFunc(func(c *config) { c.redactor = r })
 }
 
+// withSecrets returns r extended by one call's credential values (replaced literally, before the
+// patterns, so a pattern never leaves part of one); r itself when there are none. r may be nil.
+func (r *Redactor) withSecrets(secrets []string) *Redactor {
+	if len(secrets) == 0 {
+		return r
+	}
+	out := &Redactor{}
+	if r != nil {
+		*out = *r
+	}
+	out.secrets = slices.SortedStableFunc(slices.Values(secrets), func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
 // redactExchange redacts ex's payloads in place. A nil r does nothing.
 func (r *Redactor) redactExchange(ex *capture.Exchange) {
 	if r == nil {
@@ -96,7 +117,7 @@ func (r *Redactor) redactExchange(ex *capture.Exchange) {
 
 // redactObject redacts a payload stored as a JSON object, kept as it is when nothing matched.
 func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
-	if len(obj) == 0 {
+	if len(obj) == 0 || !r.mayMatch(func(s string) bool { return bytes.Contains(obj, []byte(s)) }) {
 		return obj
 	}
 	if out, _, changed := r.redactJSON(obj); changed {
@@ -116,7 +137,7 @@ func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 		v, c = applyPath(v, segs)
 		changed = changed || c
 	}
-	if len(r.patterns) > 0 {
+	if len(r.patterns) > 0 || len(r.secrets) > 0 {
 		var c bool
 		v, c = r.redactStrings(v)
 		changed = changed || c
@@ -128,9 +149,9 @@ func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 }
 
 // redactRaw redacts a raw payload text: as JSON when it is a whole JSON text, else line by line
-// (SSE JSON data lines as JSON, every other line by the patterns).
+// (SSE JSON data lines as JSON, every other line by the secrets and the patterns).
 func (r *Redactor) redactRaw(raw *string) *string {
-	if raw == nil || *raw == "" {
+	if raw == nil || *raw == "" || !r.mayMatch(func(s string) bool { return strings.Contains(*raw, s) }) {
 		return raw
 	}
 	switch out, isJSON, changed := r.redactJSON([]byte(*raw)); {
@@ -190,9 +211,39 @@ func (r *Redactor) redactLine(line string) (string, bool) {
 	return r.redactText(line)
 }
 
-// redactText replaces every match of every pattern in s.
+// mayMatch reports whether a text, searched by contains, may hold something r replaces: always
+// with a path or a pattern; with only secrets, when one appears as it is or the text holds a JSON
+// escape that could spell one (`\u00`, `\u` for a secret beyond ASCII, any `\` for a secret with a
+// character JSON may escape). It spares a parse to the calls whose payloads hold no credential.
+func (r *Redactor) mayMatch(contains func(string) bool) bool {
+	if len(r.paths) > 0 || len(r.patterns) > 0 {
+		return true
+	}
+	for _, sec := range r.secrets {
+		switch {
+		case contains(sec),
+			contains(`\u00`),
+			strings.ContainsFunc(sec, func(c rune) bool { return c >= utf8.RuneSelf }) && contains(`\u`),
+			strings.ContainsFunc(sec, jsonMayEscape) && contains(`\`):
+			return true
+		}
+	}
+	return false
+}
+
+// jsonMayEscape reports whether a JSON encoder may write c as an escape other than \u: '"', '\',
+// '/' and the control characters.
+func jsonMayEscape(c rune) bool { return c < 0x20 || c == '"' || c == '\\' || c == '/' }
+
+// redactText replaces every secret, then every match of every pattern, in s.
 func (r *Redactor) redactText(s string) (string, bool) {
 	changed := false
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, RedactedText)
+			changed = true
+		}
+	}
 	for _, re := range r.patterns {
 		if re.MatchString(s) {
 			s = re.ReplaceAllLiteralString(s, RedactedText)

@@ -35,6 +35,7 @@ type proxyOptions struct {
 	responseHeaderTimeout time.Duration
 	fileMode              string
 	dirMode               string
+	fdReserve             int
 }
 
 // otlpShutdownTimeout bounds draining the OTLP exporter after the last call finished.
@@ -80,6 +81,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	addRedactFlags(cmd, &o.redact)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
+	fl.IntVar(&o.fdReserve, fdReserveFlag, defaultFDReserve, "file descriptors kept free for writing records and markers: connections are accepted only while every open one can still get "+fmt.Sprint(fdsPerConn)+" more (upstream connection, capture file, directory fsync) and this many stay free; below that the proxy stops accepting, backs off and logs it")
 	return cmd
 }
 
@@ -103,6 +105,9 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return usageErrorf("--listen %q must be HOST:PORT: %v", o.listen, err)
+	}
+	if o.fdReserve < 0 {
+		return usageErrorf("--%s %d must not be negative", fdReserveFlag, o.fdReserve)
 	}
 	if o.dialTimeout <= 0 || o.responseHeaderTimeout <= 0 {
 		return usageErrorf("--dial-timeout and --response-header-timeout must be positive durations")
@@ -174,6 +179,12 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err != nil {
 		return fmt.Errorf("proxy: listen: %w", err)
 	}
+	fdl, err := newFDReserveListener(ln, o.fdReserve, logger)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("proxy: %w", err)
+	}
+	ln = fdl
 	if !isLoopback(ln.Addr()) {
 		logger.Warn("gymtrace proxy: listening beyond loopback: anyone who can reach this address can use the upstream's credentials the clients send and write capture files", "listen", ln.Addr().String())
 	}
