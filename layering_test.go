@@ -89,8 +89,8 @@ var layers = []row{
 // thirdParty limits where some third-party modules may be imported (directly, test files included):
 // module path prefix → the rows that may import it; no rows = nowhere in the root module.
 var thirdParty = map[string][]string{
-	"github.com/andybalholm/brotli":                                 {rowProxy}, // compression only where bodies are decoded
-	"github.com/klauspost/compress":                                 {rowProxy},
+	"github.com/andybalholm/brotli":                                 {rowProxy, rowTestkit}, // compression only where bodies are decoded, and the bombs of internal/testkit/bomb
+	"github.com/klauspost/compress":                                 {rowProxy, rowTestkit},
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp": {rowProxy},
 	"github.com/spf13/cobra":                                        {rowCmd, rowDemo},
 	"github.com/chromedp/":                                          {},                   // the browser test lives in e2e/

@@ -68,6 +68,8 @@ func sizeKey(k attribute.Key) attribute.Key {
 //     item or content block (never false);
 //   - gen_ai.response.time_to_first_chunk (seconds), http.response.status_code, error.type and
 //     gymtrace.error_category, each when known;
+//   - gymtrace.capture_bound.kind, .limit and .seen when the capture stopped at a bound (SPEC §0
+//     D15), set together;
 //   - gymtrace.model_call.id, gymtrace.dialect, gymtrace.model_ref.type/name (absent when
 //     model_ref is null), gymtrace.latency_ms, gymtrace.latency_ttft_ms (when known);
 //   - the payloads gymtrace.request.body / .raw and gymtrace.response.body / .raw, each with its
@@ -157,6 +159,12 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 	}
 	if cfg.messageContent {
 		attrs = appendMessageAttributes(attrs, e.Dialect, req, resp)
+	}
+	if b := e.CaptureBound; b != nil {
+		attrs = append(attrs,
+			semconv.GymtraceCaptureBoundKindKey.String(b.Kind),
+			semconv.GymtraceCaptureBoundLimitKey.Int64(b.Limit),
+			semconv.GymtraceCaptureBoundSeenKey.Int64(b.Seen))
 	}
 	attrs = appendPayload(attrs, semconv.GymtraceRequestBodyKey, e.Request)
 	if e.RequestRaw != nil {
@@ -274,6 +282,9 @@ func exchangeHead(a AttributeLookup, start, end time.Time) (Exchange, error) {
 		e.StatusCode = &s
 	}
 	if e.ErrorCategory, _, err = optionalString(a, semconv.GymtraceErrorCategoryKey); err != nil {
+		return Exchange{}, err
+	}
+	if e.CaptureBound, err = captureBoundAttrs(a); err != nil {
 		return Exchange{}, err
 	}
 
@@ -404,6 +415,41 @@ func payloadAttr(a AttributeLookup, k attribute.Key) (s string, ok bool, problem
 		return "", false, &Problem{Key: string(k), Reason: fmt.Sprintf("cut by an attribute limit: %d of %d bytes", len(v.AsString()), sz.AsInt64())}, nil
 	}
 	return v.AsString(), true, nil, nil
+}
+
+// captureBoundAttrs reads gymtrace.capture_bound.kind, .limit and .seen (SPEC §0 D15): all three or
+// none (nil).
+func captureBoundAttrs(a AttributeLookup) (*CaptureBound, error) {
+	kind, hasKind, err := optionalString(a, semconv.GymtraceCaptureBoundKindKey)
+	if err != nil {
+		return nil, err
+	}
+	limit, hasLimit, err := optionalInt(a, semconv.GymtraceCaptureBoundLimitKey)
+	if err != nil {
+		return nil, err
+	}
+	seen, hasSeen, err := optionalInt(a, semconv.GymtraceCaptureBoundSeenKey)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasKind && hasLimit && hasSeen:
+		return &CaptureBound{Kind: kind, Limit: limit, Seen: seen}, nil
+	case hasKind || hasLimit || hasSeen:
+		return nil, fmt.Errorf("capture attributes: %s, %s and %s must be set together", semconv.GymtraceCaptureBoundKindKey, semconv.GymtraceCaptureBoundLimitKey, semconv.GymtraceCaptureBoundSeenKey)
+	}
+	return nil, nil
+}
+
+func optionalInt(a AttributeLookup, k attribute.Key) (int64, bool, error) {
+	v, ok := a.Lookup(string(k))
+	if !ok {
+		return 0, false, nil
+	}
+	if v.Type() != attribute.INT64 {
+		return 0, false, typeError(k, v, "an integer")
+	}
+	return v.AsInt64(), true, nil
 }
 
 func requiredString(a AttributeLookup, k attribute.Key) (string, error) {

@@ -76,6 +76,10 @@ type CategoryInput struct {
 	// Transport is what ended the exchange abnormally: [TransportConnection], [TransportTimeout],
 	// [TransportCancelled], [TransportException], or "" when it ended cleanly.
 	Transport string
+	// Bounded reports that the capture stopped at a capture bound (SPEC §0 D15): the record holds a
+	// prefix of the response, so rules 4 and 5 below (a missing terminal event, a null response)
+	// do not apply.
+	Bounded bool
 }
 
 // Category returns the record's error_category (SPEC §3.3, §4.7, §0 D3/D5/D8), "" for null, by
@@ -86,6 +90,8 @@ type CategoryInput struct {
 //  4. an SSE response without a terminal event → "stream_truncated" (D5; a D8-finished chat
 //     stream arrives here as terminal "complete");
 //  5. a non-empty body whose response is null → "capture_parse_error".
+//
+// Rules 4 and 5 never apply to a Bounded capture (SPEC §0 D15).
 //
 // An unknown Transport value is treated as "exception".
 func Category(in CategoryInput) string {
@@ -108,11 +114,11 @@ func Category(in CategoryInput) string {
 		return semconv.ErrorCategoryIncomplete
 	case TerminalComplete:
 	default:
-		if in.SSE {
+		if in.SSE && !in.Bounded {
 			return semconv.ErrorCategoryStreamTruncated
 		}
 	}
-	if in.BodyNonEmpty && in.ResponseNull {
+	if in.BodyNonEmpty && in.ResponseNull && !in.Bounded {
 		return semconv.ErrorCategoryCaptureParseError
 	}
 	return ""

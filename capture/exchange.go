@@ -59,10 +59,37 @@ type Exchange struct {
 	// TraceID and SpanID are the model-call span's ids (32 and 16 lowercase hex characters),
 	// appended after every other key when non-empty (SPEC §0 "Record keys").
 	TraceID, SpanID string
+	// CaptureBound says which capture bound cut the response short (SPEC §0 D15), nil when the
+	// record holds the whole response; written after trace_id/span_id as "capture_bound".
+	CaptureBound *CaptureBound
+}
+
+// CaptureBound is a record's capture_bound (SPEC §0 D15): the capture stopped collecting the
+// response at a bound while forwarding went on.
+type CaptureBound struct {
+	// Kind is semconv.CaptureBoundKindResponseBytes, ...DecodedBytes, ...DecodeRatio or
+	// ...InFlightBudget.
+	Kind string
+	// Limit is the bound's configured value: bytes, or the decoded/encoded ratio for decode_ratio.
+	Limit int64
+	// Seen is the response bytes received (before decoding) when the call ended.
+	Seen int64
+}
+
+// appendJSON writes {"kind":...,"limit":...,"seen":...}.
+func (b *CaptureBound) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"kind":`...)
+	dst = ojson.AppendString(dst, b.Kind)
+	dst = append(dst, `,"limit":`...)
+	dst = strconv.AppendInt(dst, b.Limit, 10)
+	dst = append(dst, `,"seen":`...)
+	dst = strconv.AppendInt(dst, b.Seen, 10)
+	return append(dst, '}')
 }
 
 // AppendJSON appends e as one capture line, including the trailing "\n", to dst: keys in SPEC §3.1
-// order, then request_raw/response_raw when non-nil, then trace_id/span_id when non-empty; strings
+// order, then request_raw/response_raw when non-nil, then trace_id/span_id when non-empty, then
+// capture_bound when non-nil (SPEC §0 D15); strings
 // written like orjson (nothing HTML-escaped, non-ASCII raw), floats via [ojson.AppendFloat]
 // (orjson's float text, SPEC §0 D6: always with a decimal point or exponent), Request/Response
 // verbatim. A NaN or infinite float is written as null, as orjson does.
@@ -135,6 +162,10 @@ func (e *Exchange) appendJSON(dst []byte, p *spanPayloads, sink *lineSink) []byt
 	if e.SpanID != "" {
 		dst = append(dst, `,"span_id":`...)
 		dst = ojson.AppendString(dst, e.SpanID)
+	}
+	if e.CaptureBound != nil {
+		dst = append(dst, `,"capture_bound":`...)
+		dst = e.CaptureBound.appendJSON(dst)
 	}
 	return append(dst, "}\n"...)
 }

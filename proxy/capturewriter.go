@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/sdk/stream"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // modelCallIDHeader is the response header naming a captured call's model_call_id.
@@ -41,6 +43,7 @@ type captureWriter struct {
 	id      string
 	clock   func() (time.Time, time.Duration)
 	maxEv   int
+	budget  *callBudget // the capture bounds (SPEC §0 D15)
 
 	mu          sync.Mutex
 	wroteHeader bool // the handler sent a final (non-1xx) status
@@ -70,10 +73,10 @@ type captureWriter struct {
 	synthetic bool // the status came from the proxy itself (SPEC §0 D5), not the upstream
 }
 
-func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int) *captureWriter {
+func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int, budget *callBudget) *captureWriter {
 	return &captureWriter{
 		w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id,
-		clock: clock, maxEv: maxEventBytes, length: -1,
+		clock: clock, maxEv: maxEventBytes, length: -1, budget: budget,
 	}
 }
 
@@ -114,7 +117,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 		}
 	}
 	if !cw.synthetic && cw.length > 0 && cw.raw == nil {
-		cw.raw = make([]byte, 0, min(cw.length, rawPreallocMax))
+		cw.raw = make([]byte, 0, min(cw.length, rawPreallocMax, cw.budget.bounds.maxResponse))
 	}
 	if code == http.StatusNoContent || code == http.StatusNotModified || cw.length == 0 {
 		cw.holdHeader = true
@@ -144,11 +147,12 @@ func (cw *captureWriter) setupCapture(h http.Header) {
 		cw.undecoded = true
 	case len(codings) > 0:
 		cw.encoded = true
-		cw.decoder = newPushDecoder(codings, cw.onDecoded)
+		cw.decoder = newPushDecoder(codings, cw.budget, cw.onDecoded)
 	}
 }
 
-// onDecoded receives decoded bytes from the decoder goroutine, while a push or close waits.
+// onDecoded receives decoded bytes from the decoder goroutine. cw.decoded and cw.sc are the decoder
+// goroutine's until finish closed the decoder, except while a waiting push (an SSE body) holds cw.mu.
 func (cw *captureWriter) onDecoded(p []byte) {
 	cw.decoded = growbuf.Append(cw.decoded, p)
 	if cw.sc != nil {
@@ -174,19 +178,13 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 	if cw.passing {
 		return cw.writeClientLocked(p)
 	}
-	terminal := false
+	terminal, kept := false, 0
 	if !cw.synthetic {
 		if !cw.ttftSet {
 			_, cw.ttft = cw.clock()
 			cw.ttftSet = true
 		}
-		cw.raw = growbuf.Append(cw.raw, p)
-		switch {
-		case cw.decoder != nil:
-			cw.decoder.push(p)
-		case cw.sc != nil && !cw.undecoded:
-			cw.sc.Feed(p)
-		}
+		kept = cw.captureLocked(p)
 		terminal = cw.sc != nil && cw.sc.Terminal() != stream.TerminalNone
 	}
 	if !cw.holding {
@@ -200,15 +198,54 @@ func (cw *captureWriter) Write(p []byte) (int, error) {
 	}
 	cw.written += int64(n)
 	if cw.holding {
-		switch {
-		case cw.synthetic:
-			cw.held = append(cw.held, p...)
-		case !cw.heldInRaw: // the held bytes are raw's tail: no copy
-			cw.heldInRaw, cw.heldFrom = true, len(cw.raw)-n
-		}
+		cw.holdLocked(p, kept)
 		return n, nil
 	}
 	return cw.writeClientLocked(p)
+}
+
+// captureLocked keeps a copy of p, just received, for the record within the call's bounds (SPEC §0
+// D15): at most maxResponse bytes as received, each reserved from the in-flight budget, none once
+// any bound was reached. The copy goes to the decoder (which never delays a push unless the body
+// is SSE, whose terminal event decides what is held) or to the SSE capture.
+// It returns how many of p's first bytes it kept.
+func (cw *captureWriter) captureLocked(p []byte) int {
+	if cw.budget.reached() {
+		return 0
+	}
+	keep := p
+	if room := cw.budget.bounds.maxResponse - int64(len(cw.raw)); int64(len(p)) > room {
+		keep = p[:room]
+		cw.budget.reach(semconv.CaptureBoundKindResponseBytes, cw.budget.bounds.maxResponse)
+	}
+	if len(keep) == 0 || !cw.budget.take(int64(len(keep))) {
+		return 0
+	}
+	cw.raw = growbuf.Append(cw.raw, keep)
+	switch {
+	case cw.decoder != nil:
+		cw.decoder.push(cw.raw, cw.sse)
+	case cw.sc != nil && !cw.undecoded:
+		cw.sc.Feed(keep)
+	}
+	return len(keep)
+}
+
+// holdLocked keeps p, which the client gets only at release; kept is how many of p's first bytes
+// captureLocked appended to raw. Held bytes stay raw's tail while every held write was captured
+// whole (no copy); from the first that was not, they are a copy of their own.
+func (cw *captureWriter) holdLocked(p []byte, kept int) {
+	whole := kept == len(p)
+	switch {
+	case cw.heldInRaw && whole:
+	case cw.heldInRaw:
+		cw.held = append(slices.Clone(cw.raw[cw.heldFrom:len(cw.raw)-kept]), p...)
+		cw.heldInRaw = false
+	case whole && len(cw.held) == 0:
+		cw.heldInRaw, cw.heldFrom = true, len(cw.raw)-len(p)
+	default:
+		cw.held = append(cw.held, p...)
+	}
 }
 
 // writeClientLocked writes p to the client and flushes.
@@ -263,8 +300,9 @@ func (cw *captureWriter) finish(implicitOK bool) (wrote bool) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	if cw.decoder != nil {
-		if cw.call.early.Load() {
-			// The terminal grace ended the call: the encoded stream is unfinished by design.
+		if cw.call.early.Load() || cw.budget.reached() {
+			// The terminal grace ended the call, or capture stopped at a bound (SPEC §0 D15): the
+			// encoded stream is unfinished by design.
 			cw.decodeErr = cw.decoder.failure()
 			_ = cw.decoder.close()
 		} else {

@@ -33,7 +33,7 @@ func TestCaptureBufferPreallocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			cw := newCaptureWriter(rec, &callState{}, stream.DialectChat, "id", clock, 1<<20)
+			cw := newCaptureWriter(rec, &callState{}, stream.DialectChat, "id", clock, 1<<20, newTestCallBudget())
 			if tt.length != "" {
 				cw.Header().Set("Content-Length", tt.length)
 			}

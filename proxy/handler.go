@@ -52,7 +52,8 @@ type Handler struct {
 	tracer  trace.Tracer
 	durable *exporter.DurableProcessor
 	prop    propagation.TextMapPropagator
-	metrics *callMetrics // nil without WithMeterProvider (metrics.go)
+	metrics *callMetrics    // nil without WithMeterProvider (metrics.go)
+	budget  *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
 
 	fwd        *forwarder // New only
 	serverAttr []attribute.KeyValue
@@ -138,6 +139,7 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
 		metrics: metrics,
+		budget:  &inFlightBudget{limit: cfg.bounds.inFlight},
 		next:    next,
 		cfg:     cfg,
 		store:   store,
@@ -324,7 +326,9 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
 	}
 
-	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes)
+	budget := newCallBudget(&h.cfg.bounds, h.budget)
+	defer budget.release() // after the record was written (SPEC §0 D15)
+	cw := newCaptureWriter(w, call, dialect, id, h.cfg.clock, h.cfg.maxEventBytes, budget)
 	defer cw.closeDecoder()
 	serve := h.next.ServeHTTP
 	if h.fwd != nil {
@@ -366,7 +370,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
 	}
 	h.endSpan(span, endWall, rolloutID, id)
-	h.markIncompleteIfLossy(cw, rolloutID, id, clean)
+	h.markIncompleteIfLossy(cw, ex.CaptureBound, rolloutID, id, clean)
 	h.metrics.recordCall(ctx, attrs, &ex)
 
 	switch {
@@ -412,6 +416,7 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 		status = &s
 		ex.StatusCode = status
 	}
+	ex.CaptureBound = cw.budget.bound(cw.written)
 	rawOnly := cw.keepsRawLocked(clean)
 	// The captured body is never written again, so response_raw shares its memory.
 	respBody := cw.raw
@@ -448,17 +453,21 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 		BodyNonEmpty: len(respBody) > 0,
 		ResponseNull: ex.Response == nil,
 		Transport:    transport,
+		Bounded:      ex.CaptureBound != nil,
 	})
 	return ex
 }
 
 // markIncompleteIfLossy marks the rollout incomplete when the record could not hold the whole
-// response: an SSE event over the capture bound (SPEC §0 D2). A body that cannot be decoded (D4) is
+// response: a capture bound of SPEC §0 D15 (bound, logged with its kind, limit and seen), or an SSE
+// event over D2's parse bound. A body that cannot be decoded (D4) is
 // kept raw, so it is only logged. It runs before the held bytes are released.
-func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string, clean bool) {
+func (h *Handler) markIncompleteIfLossy(cw *captureWriter, bound *capture.CaptureBound, rolloutID, id string, clean bool) {
 	cw.mu.Lock()
 	var reason, rawWhy string
 	switch {
+	case bound != nil:
+		reason = "the capture stopped at a capture bound (SPEC §0 D15); the response was forwarded whole"
 	case cw.keepsRawLocked(clean) && len(cw.raw) > 0:
 		rawWhy = "unsupported Content-Encoding"
 		if cw.decodeErr != nil {
@@ -474,7 +483,11 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, rolloutID, id string,
 	if reason == "" {
 		return
 	}
-	h.markIncomplete(slog.LevelWarn, "record is partial; marking the rollout incomplete", rolloutID, id, "reason", reason)
+	var boundAttrs []any
+	if bound != nil {
+		boundAttrs = []any{"capture_bound", bound.Kind, "limit", bound.Limit, "seen", bound.Seen}
+	}
+	h.markIncomplete(slog.LevelWarn, "record is partial; marking the rollout incomplete", rolloutID, id, append([]any{"reason", reason}, boundAttrs...)...)
 }
 
 func durationMS(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -177,3 +177,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// newTestCallBudget is a call's view of the default capture bounds (SPEC §0 D15).
+func newTestCallBudget() *callBudget {
+	b := defaultCaptureBounds()
+	return newCallBudget(&b, &inFlightBudget{limit: b.inFlight})
+}

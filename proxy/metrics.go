@@ -26,7 +26,8 @@ import (
 // gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address, server.port
 // (each when known) and error.type (SPEC §3.3, on failure); and the counters gymtrace.capture.calls
 // (by gymtrace.dialect and gymtrace.error_category), gymtrace.capture.bytes (by
-// gymtrace.capture.direction) and gymtrace.capture.uncorrelated_calls. mp also reaches the durable
+// gymtrace.capture.direction), gymtrace.capture.uncorrelated_calls and gymtrace.capture.bounded_calls
+// (by gymtrace.capture_bound.kind: calls whose capture stopped at a bound, SPEC §0 D15). mp also reaches the durable
 // processor ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.* counters.
 // Metrics are recorded after the call's record was written. A nil mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
@@ -42,6 +43,7 @@ type callMetrics struct {
 	calls        metric.Int64Counter
 	bytes        metric.Int64Counter
 	uncorrelated metric.Int64Counter
+	bounded      metric.Int64Counter
 }
 
 // newCallMetrics creates the instruments on mp's meter. A nil mp gives a nil *callMetrics.
@@ -74,6 +76,8 @@ func newCallMetrics(mp metric.MeterProvider) (*callMetrics, error) {
 	counter(&m.bytes, semconv.GymtraceCaptureBytesName, semconv.GymtraceCaptureBytesUnit, semconv.GymtraceCaptureBytesDescription)
 	counter(&m.uncorrelated, semconv.GymtraceCaptureUncorrelatedCallsName, semconv.GymtraceCaptureUncorrelatedCallsUnit,
 		semconv.GymtraceCaptureUncorrelatedCallsDescription)
+	counter(&m.bounded, semconv.GymtraceCaptureBoundedCallsName, semconv.GymtraceCaptureBoundedCallsUnit,
+		semconv.GymtraceCaptureBoundedCallsDescription)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -140,6 +144,9 @@ func (m *callMetrics) recordCall(ctx context.Context, attrs []attribute.KeyValue
 		countAttrs = append(countAttrs, semconv.GymtraceErrorCategoryKey.String(ex.ErrorCategory))
 	}
 	m.calls.Add(ctx, 1, metric.WithAttributes(countAttrs...))
+	if b := ex.CaptureBound; b != nil {
+		m.bounded.Add(ctx, 1, metric.WithAttributes(semconv.GymtraceCaptureBoundKindKey.String(b.Kind)))
+	}
 
 	for _, p := range [...]struct {
 		dir string

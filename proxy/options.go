@@ -78,6 +78,7 @@ type config struct {
 	terminalGrace         time.Duration // < 0: disabled
 	maxRequestBytes       int64
 	requestReadTimeout    time.Duration // < 0: disabled
+	bounds                captureBounds // SPEC §0 D15 (capturebounds.go)
 
 	// Test hooks (unexported).
 	clock func() (wall time.Time, mono time.Duration)
@@ -93,6 +94,7 @@ func newConfig(opts []Option) config {
 		terminalGrace:         DefaultTerminalGrace,
 		maxRequestBytes:       DefaultMaxRequestBytes,
 		requestReadTimeout:    DefaultRequestReadTimeout,
+		bounds:                defaultCaptureBounds(),
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -22,6 +22,14 @@ const (
 	GymtraceLatencyTTFTMSKey = attribute.Key("gymtrace.latency_ttft_ms")
 	// GymtraceErrorCategoryKey is the record's error_category (SPEC §3.3); absent when null.
 	GymtraceErrorCategoryKey = attribute.Key("gymtrace.error_category")
+	// GymtraceCaptureBoundKindKey is capture_bound.kind (SPEC §0 D15): which capture bound the call
+	// passed, one of the CaptureBoundKind* values; absent when the record holds the whole response.
+	GymtraceCaptureBoundKindKey = attribute.Key("gymtrace.capture_bound.kind")
+	// GymtraceCaptureBoundLimitKey is capture_bound.limit: the bound's configured value (bytes, or
+	// the decoded/encoded ratio for "decode_ratio").
+	GymtraceCaptureBoundLimitKey = attribute.Key("gymtrace.capture_bound.limit")
+	// GymtraceCaptureBoundSeenKey is capture_bound.seen: response bytes received when the call ended.
+	GymtraceCaptureBoundSeenKey = attribute.Key("gymtrace.capture_bound.seen")
 
 	// GymtraceRequestBodyKey is the request object's JSON text (SPEC D6); absent when request is null.
 	GymtraceRequestBodyKey = attribute.Key("gymtrace.request.body")
@@ -40,6 +48,14 @@ const (
 	GymtraceResponseRawKey = attribute.Key("gymtrace.response.raw")
 	// GymtraceResponseRawSizeKey is the length of gymtrace.response.raw in bytes.
 	GymtraceResponseRawSizeKey = attribute.Key("gymtrace.response.raw.size")
+)
+
+// The capture_bound.kind values (SPEC §0 D15).
+const (
+	CaptureBoundKindResponseBytes  = "response_bytes"   // --max-response-bytes, counted as received
+	CaptureBoundKindDecodedBytes   = "decoded_bytes"    // --max-decoded-bytes
+	CaptureBoundKindDecodeRatio    = "decode_ratio"     // --max-decode-ratio
+	CaptureBoundKindInFlightBudget = "in_flight_budget" // --max-capture-bytes-in-flight
 )
 
 // GymtraceRolloutIDBaggageMember is the W3C baggage member that may carry a call's rollout id when

@@ -85,6 +85,14 @@ const (
 	// GymtraceCaptureUncorrelatedCallsDescription is the description of
 	// gymtrace.capture.uncorrelated_calls.
 	GymtraceCaptureUncorrelatedCallsDescription = "Calls to a captured endpoint that carried no rollout id."
+
+	// GymtraceCaptureBoundedCallsName counts captured calls whose capture stopped at a bound (SPEC
+	// §0 D15; unit {call}), by [GymtraceCaptureBoundKindKey].
+	GymtraceCaptureBoundedCallsName = "gymtrace.capture.bounded_calls"
+	// GymtraceCaptureBoundedCallsUnit is the unit of gymtrace.capture.bounded_calls.
+	GymtraceCaptureBoundedCallsUnit = "{call}"
+	// GymtraceCaptureBoundedCallsDescription is the description of gymtrace.capture.bounded_calls.
+	GymtraceCaptureBoundedCallsDescription = "Captured calls whose response capture stopped at a capture bound; forwarding went on."
 )
 
 // GymtraceCaptureDirectionKey is the payload side a gymtrace.capture.bytes measurement counts:

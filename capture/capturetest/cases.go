@@ -77,7 +77,26 @@ func Cases(t testing.TB) []Case {
 		c.Line = c.Want(sp.TraceID, sp.SpanID)
 		out = append(out, c)
 	}
-	return out
+	return append(out, boundCase(t, out))
+}
+
+// boundCase is the first golden call cut short by a capture bound (SPEC §0 D15): its line ends in
+// "capture_bound" after trace_id/span_id. It has a model_call_id of its own.
+func boundCase(t testing.TB, golden []Case) Case {
+	t.Helper()
+	if len(golden) == 0 {
+		t.Fatalf("capturetest: %s holds no golden line", goldenFile)
+	}
+	ex := golden[0].ex
+	ex.ModelCallID = "d15d15d15d15d15d15d15d15d15d15d1"
+	ex.CaptureBound = &capture.CaptureBound{Kind: semconv.CaptureBoundKindDecodeRatio, Limit: 1000, Seen: 6650}
+	sp, err := exchangeSpan(&ex, "golden", trace.SpanID{0, 0, 0, 0, 0, 0, 0x1d, 0x15})
+	if err != nil {
+		t.Fatalf("capturetest: capture bound case: %v", err)
+	}
+	c := Case{Name: "capture bound (SPEC §0 D15)", Span: sp, ex: ex}
+	c.Line = c.Want(sp.TraceID, sp.SpanID)
+	return c
 }
 
 // exchangeSpan returns the model-call span of e in rollout rid, with span id sid and the attributes
@@ -163,6 +182,11 @@ func decodeLine(line []byte) (capture.Exchange, error) {
 		ResponseRaw   *string           `json:"response_raw"`
 		TraceID       string            `json:"trace_id"`
 		SpanID        string            `json:"span_id"`
+		CaptureBound  *struct {
+			Kind  string `json:"kind"`
+			Limit int64  `json:"limit"`
+			Seen  int64  `json:"seen"`
+		} `json:"capture_bound"`
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
 		return capture.Exchange{}, errors.New("decode line: not an object")
@@ -194,6 +218,9 @@ func decodeLine(line []byte) (capture.Exchange, error) {
 	}
 	if l.ErrorCategory != nil {
 		e.ErrorCategory = *l.ErrorCategory
+	}
+	if b := l.CaptureBound; b != nil {
+		e.CaptureBound = &capture.CaptureBound{Kind: b.Kind, Limit: b.Limit, Seen: b.Seen}
 	}
 	if err := e.Validate(); err != nil {
 		return capture.Exchange{}, fmt.Errorf("decode line: %w", err)

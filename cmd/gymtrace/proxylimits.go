@@ -14,6 +14,12 @@ const (
 	requestReadTimeoutFlag = "request-read-timeout"
 	maxRequestBytesFlag    = "max-request-bytes"
 	idleReadTimeoutFlag    = "idle-read-timeout"
+
+	// The capture bounds (SPEC §0 D15).
+	maxResponseBytesFlag        = "max-response-bytes"
+	maxDecodedBytesFlag         = "max-decoded-bytes"
+	maxDecodeRatioFlag          = "max-decode-ratio"
+	maxCaptureBytesInFlightFlag = "max-capture-bytes-in-flight"
 )
 
 // dataPathOptions are the proxy's data-path limits.
@@ -22,6 +28,8 @@ type dataPathOptions struct {
 	requestReadTimeout time.Duration
 	maxRequestBytes    int64
 	idleReadTimeout    time.Duration
+
+	maxResponseBytes, maxDecodedBytes, maxDecodeRatio, maxCaptureBytesInFlight int64
 }
 
 // addDataPathFlags registers the data-path flags on the proxy command.
@@ -37,6 +45,15 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 		"largest body of a captured request, in bytes (answered 413 beyond, nothing forwarded)")
 	fl.DurationVar(&o.idleReadTimeout, idleReadTimeoutFlag, proxy.DefaultIdleReadTimeout,
 		"longest wait for the next bytes of an upstream response body; on expiry the upstream request is cancelled, the client's response aborted and the call recorded as timeout")
+	const past = "; past it the response is still forwarded whole, the record keeps the prefix with capture_bound and the rollout is marked incomplete"
+	fl.Int64Var(&o.maxResponseBytes, maxResponseBytesFlag, proxy.DefaultMaxResponseBytes,
+		"most response bytes one call captures, counted as received before decoding"+past)
+	fl.Int64Var(&o.maxDecodedBytes, maxDecodedBytesFlag, proxy.DefaultMaxDecodedBytes,
+		"most bytes a Content-Encoding response body (gzip, deflate, br, zstd) is decoded to for capture"+past)
+	fl.Int64Var(&o.maxDecodeRatio, maxDecodeRatioFlag, proxy.DefaultMaxDecodeRatio,
+		"decoding for capture stops once the decoded size exceeds this multiple of the encoded bytes (a decompression bomb)"+past)
+	fl.Int64Var(&o.maxCaptureBytesInFlight, maxCaptureBytesInFlightFlag, proxy.DefaultMaxCaptureBytesInFlight,
+		"most captured response bytes (received and decoded) of all calls in flight together; a call that would pass it stops capturing"+past)
 }
 
 // sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
@@ -54,7 +71,22 @@ func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
 	if o.idleReadTimeout <= 0 {
 		return nil, usageErrorf("--%s %s must be a positive duration", idleReadTimeoutFlag, o.idleReadTimeout)
 	}
+	for _, b := range []struct {
+		flag string
+		v    int64
+	}{
+		{maxResponseBytesFlag, o.maxResponseBytes}, {maxDecodedBytesFlag, o.maxDecodedBytes},
+		{maxDecodeRatioFlag, o.maxDecodeRatio}, {maxCaptureBytesInFlightFlag, o.maxCaptureBytesInFlight},
+	} {
+		if b.v <= 0 {
+			return nil, usageErrorf("--%s %d must be a positive number", b.flag, b.v)
+		}
+	}
 	return []proxy.Option{
+		proxy.WithMaxResponseBytes(o.maxResponseBytes),
+		proxy.WithMaxDecodedBytes(o.maxDecodedBytes),
+		proxy.WithMaxDecodeRatio(o.maxDecodeRatio),
+		proxy.WithMaxCaptureBytesInFlight(o.maxCaptureBytesInFlight),
 		proxy.WithTerminalGrace(o.terminalGrace),
 		proxy.WithRequestReadTimeout(o.requestReadTimeout),
 		proxy.WithMaxRequestBytes(o.maxRequestBytes),

@@ -31,6 +31,10 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		{name: "zero max bytes", args: []string{"--max-request-bytes", "0"}, want: "--max-request-bytes 0 must be a positive number of bytes"},
 		{name: "negative max bytes", args: []string{"--max-request-bytes", "-5"}, want: "--max-request-bytes -5 must be a positive number of bytes"},
 		{name: "grace not a duration", args: []string{"--terminal-grace", "soon"}, want: "invalid argument"},
+		{name: "zero response bound", args: []string{"--max-response-bytes", "0"}, want: "--max-response-bytes 0 must be a positive number"},
+		{name: "negative decoded bound", args: []string{"--max-decoded-bytes", "-1"}, want: "--max-decoded-bytes -1 must be a positive number"},
+		{name: "zero ratio", args: []string{"--max-decode-ratio", "0"}, want: "--max-decode-ratio 0 must be a positive number"},
+		{name: "zero budget", args: []string{"--max-capture-bytes-in-flight", "0"}, want: "--max-capture-bytes-in-flight 0 must be a positive number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
