@@ -169,8 +169,8 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // other newline (the output of the record encoder); anything else is refused before any I/O.
 //
 // The file is opened in append mode (created with exactly the file mode if missing; never through a
-// symbolic link, and only if it is a regular file, else the error wraps [ErrNotRegularFile] and names
-// the path; if the store directory was removed meanwhile it is recreated once), locked with
+// symbolic link, and only if it is a regular file with one link (checked at the open and again once
+// locked), else the error wraps [ErrNotRegularFile] and names the path; if the store directory was removed meanwhile it is recreated once), locked with
 // flock(LOCK_EX), repaired if its last byte is not "\n" (D7: a "\n" is written first so a torn line
 // from a crashed writer stays one unreadable line), written with one writev, fsynced, unlocked and
 // closed. When the file was created, its directory is fsynced too. Concurrent Appends to the same file
@@ -417,7 +417,8 @@ func batchKeyOf(batch []*appendReq) func([]byte) string {
 
 // openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
 // flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so
-// a record is never written into a removed file. created reports whether this call created the file.
+// a record is never written into a removed file; if it gained a hard link meanwhile, it is refused
+// like at the open ([openRegular]). created reports whether this call created the file.
 func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 	recreated := false
 	for range maxReopen {
@@ -432,7 +433,10 @@ func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 		if err := fstat(fd, &st); err != nil {
 			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
 		}
-		if st.Nlink > 0 {
+		if st.Nlink > 1 { // linked between the open's check and the lock
+			return -1, false, errors.Join(pathErr("open", path, hardLinkError(uint64(st.Nlink))), closeFile(fd))
+		}
+		if st.Nlink == 1 {
 			return fd, created, nil
 		}
 		if err := closeFile(fd); err != nil {
