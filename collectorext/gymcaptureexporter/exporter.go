@@ -203,6 +203,10 @@ func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capt
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.String("problems", r.Err.Error()))
 		return r.Outcome, nil
+	case capture.OutcomeWrittenDirUnsynced:
+		e.logger.Warn("gymcapture: record written and fsynced, but its new capture file's directory entry may not survive a power loss (directory fsync failed)",
+			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
+		return r.Outcome, nil
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
 		msg := "gymcapture: model-call span rejected; record not written, marking the rollout incomplete"
