@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -30,7 +31,9 @@ const (
 	// limit); the rollout is marked incomplete where the kind of line marks (SPEC §2.6).
 	OutcomePartial
 	// OutcomeRejected: no line can be made from the span (a required attribute missing or
-	// mistyped, a rollout id that is not a safe file name, SPEC §2.2); retrying cannot help.
+	// mistyped, a rollout id that is not a safe file name, SPEC §2.2), or the file system refuses
+	// its file's name (ENAMETOOLONG: the store directory's path and the id are too long together);
+	// retrying cannot help.
 	OutcomeRejected
 	// OutcomeFailed: the line was not written (an I/O error, a context done before the write was
 	// started, or a span the adapter discarded, e.g. after shutdown); a retry may succeed.
@@ -209,8 +212,9 @@ const maxPooledLine = 1 << 20
 // Write writes the line of s (see [Writer]) and returns what it did ([Outcome]). The rollout is
 // marked incomplete, when the mapping marks, for every outcome but written, written_dir_unsynced
 // and ignored, except a rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's
-// rule (rollout.ValidateID): rejected, nothing marked. A failed append may or may not have left the
-// line in the file; a retry never appends it twice. A line whose key is already in the file is
+// rule (rollout.ValidateID): rejected, nothing marked; a file name the file system refuses
+// (ENAMETOOLONG) is rejected too, and marked. A failed append may or may not have left the line in
+// the file; a retry never appends it twice. A line whose key is already in the file is
 // written, counted as a duplicate; a partial one has its [Problems] in Result.Err. A failed marker
 // write is Result.MarkErr (the outcome stays). Safe for concurrent use.
 func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
@@ -250,6 +254,9 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	var dirErr error
 	if errors.Is(err, ErrDirNotSynced) {
 		dirErr, err = err, nil
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("file name refused, retrying cannot help: %w", err)})
 	}
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})

@@ -105,7 +105,8 @@ func (e *captureExporter) shutdown(context.Context) error {
 
 // pushTraces hands every span of td, in order, to the writers (pushSpan), each line durable before
 // it returns: with the sending queue disabled, ConsumeTraces, and so the OTLP response, returns only
-// after the fsync. A rejected span (no line can be made) is a permanent error, while the other
+// after the fsync. A rejected span (no line can be made, the id fails SPEC §0 D12, or its file name
+// is refused: capture.OutcomeRejected) is a permanent error, while the other
 // spans are still written; a failed one (an I/O error, or ctx ended before it was started) gives a
 // retryable error carrying only the failed spans (consumererror.NewTraces), so exporterhelper never
 // rewrites the others; when the batch has both, the error is retryable and names the rejected
