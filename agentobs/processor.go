@@ -183,6 +183,9 @@ func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	defer p.gate.Leave()
 	switch r := p.w.Write(ctx, &view); r.Outcome {
 	case capture.OutcomeWritten:
+	case capture.OutcomeWrittenDirUnsynced:
+		p.logger.Warn("gymtrace observations: line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
+			"rollout_id", r.RolloutID, "span_id", view.SpanID.String(), "error", r.Err)
 	case capture.OutcomeIgnored:
 		p.countUnattributed(ctx, &view)
 	case capture.OutcomeRejected:

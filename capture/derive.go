@@ -80,7 +80,45 @@ func BuildModelCallRecord(line []byte, callIndex int) (ModelCallRecord, error) {
 	if err != nil {
 		return ModelCallRecord{}, errorf("line is not strict JSON: %w", err)
 	}
-	return buildRecord(v.CollapseDuplicates(), callIndex)
+	return buildRecord(v.CollapseDuplicates(), callIndex, nil)
+}
+
+// buildSharedRecord is [BuildModelCallRecord] for a line of a buffer the caller never modifies
+// (a capture file read whole): the record's strings and payloads share line's memory where they
+// can, so reading a line allocates its decoded escaped strings (at most its length), its parse
+// tree and the record (README "Reading a large capture line holds it at most twice", #14 finding
+// 2), never a copy of line. When line is exactly what the record encoder writes for its
+// value (compact, orjson's escapes, no duplicate keys: every gymtrace and Gym line), request and
+// response are sub-slices of line instead of encoded again; else they are encoded as
+// BuildModelCallRecord encodes them (the same bytes).
+func buildSharedRecord(line []byte, callIndex int) (ModelCallRecord, error) {
+	v, err := ojson.ParseShared(line)
+	if err != nil {
+		return ModelCallRecord{}, errorf("line is not strict JSON: %w", err)
+	}
+	v = v.CollapseDuplicates()
+	texts, _ := v.MatchEncoding(line)
+	return buildRecord(v, callIndex, texts)
+}
+
+// payloadText returns the JSON text of ex's member key when it is an object: texts' entry for
+// it when texts holds ex's members' texts ([ojson.Value.MatchEncoding]), else encoded anew; nil
+// when the member is missing or not an object.
+func payloadText(ex ojson.Value, key string, texts [][]byte) json.RawMessage {
+	members := ex.Members()
+	for i := len(members) - 1; i >= 0; i-- {
+		if members[i].Key != key {
+			continue
+		}
+		if members[i].Value.Kind() != ojson.KindObject {
+			return nil
+		}
+		if texts != nil {
+			return texts[i]
+		}
+		return members[i].Value.AppendJSON(nil)
+	}
+	return nil
 }
 
 // ModelCallRecord derives e's record (SPEC §3.2) as a reader of e's capture line would, with
@@ -90,7 +128,7 @@ func (e *Exchange) ModelCallRecord(callIndex int) (ModelCallRecord, error) {
 	return BuildModelCallRecord(e.AppendJSON(nil), callIndex)
 }
 
-func buildRecord(ex ojson.Value, callIndex int) (ModelCallRecord, error) {
+func buildRecord(ex ojson.Value, callIndex int, texts [][]byte) (ModelCallRecord, error) {
 	if ex.Kind() != ojson.KindObject {
 		return ModelCallRecord{}, errorf("line is a JSON %s, not an object", ex.Kind())
 	}
@@ -121,12 +159,8 @@ func buildRecord(ex ojson.Value, callIndex int) (ModelCallRecord, error) {
 	}
 	r.ResponseID = strPtr(get(response, "id"))
 	r.ResponseStatus = strPtr(get(response, "status"))
-	if rawRequest.Kind() == ojson.KindObject {
-		r.Request = rawRequest.AppendJSON(nil)
-	}
-	if rawResponse.Kind() == ojson.KindObject {
-		r.Response = rawResponse.AppendJSON(nil)
-	}
+	r.Request = payloadText(ex, "request", texts)
+	r.Response = payloadText(ex, "response", texts)
 	r.RequestRaw = strPtr(get(ex, "request_raw"))
 	r.ResponseRaw = strPtr(get(ex, "response_raw"))
 

@@ -140,7 +140,8 @@ func isASCIISpace(c byte) bool {
 // capture file like [Store.Read] and builds one [ModelCallRecord] per non-blank line with call_index =
 // its position among non-blank lines. Any unreadable line — not strict JSON, not an object, or not
 // buildable ([BuildModelCallRecord]) — fails the whole read with an error naming the line. A missing
-// file gives no records and no error. Safe for concurrent use.
+// file gives no records and no error. The records' strings and payloads share one buffer holding
+// the file (never modify them). Safe for concurrent use.
 func (s *Store) ReadModelCallRecords(id string) ([]ModelCallRecord, error) {
 	data, err := s.readLocked(id)
 	if err != nil {
@@ -168,7 +169,8 @@ func (s *Store) ReadModelCallRecords(id string) ([]ModelCallRecord, error) {
 // index; a line that is not strict JSON, not an object, or cannot be built into a record
 // ([BuildModelCallRecord]) is counted in invalid; the others become records whose call_index is
 // their capture index (so damaged lines leave gaps: valid, {not-json}, valid → call indices 0 and 2).
-// A missing file gives (nil, 0, nil); err reports only I/O failures. Safe for concurrent use.
+// A missing file gives (nil, 0, nil); err reports only I/O failures. The records' strings and
+// payloads share one buffer holding the file (never modify them). Safe for concurrent use.
 func (s *Store) ReadAvailableModelCallRecords(id string) (records []ModelCallRecord, invalid int, err error) {
 	data, err := s.readLocked(id)
 	if err != nil {
@@ -186,10 +188,11 @@ func (s *Store) ReadAvailableModelCallRecords(id string) (records []ModelCallRec
 	return records, invalid, nil
 }
 
-// buildLine parses one stripped non-blank line once and builds its record.
+// buildLine parses one stripped non-blank line of a file read whole once and builds its record,
+// sharing the file's memory ([buildSharedRecord]).
 func buildLine(line []byte, index int) (ModelCallRecord, error) {
 	if line[0] != '{' {
 		return ModelCallRecord{}, errors.New("line is not a JSON object")
 	}
-	return BuildModelCallRecord(line, index)
+	return buildSharedRecord(line, index)
 }

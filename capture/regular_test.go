@@ -25,7 +25,7 @@ func requireNotRegular(t *testing.T, err error, path, kind string) {
 	assert.Equal(t, path, pe.Path)
 	assert.Contains(t, err.Error(), path)
 	assert.Contains(t, err.Error(), "("+kind+")")
-	assert.Contains(t, err.Error(), "must be regular files and symbolic links are never followed")
+	assert.Contains(t, err.Error(), "must be regular files with one link and symbolic links are never followed")
 }
 
 // A symbolic link planted in the capture directory never redirects a write, a marker or a read.

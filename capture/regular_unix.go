@@ -14,21 +14,30 @@ import (
 
 // This file holds how the store opens its files and creates its directories: capture files and
 // markers are opened only as regular files and never through a symbolic link (O_NOFOLLOW), so a link
-// planted in the capture directory cannot redirect a record or a marker to a file outside it; what
-// the store creates gets exactly the configured mode, whatever the process umask.
+// planted in the capture directory cannot redirect a record or a marker to a file outside it, and
+// only with one link, so a hard link planted there cannot either; what the store creates gets
+// exactly the configured mode, whatever the process umask.
 
 // ErrNotRegularFile is wrapped by every error about a capture file or marker path that exists but is
-// not a regular file: a symbolic link (never followed), a directory, a FIFO, a socket or a device.
-// The error's path names the file; its text names the rule.
+// not a regular file with one link: a symbolic link (never followed), a directory, a FIFO, a socket,
+// a device, or a regular file with more than one hard link (another name, possibly outside the
+// capture directory, would receive what is written). The error's path names the file; its text
+// names the rule.
 var ErrNotRegularFile = errors.New("not a regular file")
 
 // notRegularError reports that the store refused a path of the given kind ("a symbolic link", ...).
 func notRegularError(kind string) error {
-	return fmt.Errorf("%w (%s): capture files and markers must be regular files and symbolic links are never followed", ErrNotRegularFile, kind)
+	return fmt.Errorf("%w (%s): capture files and markers must be regular files with one link and symbolic links are never followed", ErrNotRegularFile, kind)
+}
+
+// hardLinkError reports a regular file with nlink names, refused like a file that is not regular.
+func hardLinkError(nlink uint64) error {
+	return notRegularError(fmt.Sprintf("a hard link: %d links", nlink))
 }
 
 // openRegular opens path with flags (O_CLOEXEC, O_NOFOLLOW and, for the open itself, O_NONBLOCK
-// added, so opening a FIFO never blocks) and returns the descriptor only if it is a regular file; perm
+// added, so opening a FIFO never blocks) and returns the descriptor only if it is a regular file with
+// at most one link (none: removed since the open, which the caller may check again); perm
 // is used only with O_CREAT. A path that exists but is not a regular file gives an error wrapping
 // [ErrNotRegularFile]; other failures are the raw errno (ENOENT for a missing file or directory,
 // EEXIST for O_CREAT|O_EXCL on an existing entry), for the caller to wrap with the path.
@@ -48,6 +57,9 @@ func openRegular(path string, flags int, perm uint32) (int, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return -1, errors.Join(notRegularError(kindOf(st.Mode)), closeFile(fd))
+	}
+	if st.Nlink > 1 {
+		return -1, errors.Join(hardLinkError(uint64(st.Nlink)), closeFile(fd))
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		return -1, errors.Join(err, closeFile(fd))

@@ -66,10 +66,11 @@ type StoreOption interface {
 }
 
 type storeConfig struct {
-	dirMode   fs.FileMode
-	fileMode  fs.FileMode
-	syncHook  func(path string) error
-	writeHook func(path string, size int) (int, error) // WithWriteHook (writehook.go)
+	dirMode     fs.FileMode
+	fileMode    fs.FileMode
+	syncHook    func(path string) error
+	dirSyncHook func(dir string) error
+	writeHook   func(path string, size int) (int, error) // WithWriteHook (writehook.go)
 }
 
 type storeOptionFunc func(*storeConfig)
@@ -101,6 +102,22 @@ func WithFileMode(mode fs.FileMode) StoreOption {
 func WithSyncHook(hook func(path string) error) StoreOption {
 	return storeOptionFunc(func(c *storeConfig) { c.syncHook = hook })
 }
+
+// WithDirSyncHook installs a function called with the store directory once per group commit that
+// created its file, after the file's own fsync succeeded, right before the directory's fsync. If it
+// returns an error the directory fsync is skipped and the commit's error wraps [ErrDirNotSynced]
+// (its lines are on stable storage, their new directory entry may not be). It is meant for tests
+// (injecting the directory fsync failure); default none. It may be called from many goroutines at once.
+func WithDirSyncHook(hook func(dir string) error) StoreOption {
+	return storeOptionFunc(func(c *storeConfig) { c.dirSyncHook = hook })
+}
+
+// ErrDirNotSynced is wrapped by the error of an [Store.Append] (or [Store.AppendStream]) whose line
+// is in the file and fsynced, in a file the commit created, when only the fsync of the store
+// directory failed afterwards: the line is there and readable, but the file's directory entry may
+// not survive a power loss or OS crash (a process crash does not lose it). A retry finds the line
+// and does not append it again. The [Writer] reports it as [OutcomeWrittenDirUnsynced].
+var ErrDirNotSynced = errors.New("line written and fsynced, but the fsync of the directory holding its new file failed (the file's directory entry may not survive a power loss)")
 
 // Store is a capture directory (SPEC §2): one flat directory holding, per rollout id, the append-only
 // record file <id>.capture.jsonl and the marker <id>.capture.incomplete.
@@ -169,15 +186,16 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // other newline (the output of the record encoder); anything else is refused before any I/O.
 //
 // The file is opened in append mode (created with exactly the file mode if missing; never through a
-// symbolic link, and only if it is a regular file, else the error wraps [ErrNotRegularFile] and names
-// the path; if the store directory was removed meanwhile it is recreated once), locked with
+// symbolic link, and only if it is a regular file with one link (checked at the open and again once
+// locked), else the error wraps [ErrNotRegularFile] and names the path; if the store directory was removed meanwhile it is recreated once), locked with
 // flock(LOCK_EX), repaired if its last byte is not "\n" (D7: a "\n" is written first so a torn line
 // from a crashed writer stays one unreadable line), written with one writev, fsynced, unlocked and
 // closed. When the file was created, its directory is fsynced too. Concurrent Appends to the same file
 // within this process are batched into one such commit; Append returns nil only after its own line is
 // on stable storage, or returns the commit's error (then the line may or may not be in the file;
-// callers mark the rollout incomplete). A batch whose write fails is cut back to the file's previous
-// length, so no partial line of ours stays behind.
+// callers mark the rollout incomplete), except an error wrapping [ErrDirNotSynced]: the line is on
+// stable storage in a file this commit created, only the directory's fsync failed. A batch whose
+// write fails is cut back to the file's previous length, so no partial line of ours stays behind.
 //
 // ctx is checked once before the line is queued (an already cancelled ctx returns its error and
 // writes nothing); once queued, the write is never abandoned, so the result always tells whether the
@@ -368,7 +386,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		}
 		write = idx.dedupe(batch)
 		defer func() {
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrDirNotSynced) {
 				idx.failed(batch)
 			} else {
 				idx.committed(fd, write)
@@ -396,11 +414,22 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		return pathErr("fsync", path, err)
 	}
 	if created {
-		if err := syncDir(s.dir); err != nil {
-			return pathErr("fsync", s.dir, err)
+		if err := s.syncCreatedDir(); err != nil {
+			return fmt.Errorf("%w: %w", ErrDirNotSynced, pathErr("fsync", s.dir, err))
 		}
 	}
 	return nil
+}
+
+// syncCreatedDir fsyncs the store directory after a commit created a file in it, through the
+// directory sync hook when one is set ([WithDirSyncHook]).
+func (s *Store) syncCreatedDir() error {
+	if s.cfg.dirSyncHook != nil {
+		if err := s.cfg.dirSyncHook(s.dir); err != nil {
+			return err
+		}
+	}
+	return syncDir(s.dir)
 }
 
 var newline = []byte{'\n'}
@@ -417,7 +446,8 @@ func batchKeyOf(batch []*appendReq) func([]byte) string {
 
 // openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
 // flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so
-// a record is never written into a removed file. created reports whether this call created the file.
+// a record is never written into a removed file; if it gained a hard link meanwhile, it is refused
+// like at the open ([openRegular]). created reports whether this call created the file.
 func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 	recreated := false
 	for range maxReopen {
@@ -432,7 +462,10 @@ func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 		if err := fstat(fd, &st); err != nil {
 			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
 		}
-		if st.Nlink > 0 {
+		if st.Nlink > 1 { // linked between the open's check and the lock
+			return -1, false, errors.Join(pathErr("open", path, hardLinkError(uint64(st.Nlink))), closeFile(fd))
+		}
+		if st.Nlink == 1 {
 			return fd, created, nil
 		}
 		if err := closeFile(fd); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -30,18 +31,25 @@ const (
 	// limit); the rollout is marked incomplete where the kind of line marks (SPEC §2.6).
 	OutcomePartial
 	// OutcomeRejected: no line can be made from the span (a required attribute missing or
-	// mistyped, a rollout id that is not a safe file name, SPEC §2.2); retrying cannot help.
+	// mistyped, a rollout id that is not a safe file name, SPEC §2.2), or the file system refuses
+	// its file's name (ENAMETOOLONG: the store directory's path and the id are too long together);
+	// retrying cannot help.
 	OutcomeRejected
 	// OutcomeFailed: the line was not written (an I/O error, a context done before the write was
 	// started, or a span the adapter discarded, e.g. after shutdown); a retry may succeed.
 	OutcomeFailed
+	// OutcomeWrittenDirUnsynced: the line was appended whole and fsynced into a file its commit
+	// created, but the fsync of the store directory failed ([ErrDirNotSynced], in Result.Err): the
+	// line is there, the file's directory entry may not survive a power loss. Nothing is marked
+	// (the marker would need the same directory fsync); a retry appends nothing.
+	OutcomeWrittenDirUnsynced
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"ignored", "written", "partial", "rejected", "failed"}
+var outcomeNames = [numOutcomes]string{"ignored", "written", "partial", "rejected", "failed", "written_dir_unsynced"}
 
 // String returns the outcome's name as the gymtrace.capture.outcome metric attribute spells it:
-// "ignored", "written", "partial", "rejected" or "failed".
+// "ignored", "written", "partial", "rejected", "failed" or "written_dir_unsynced".
 func (o Outcome) String() string {
 	if o < numOutcomes {
 		return outcomeNames[o]
@@ -106,8 +114,9 @@ type Result struct {
 	Outcome Outcome
 	// RolloutID is the span's rollout ("" when ignored).
 	RolloutID string
-	// Err is the cause of a rejected or failed span, and the [Problems] of a partial one; nil
-	// otherwise.
+	// Err is the cause of a rejected or failed span, the [Problems] of a partial one (joined with
+	// the [ErrDirNotSynced] error when the directory fsync failed too) and the [ErrDirNotSynced]
+	// error of OutcomeWrittenDirUnsynced; nil otherwise.
 	Err error
 	// MarkErr is the error of writing the rollout's incomplete marker, when that failed too (the
 	// loss is then invisible to readers: adapters log it on its own).
@@ -133,7 +142,7 @@ func (f writerOptionFunc) applyWriter(c *writerConfig) { f(c) }
 //
 //   - gymtrace.capture.writer.spans (counter, {span}): every span handed to the writer, by
 //     gymtrace.capture.line_kind ("model_call", "observation") and gymtrace.capture.outcome
-//     ("written", "partial", "ignored", "rejected", "failed");
+//     ("written", "partial", "ignored", "rejected", "failed", "written_dir_unsynced");
 //   - gymtrace.capture.writer.duplicates (counter, {line}): lines not appended because the file
 //     already held their key, by gymtrace.capture.line_kind (their spans count as written);
 //   - gymtrace.capture.writer.bytes (counter, By): bytes of lines appended durably, by
@@ -201,10 +210,11 @@ func (w *Writer) Route(s *Span) (string, bool) { return w.m.Route(s) }
 const maxPooledLine = 1 << 20
 
 // Write writes the line of s (see [Writer]) and returns what it did ([Outcome]). The rollout is
-// marked incomplete, when the mapping marks, for every outcome but written and ignored, except a
-// rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's rule
-// (rollout.ValidateID): rejected, nothing marked. A failed append may or may not have left the
-// line in the file; a retry never appends it twice. A line whose key is already in the file is
+// marked incomplete, when the mapping marks, for every outcome but written, written_dir_unsynced
+// and ignored, except a rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's
+// rule (rollout.ValidateID): rejected, nothing marked; a file name the file system refuses
+// (ENAMETOOLONG) is rejected too, and marked. A failed append may or may not have left the line in
+// the file; a retry never appends it twice. A line whose key is already in the file is
 // written, counted as a duplicate; a partial one has its [Problems] in Result.Err. A failed marker
 // write is Result.MarkErr (the outcome stays). Safe for concurrent use.
 func (w *Writer) Write(ctx context.Context, s *Span) Result { return w.write(ctx, s, nil) }
@@ -241,6 +251,13 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	} else {
 		err = send(context.WithoutCancel(ctx)) // appended, and counted, by the receiver
 	}
+	var dirErr error
+	if errors.Is(err, ErrDirNotSynced) {
+		dirErr, err = err, nil
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("file name refused, retrying cannot help: %w", err)})
+	}
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})
 	}
@@ -250,7 +267,14 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	}
 	w.tel.bytes.Add(ctx, n, w.tel.kindAttr)
 	if p := line.Problems(); len(p) > 0 {
-		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: p})
+		var perr error = p
+		if dirErr != nil {
+			perr = errors.Join(p, dirErr)
+		}
+		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: perr})
+	}
+	if dirErr != nil {
+		return w.done(ctx, Result{Outcome: OutcomeWrittenDirUnsynced, RolloutID: rid, Err: dirErr})
 	}
 	return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
 }
@@ -274,7 +298,7 @@ func (w *Writer) Discard(ctx context.Context, s *Span, cause error) Result {
 }
 
 // append appends line to rid's file and returns the bytes written and whether the line was a
-// duplicate.
+// duplicate (also with an error wrapping [ErrDirNotSynced]: the line was written).
 func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
 	path := filepath.Join(w.store.dir, rid+w.m.FileSuffix())
 	req := &appendReq{key: line.Key(), keyOf: w.m.KeyOf}
@@ -298,7 +322,11 @@ func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
 		req.line, n = *bp, int64(len(*bp))
 	}
 	if err := w.store.enqueue(path, req); err != nil {
-		return 0, false, fmt.Errorf("append %s: %w", filepath.Base(path), err)
+		err = fmt.Errorf("append %s: %w", filepath.Base(path), err)
+		if errors.Is(err, ErrDirNotSynced) { // the line is on stable storage
+			return n, req.dup, err
+		}
+		return 0, false, err
 	}
 	return n, req.dup, nil
 }

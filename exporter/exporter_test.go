@@ -458,3 +458,23 @@ func meter(t testing.TB) (Option, func() outcomes) {
 		return out
 	}
 }
+
+// #14 finding 9: only the directory fsync of a new capture file fails. The record is there, so
+// the rollout is not marked and ExportSpans (the proxy's durability wait) reports no error; the
+// outcome and a warning say that the file's directory entry may not survive a power loss.
+func TestDurableProcessorDirSyncFailure(t *testing.T) {
+	store := newStore(t, capture.WithDirSyncHook(func(string) error { return errors.New("dir fsync EIO") }))
+	logger, logs := newLogger()
+	mopt, stats := meter(t)
+	p, err := NewDurableProcessor(store, WithLogger(logger), mopt)
+	require.NoError(t, err)
+	ex := testExchange("dd")
+	p.OnEnd(modelCallStub("r8", ex, 1).Snapshot())
+	assert.Equal(t, wantLine(ex, 1), readFile(t, store, "r8"))
+	assert.False(t, incomplete(t, store, "r8"), "the record is there: not marked")
+	assert.Equal(t, outcomes{"written_dir_unsynced": 1}, stats())
+	assert.Contains(t, logs.String(), "directory entry may not survive a power loss")
+	assert.Contains(t, logs.String(), "dir fsync EIO")
+	assert.NotContains(t, logs.String(), "record not written")
+	require.NoError(t, p.Shutdown(t.Context()))
+}

@@ -73,6 +73,9 @@ func (w *recordWriter) report(r capture.Result, v *capture.Span) error {
 	case capture.OutcomePartial:
 		w.logger.Warn("gymtrace capture: record written with a cut payload set to null; marking the rollout incomplete",
 			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "problems", r.Err.Error())
+	case capture.OutcomeWrittenDirUnsynced:
+		w.logger.Warn("gymtrace capture: record written and fsynced, but its new capture file's directory entry may not survive a power loss (directory fsync failed)",
+			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "error", r.Err.Error())
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("exporter: %w", r.Err)
 		w.logger.Error("gymtrace capture: record not written; marking the rollout incomplete",

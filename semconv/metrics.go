@@ -149,7 +149,7 @@ const (
 )
 
 // GymtraceCaptureOutcomeKey is what a span writer did with a span: written, partial, ignored,
-// rejected or failed (capture.Outcome). Not a semantic convention.
+// rejected, failed or written_dir_unsynced (capture.Outcome). Not a semantic convention.
 const GymtraceCaptureOutcomeKey = attribute.Key("gymtrace.capture.outcome")
 
 // Observation metrics (package agentobs): what the span writer cannot tell apart. Not semantic conventions.

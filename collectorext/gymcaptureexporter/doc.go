@@ -17,8 +17,8 @@
 //
 // A payload that cannot be used whole, or a span that lost attributes to a count limit, gives a
 // record with that payload null and marks the rollout incomplete. A span that gives no line (a
-// required attribute missing or mistyped, an unsafe rollout id) is a permanent error for that span
-// only; I/O errors are retryable, and exporterhelper retries only the failed spans. Observation
+// required attribute missing or mistyped, an unsafe rollout id, SPEC §0 D12) or whose file name the
+// file system refuses (ENAMETOOLONG) is a permanent error for that span only; I/O errors are retryable, and exporterhelper retries only the failed spans. Observation
 // failures never mark the capture file incomplete.
 //
 // Durability: every line is appended through capture.Store's group commit (flock, one write,

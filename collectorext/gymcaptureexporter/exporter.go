@@ -105,7 +105,8 @@ func (e *captureExporter) shutdown(context.Context) error {
 
 // pushTraces hands every span of td, in order, to the writers (pushSpan), each line durable before
 // it returns: with the sending queue disabled, ConsumeTraces, and so the OTLP response, returns only
-// after the fsync. A rejected span (no line can be made) is a permanent error, while the other
+// after the fsync. A rejected span (no line can be made, the id fails SPEC §0 D12, or its file name
+// is refused: capture.OutcomeRejected) is a permanent error, while the other
 // spans are still written; a failed one (an I/O error, or ctx ended before it was started) gives a
 // retryable error carrying only the failed spans (consumererror.NewTraces), so exporterhelper never
 // rewrites the others; when the batch has both, the error is retryable and names the rejected
@@ -202,6 +203,10 @@ func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capt
 	case capture.OutcomePartial:
 		e.logger.Warn("gymcapture: record written with a cut payload set to null; marking the rollout incomplete",
 			zap.String("rollout_id", r.RolloutID), sid, zap.String("problems", r.Err.Error()))
+		return r.Outcome, nil
+	case capture.OutcomeWrittenDirUnsynced:
+		e.logger.Warn("gymcapture: record written and fsynced, but its new capture file's directory entry may not survive a power loss (directory fsync failed)",
+			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
 		return r.Outcome, nil
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)

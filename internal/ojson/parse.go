@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting [Parse] and [Compact] accept: the number of arrays and objects
@@ -39,6 +40,7 @@ const (
 type parser struct {
 	data     []byte
 	src      string // data as one string: strings and numbers without escapes are substrings of it
+	shared   bool   // src aliases data instead of copying it ([ParseShared])
 	pos      int
 	depth    int
 	maxDepth int
@@ -57,6 +59,14 @@ type parser struct {
 // itself is not retained). Errors are *SyntaxError.
 func Parse(data []byte) (Value, error) {
 	return ParseDepth(data, MaxDepth)
+}
+
+// ParseShared is [Parse] without its copy of data: the result's strings without escapes are
+// substrings of data itself, so a value holds at most the data plus its decoded escaped strings
+// (never more than len(data) again). The caller must never modify data afterwards (it is kept alive
+// by the result); for a buffer read once and only read from, such as a whole file.
+func ParseShared(data []byte) (Value, error) {
+	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modeStrict, shared: true})
 }
 
 // ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
@@ -89,7 +99,11 @@ func (p *parser) fail(msg string) error {
 }
 
 func (p *parser) document() (Value, error) {
-	p.src = string(p.data)
+	if p.shared {
+		p.src = unsafe.String(unsafe.SliceData(p.data), len(p.data))
+	} else {
+		p.src = string(p.data)
+	}
 	p.skipWS()
 	v, err := p.value()
 	if err != nil {

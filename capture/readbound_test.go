@@ -1,0 +1,121 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+)
+
+// readBoundSlack is what a read may allocate beyond twice the line: the record, the parser's
+// stacks, the matcher's window.
+const readBoundSlack = 1 << 20
+
+// bigLine is a capture line of about size bytes whose payloads fill: response_raw with an SSE
+// stream (escaped newlines and quotes), response with a JSON answer holding one long text, or both
+// (a stream's line: the raw stream and its reassembled response).
+func bigLine(t *testing.T, size int, raw, obj bool) []byte {
+	t.Helper()
+	e := perfCases()[0].exchange()
+	e.Response, e.ResponseRaw = nil, nil
+	parts := 0
+	if raw {
+		parts++
+	}
+	if obj {
+		parts++
+	}
+	if raw {
+		const event = "data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n"
+		sse := strings.Repeat(event, size/parts/(len(event)+12))
+		e.ResponseRaw = &sse
+	}
+	if obj {
+		text := strings.Repeat("a line of \"quoted\" text\n", size/parts/28)
+		e.Response = json.RawMessage(`{"id":"big","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":` +
+			string(ojson.AppendString(nil, text)) + `},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
+	}
+	line := e.AppendJSON(nil)
+	if line[len(line)-1] != '\n' {
+		line = append(line, '\n')
+	}
+	return line
+}
+
+// #14 finding 2, the readers' part: `calls`, `metrics`, `attach` and `report` read capture files
+// through the tolerant record reader (Store.ReadAvailableModelCallRecords, BuildAttachment). Reading
+// a 64 MiB line must allocate at most twice the line (the file's bytes once, the decoded escaped
+// strings at most once more), where it allocated three times (file, a copy for the parser, the
+// decoded strings) and a re-encoded response on top. TotalAlloc counts every byte allocated
+// during the read, garbage included, so it bounds what the read holds at any moment; the race
+// detector's shadow memory is outside the Go heap and does not change it.
+func TestReadHoldsALineAtMostTwice(t *testing.T) {
+	const size = 64 << 20
+	for _, tt := range []struct {
+		name     string
+		raw, obj bool
+	}{
+		{"SSE stream as response_raw", true, false},
+		{"JSON response", false, true},
+		{"stream: response_raw and its reassembled response", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			line := bigLine(t, size, tt.raw, tt.obj)
+			require.NoError(t, s.Append(t.Context(), "big", line))
+			want, err := BuildModelCallRecord(bytes.TrimSpace(line), 0)
+			require.NoError(t, err)
+
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			recs, invalid, err := s.ReadAvailableModelCallRecords("big")
+			runtime.ReadMemStats(&after)
+			require.NoError(t, err)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("line %d bytes: the read allocated %d bytes (%.3f× the line)", len(line), alloc, float64(alloc)/float64(len(line)))
+			assert.LessOrEqual(t, alloc, uint64(2*len(line)+readBoundSlack), "at most twice the line")
+
+			require.Zero(t, invalid)
+			require.Len(t, recs, 1)
+			got := recs[0]
+			assert.True(t, bytes.Equal(want.Response, got.Response), "response as BuildModelCallRecord gives it")
+			assert.True(t, bytes.Equal(want.Request, got.Request), "request as BuildModelCallRecord gives it")
+			assert.Equal(t, want.ResponseRaw == nil, got.ResponseRaw == nil)
+			if want.ResponseRaw != nil {
+				assert.True(t, *want.ResponseRaw == *got.ResponseRaw, "response_raw as BuildModelCallRecord gives it")
+			}
+			want.Request, want.Response, want.ResponseRaw = nil, nil, nil
+			got.Request, got.Response, got.ResponseRaw = nil, nil, nil
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// The shared reading gives exactly BuildModelCallRecord's record for every records vector, for a
+// line that is not in the encoder's form (spaces, duplicate keys: encoded anew), and for one that is.
+func TestSharedRecordEqualsBuilt(t *testing.T) {
+	lines := [][]byte{
+		[]byte(`{"model_call_id": "a", "response": {"id": "r", "usage": {"prompt_tokens": 1}}, "request": {"model": "m"}}`),
+		[]byte(`{"model_call_id":"a","response":{"id":"r"},"response":{"id":"s","model":"x"}}`),
+		[]byte(`{"model_call_id":"a","request":{"model":"m","t":"\u00e9\n"},"response":{"id":"r","t":"é"}}`),
+		[]byte(`{"model_call_id":"a","request":{"model":"m","t":"é\n"},"response":[1]}`),
+	}
+	for _, c := range testvectors.Load(t, "records.json") {
+		in := testvectors.Value(t, c.Input)
+		lines = append(lines, get(in, "exchange").AppendJSON(nil))
+	}
+	for _, line := range lines {
+		want, wantErr := BuildModelCallRecord(line, 3)
+		got, gotErr := buildSharedRecord(line, 3)
+		assert.Equal(t, wantErr, gotErr, "%s", line)
+		assert.Equal(t, want, got, "%s", line)
+	}
+}
