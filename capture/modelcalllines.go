@@ -24,6 +24,10 @@ type ModelCallLines struct {
 	// (semconv.PayloadKeys): the record's request, response, request_raw and response_raw are null
 	// and the record is not partial for it (gymcapture's include_payloads: false).
 	WithoutPayloads bool
+	// SkipRecorded ignores model-call spans carrying gymtrace.capture.recorded = true (their
+	// emitter wrote the record itself, semconv.GymtraceCaptureRecordedKey): the Writer returns
+	// OutcomeIgnored without touching the file (gymcapture's skip_recorded).
+	SkipRecorded bool
 }
 
 var _ LineMapping = ModelCallLines{}
@@ -37,10 +41,16 @@ func (ModelCallLines) FileSuffix() string { return CaptureFileSuffix }
 // MarksIncomplete returns true.
 func (ModelCallLines) MarksIncomplete() bool { return true }
 
-// Route returns the rollout id of a model-call span ([ModelCallRollout]).
-func (ModelCallLines) Route(s *Span) (string, bool) {
+// Route returns the rollout id of a model-call span ([ModelCallRollout]); with SkipRecorded, a
+// span its emitter recorded has none.
+func (m ModelCallLines) Route(s *Span) (string, bool) {
 	if s.Attributes == nil {
 		return "", false
+	}
+	if m.SkipRecorded {
+		if v, ok := s.Attributes.Lookup(string(semconv.GymtraceCaptureRecordedKey)); ok && v.Type() == attribute.BOOL && v.AsBool() {
+			return "", false
+		}
 	}
 	return ModelCallRollout(s.Attributes)
 }

@@ -80,6 +80,8 @@ func TestCaptureHandlerCaptureExporter(t *testing.T) {
 			if kv.Key == semconv.GymtraceRolloutIDKey {
 				rid = kv.Value.AsString()
 			}
+			assert.NotEqual(t, semconv.GymtraceCaptureRecordedKey, kv.Key,
+				"the gateway writes this record: the span must not say it is recorded already")
 		}
 		assert.Equal(t, "r1", rid)
 		recs, _ := env.records(t, "r1")

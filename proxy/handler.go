@@ -356,6 +356,9 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
 	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
+	if h.cfg.captureExporter == nil { // the durable processor writes the record here
+		attrs = append(attrs, semconv.GymtraceCaptureRecordedKey.Bool(true))
+	}
 	attrs = append(attrs, h.serverAttr...)
 	span.SetAttributes(attrs...)
 	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {

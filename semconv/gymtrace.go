@@ -9,6 +9,12 @@ const (
 	GymtraceRolloutIDKey = attribute.Key("gymtrace.rollout.id")
 	// GymtraceModelCallIDKey is the record's model_call_id: 32 lowercase hex chars (SPEC §3.1).
 	GymtraceModelCallIDKey = attribute.Key("gymtrace.model_call.id")
+	// GymtraceCaptureRecordedKey is true on a model-call span whose capture record the process that
+	// emitted it writes itself (a gymtrace proxy with its own capture directory): by the time the
+	// span is exported the record is durable or the rollout marked incomplete, so a capture
+	// Collector fed the same spans skips it (gymcapture's skip_recorded, issue #16 part 1). Absent
+	// on spans whose record is written elsewhere (`--capture-via-otlp`).
+	GymtraceCaptureRecordedKey = attribute.Key("gymtrace.capture.recorded")
 	// GymtraceDialectKey is the dialect: see the Dialect* values.
 	GymtraceDialectKey = attribute.Key("gymtrace.dialect")
 	// GymtraceModelRefTypeKey is model_ref.type (always "responses_api_models"); absent when model_ref is null.

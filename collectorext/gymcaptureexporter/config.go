@@ -49,6 +49,14 @@ type Config struct {
 	// out, and nothing is marked (for a pipeline that strips payloads on purpose).
 	IncludePayloads bool `mapstructure:"include_payloads"`
 
+	// SkipRecorded says whether model-call spans carrying gymtrace.capture.recorded = true are
+	// skipped: their emitter (a gymtrace proxy with a capture directory of its own) wrote the record
+	// itself before the span was exported, so writing it here would record the call twice when both
+	// write one directory (the writer's model_call_id idempotency also prevents that, at the cost of
+	// reading the file). Default true. Set false to keep a second copy of such calls in another
+	// directory (issue #16 part 1).
+	SkipRecorded bool `mapstructure:"skip_recorded"`
+
 	// Observations says whether agent-observation spans (agentobs.ObservationKind) that carry a
 	// string gymtrace.rollout.id are written too, one line each appended durably to
 	// <capture_dir>/<rollout_id>.observations.jsonl, the bytes agentobs.NewObservationProcessor

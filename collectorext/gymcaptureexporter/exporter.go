@@ -33,6 +33,7 @@ type captureExporter struct {
 	dir             string
 	storeOpts       []capture.StoreOption
 	includePayloads bool
+	skipRecorded    bool
 	observations    bool
 	queueEnabled    bool
 	logger          *zap.Logger
@@ -58,6 +59,7 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 		dir:             cfg.CaptureDir,
 		storeOpts:       opts,
 		includePayloads: cfg.IncludePayloads,
+		skipRecorded:    cfg.SkipRecorded,
 		observations:    cfg.Observations,
 		queueEnabled:    cfg.QueueConfig.HasValue(),
 		logger:          set.Logger,
@@ -75,7 +77,7 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 	}
 	mp := capture.WithMeterProvider(e.meterProvider)
 	w := &writers{}
-	if w.records, err = capture.NewWriter(store, capture.ModelCallLines{WithoutPayloads: !e.includePayloads}, mp); err != nil {
+	if w.records, err = capture.NewWriter(store, capture.ModelCallLines{WithoutPayloads: !e.includePayloads, SkipRecorded: e.skipRecorded}, mp); err != nil {
 		return fmt.Errorf("gymcapture: %w", err)
 	}
 	if e.observations {

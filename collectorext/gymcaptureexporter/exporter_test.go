@@ -39,7 +39,7 @@ func newStarted(t testing.TB, edit func(*Config, *captureExporter)) (*captureExp
 	require.NoError(t, err)
 	if edit != nil {
 		edit(cfg, e)
-		e.includePayloads = cfg.IncludePayloads
+		e.includePayloads, e.skipRecorded = cfg.IncludePayloads, cfg.SkipRecorded
 	}
 	require.NoError(t, e.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })

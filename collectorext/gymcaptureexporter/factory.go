@@ -33,6 +33,7 @@ func createDefaultConfig() component.Config {
 		DirMode:         defaultDirMode,
 		FileMode:        defaultFileMode,
 		IncludePayloads: true,
+		SkipRecorded:    true,
 		Observations:    true,
 		TimeoutConfig:   exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:     configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
