@@ -130,7 +130,7 @@ func (d *pushDecoder) decode(codings []string) (err error) {
 	}
 	buf := make([]byte, 32<<10)
 	for {
-		if d.budget.reached() {
+		if d.budget.stopsDecoding() {
 			return errBound
 		}
 		n, err := r.Read(buf)

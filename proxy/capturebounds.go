@@ -133,6 +133,15 @@ func (c *callBudget) reached() bool {
 	return c.hit != nil
 }
 
+// stopsDecoding reports whether the call reached a bound that ends decoding for capture: any but
+// response_bytes, which only stops collecting received bytes, so the prefix received up to it is
+// still decoded as far as it goes (SPEC §0 D15: "decoded as far as decoding went").
+func (c *callBudget) stopsDecoding() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hit != nil && c.hit.Kind != semconv.CaptureBoundKindResponseBytes
+}
+
 // bound returns the record's capture_bound, with seen as the bytes received; nil when no bound was
 // reached.
 func (c *callBudget) bound(seen int64) *capture.CaptureBound {

@@ -59,7 +59,7 @@ func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]captu
 	}
 	if incomplete {
 		marker, _ := store.MarkerPath(id)
-		cmdNotef(cmd, "rollout %s is marked incomplete (%s exists): at least one capture write failed, calls may be missing", id, marker)
+		cmdNotef(cmd, "rollout %s is marked incomplete (%s exists): at least one capture write failed or a call's capture stopped at a bound (SPEC §0 D15): calls or their payloads may be missing", id, marker)
 	}
 	return records, nil
 }

@@ -24,8 +24,9 @@ const (
 	// FindingDamagedLines: some capture lines could not be read and were skipped (SPEC §2.5,
 	// gap model_call_capture_records_unreadable).
 	FindingDamagedLines FindingKind = "damaged_lines"
-	// FindingIncomplete: the .capture.incomplete marker exists: at least one capture write failed,
-	// calls may be missing (SPEC §2.6, gap model_call_capture_incomplete).
+	// FindingIncomplete: the .capture.incomplete marker exists: at least one capture write failed or
+	// a call's capture stopped at a bound (SPEC §0 D15), calls or their payloads may be missing
+	// (SPEC §2.6, gap model_call_capture_incomplete).
 	FindingIncomplete FindingKind = "incomplete"
 	// FindingUnreadable: the capture could not be read at all (gap model_call_capture_unreadable).
 	FindingUnreadable FindingKind = "unreadable"
@@ -95,13 +96,17 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		add(FindingDamagedLines, "rollout %s: %d damaged capture line%s skipped (not a readable call record)", r.ID, r.DamagedLines, plural(r.DamagedLines))
 	}
 	if incomplete {
-		add(FindingIncomplete, "rollout %s is marked incomplete: at least one capture write failed, calls may be missing", r.ID)
+		add(FindingIncomplete, "rollout %s is marked incomplete: at least one capture write failed or a call's capture stopped at a bound (SPEC §0 D15): calls or their payloads may be missing", r.ID)
 	}
 	if unreadable {
 		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls --capture-dir DIR %s`)", r.ID, r.ID)
 	}
 	if n := r.health.DuplicateCalls; n > 0 {
-		add(FindingDuplicateCalls, "rollout %s: %d record%s repeat a model_call_id already in its capture file (a call recorded twice: tokens and joins count it twice)", r.ID, n, plural(n))
+		verb := "repeat"
+		if n == 1 {
+			verb = "repeats"
+		}
+		add(FindingDuplicateCalls, "rollout %s: %d record%s %s a model_call_id already in its capture file (a call recorded twice: tokens and joins count it twice)", r.ID, n, plural(n), verb)
 	}
 	if len(r.Calls) > 0 && r.FailedCalls == len(r.Calls) {
 		add(FindingAllCallsFailed, "rollout %s: all %d call%s failed (%s)", r.ID, len(r.Calls), plural(len(r.Calls)), categoryList(r.Errors))
