@@ -153,6 +153,12 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 	}
 
 	reportAttach(cmd, sum, output, time.Since(start))
+	for _, h := range sum.Rollouts {
+		if h.NoRecords { // its captures may sit in a run directory (--run-id)
+			noteRunIDHint(cmd, store.Dir(), h.RolloutID+capture.CaptureFileSuffix)
+			break
+		}
+	}
 	if malformed != nil {
 		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -61,6 +62,12 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 			}
 			if len(stores) > 0 {
 				cmdNotef(cmd, "%s", clearReport(sum, runDir))
+			}
+			for _, id := range sum.IDs {
+				if !slices.Contains(sum.Cleared, id) { // its captures may sit in a run directory (--run-id)
+					noteRunIDHint(cmd, runDir, id+capture.CaptureFileSuffix)
+					break
+				}
 			}
 			return nil
 		},
