@@ -50,9 +50,6 @@ func procStatusBytes(t *testing.T, pid int, field string) int64 {
 // up, every normal call's record is written whole, the three attack records carry capture_bound, the
 // clients get every byte, and the proxy's peak RSS (VmHWM) stays within the README's bound.
 func TestProxyCmdBoundedUnderAttack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sends 1 GB through loopback") // -short only; .ci/run runs it
-	}
 	brBomb, err := bomb.Zeros("br", 4<<30)
 	require.NoError(t, err)
 	gzBomb, err := bomb.Zeros("gzip", 1<<30)
