@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -63,8 +62,10 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 			if len(stores) > 0 {
 				cmdNotef(cmd, "%s", clearReport(sum, runDir))
 			}
-			for _, id := range sum.IDs {
-				if !slices.Contains(sum.Cleared, id) { // its captures may sit in a run directory (--run-id)
+			// Cleared is a subsequence of IDs in the same order: where they first differ is the first
+			// rollout with nothing to remove, whose captures may sit in a run directory (--run-id).
+			for i, id := range sum.IDs {
+				if i >= len(sum.Cleared) || sum.Cleared[i] != id {
 					noteRunIDHint(cmd, runDir, id+capture.CaptureFileSuffix)
 					break
 				}
