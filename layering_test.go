@@ -48,6 +48,7 @@ const (
 	rowStream      = "sdk/stream"
 	rowProxy       = "proxy"
 	rowExporter    = "exporter"
+	rowFleet       = "fleet"
 	rowAgentobs    = "agentobs"
 	rowCmd         = "cmd/gymtrace"
 	rowDemo        = "demo"
@@ -56,7 +57,7 @@ const (
 )
 
 // libraries are the rows every application may use.
-var libraries = []string{rowSemconv, rowInternals, rowRollout, rowCapture, rowSDKSpan, rowTokens, rowStream, rowProxy, rowExporter, rowAgentobs}
+var libraries = []string{rowSemconv, rowInternals, rowRollout, rowCapture, rowSDKSpan, rowTokens, rowStream, rowProxy, rowExporter, rowFleet, rowAgentobs}
 
 // layers is DESIGN.md's table. Two readings of it: the low-level internals (byte-level helpers with
 // no knowledge of capture) may be used by every row but semconv, and a row that does not exist yet
@@ -78,6 +79,7 @@ var layers = []row{
 	{name: rowProxy, pkgs: []string{"proxy"},
 		mayImport: []string{rowRollout, rowCapture, rowTokens, rowStream, rowExporter, rowSemconv, rowInternals}},
 	{name: rowExporter, pkgs: []string{"exporter"}, mayImport: []string{rowCapture, rowSDKSpan, rowInternals}},
+	{name: rowFleet, pkgs: []string{"fleet"}, mayImport: []string{rowSemconv}},
 	{name: rowAgentobs, pkgs: []string{"agentobs/..."}, mayImport: []string{rowRollout, rowCapture, rowSDKSpan, rowSemconv, rowInternals}},
 	{name: rowCmd, pkgs: []string{"cmd/..."}, mayImport: append([]string{rowDemo}, libraries...)},
 	{name: rowDemo, pkgs: []string{"cmd/gymtrace/internal/demo"}, mayImport: append([]string{rowCmd, rowTestkit}, libraries...)},

@@ -11,8 +11,8 @@ type Snapshot struct {
 	Version    int64
 }
 
-// Source freezes and retires rollouts' token captures (the reference's TokenSource, TOKENS.md
-// §3.8). Freeze is idempotent; Drop retires the capture only when the rollout is frozen at exactly
+// Source freezes and retires rollouts' token captures (TOKENS.md §3.8: the reference's
+// TokenSource). Freeze is idempotent; Drop retires the capture only when the rollout is frozen at exactly
 // (snapshotID, version) and reports whether it did.
 type Source interface {
 	Freeze(rolloutID string) (Snapshot, error)

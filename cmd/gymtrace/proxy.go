@@ -148,7 +148,7 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	opts = append(opts, corrOpts...)
 	opts = append(opts, limitOpts...)
-	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx)
+	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger)
 	if err != nil {
 		return err
 	}

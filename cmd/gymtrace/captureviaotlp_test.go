@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/gymtrace/gymtrace/fleet"
+	"github.com/gymtrace/gymtrace/rollout"
+)
+
+// TestProxyCmdCaptureViaOTLPFleet runs the real binary with three --capture-via-otlp gateways (a
+// repeated flag and a comma-separated list), one of them down: every rollout's model-call span
+// reaches exactly one gateway, the first live one of its rendezvous order, so the rollouts the dead
+// gateway owns fail over to their second choice and nothing is marked incomplete.
+func TestProxyCmdCaptureViaOTLPFleet(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, leaks) })
+	bin := buildGymtrace(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"policy","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+	}))
+	t.Cleanup(up.Close)
+	for _, k := range otlpEnvVars {
+		t.Setenv(k, "")
+	}
+
+	a, aURL := startHTTPReceiver(t)
+	b, bURL := startHTTPReceiver(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	deadURL := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close()) // nobody listens there: connection refused
+
+	dir := filepath.Join(t.TempDir(), "markers")
+	p := startProxy(t, bin, up.URL, dir, "--capture-via-otlp", aURL+","+deadURL, "--capture-via-otlp", bURL,
+		"--capture-export-timeout", "5s")
+	client := &http.Client{Transport: &http.Transport{}}
+	const n = 30
+	for i := range n {
+		resp, err := client.Post(fmt.Sprintf("%s/ng-rollout/fleet-%d/v1/chat/completions", p.url, i), "application/json",
+			strings.NewReader(`{"model":"policy","messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		_, _ = io.ReadAll(resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	client.CloseIdleConnections()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.wait(), "stderr: %s", p.stderr)
+
+	eps, err := fleet.ParseEndpoints([]string{aURL, deadURL, bURL}, fleet.ProtocolHTTPProtobuf)
+	require.NoError(t, err)
+	keys := []string{eps[0].Key, eps[1].Key, eps[2].Key}
+	receivers := map[string]*otlpReceiver{keys[0]: a, keys[2]: b}
+	got := map[string][]string{} // rollout → the gateways that received its span
+	for key, r := range receivers {
+		traces, _, _, errs := r.snapshot()
+		assert.Empty(t, errs)
+		for _, req := range traces {
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					for _, s := range ss.Spans {
+						if rid, ok := attrString(s.Attributes, "gymtrace.rollout.id"); ok {
+							got[rid] = append(got[rid], key)
+						}
+					}
+				}
+			}
+		}
+	}
+	failedOver := 0
+	for i := range n {
+		rid := fmt.Sprintf("fleet-%d", i)
+		order := fleet.Rank(rollout.ID{Rollout: rid}.TraceID(), keys)
+		want := keys[order[0]]
+		if want == keys[1] {
+			want = keys[order[1]]
+			failedOver++
+		}
+		assert.Equal(t, []string{want}, got[rid], "rollout %s: its first live gateway, once", rid)
+	}
+	assert.Positive(t, failedOver, "some rollouts were the dead gateway's")
+	assert.Contains(t, p.stderr.String(), "capture gateway did not answer")
+	assert.Contains(t, p.stderr.String(), keys[1])
+	entries, err := os.ReadDir(dir)
+	if !os.IsNotExist(err) {
+		require.NoError(t, err)
+		for _, e := range entries {
+			assert.NotContains(t, e.Name(), ".capture.incomplete", "no call lost its record")
+		}
+	}
+}
