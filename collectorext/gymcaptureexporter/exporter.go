@@ -15,6 +15,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 var (
@@ -209,6 +210,17 @@ func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capt
 	case capture.OutcomeWrittenDirUnsynced:
 		e.logger.Warn("gymcapture: record written and fsynced, but its new capture file's directory entry may not survive a power loss (directory fsync failed)",
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
+		return r.Outcome, nil
+	case capture.OutcomeWritten:
+		if ce := e.logger.Check(zap.DebugLevel, "gymcapture: record written"); ce != nil {
+			var callID string
+			if v.Attributes != nil {
+				if id, ok := v.Attributes.Lookup(string(semconv.GymtraceModelCallIDKey)); ok {
+					callID = id.AsString()
+				}
+			}
+			ce.Write(zap.String("rollout_id", r.RolloutID), zap.String("model_call_id", callID), sid)
+		}
 		return r.Outcome, nil
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
