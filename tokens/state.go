@@ -46,29 +46,30 @@ func defaultState() state {
 
 // readState reads id's state file: the defaults when it is missing, a JSONDecodeError [*Error] when
 // it is not JSON, the reference's ValueError when it is not an object ([ST-18]).
-func (s *Store) readState(id string) (state, error) {
+func (s *Store) readState(id string) (*state, error) {
 	b, err := os.ReadFile(s.path(id, StateFileSuffix))
 	if errors.Is(err, fs.ErrNotExist) {
-		return defaultState(), nil
+		st := defaultState()
+		return &st, nil
 	}
 	if err != nil {
-		return state{}, err
+		return nil, err
 	}
 	v, err := ojson.Parse(b)
 	if err != nil {
-		return state{}, pyErr("JSONDecodeError", err.Error(), err)
+		return nil, pyErr("JSONDecodeError", err.Error(), err)
 	}
 	if v.Kind() != ojson.KindObject {
-		return state{}, pyErr("ValueError", "Invalid token-capture state for rollout "+id, nil)
+		return nil, pyErr("ValueError", "Invalid token-capture state for rollout "+id, nil)
 	}
-	return state{v: v.CollapseDuplicates().Clone()}, nil
+	return &state{v: v.CollapseDuplicates().Clone()}, nil
 }
 
 // writeState replaces id's state file atomically (TOKENS.md §2.3): a temporary file
 // ".tokens-state-*" in the store directory holds the canonical JSON and a LF, is fsynced when
 // durable, gets the store's file mode and is renamed over the state file; when durable the
 // directory is fsynced after the rename. The temporary name never outlives the call.
-func (s *Store) writeState(id string, st state, durable bool) error {
+func (s *Store) writeState(id string, st *state, durable bool) error {
 	payload, err := appendCanonical(nil, st.v)
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func (st state) flag(key string) bool {
 	return ok && python.Truthy(v)
 }
 
-func (st state) set(key string, v ojson.Value) { st.v.Set(key, v) }
+func (st *state) set(key string, v ojson.Value) { st.v.Set(key, v) }
 
 // intOf is int(state.get(key, 0)), or int(state[key]) (a KeyError when absent) when required.
 func (st state) intOf(key string, required bool) (*big.Int, error) {
@@ -132,7 +133,7 @@ func (st state) intOf(key string, required bool) (*big.Int, error) {
 }
 
 // bumpVersion sets version = int(state.get("version", 0)) + by.
-func (st state) bumpVersion(by int64) error {
+func (st *state) bumpVersion(by int64) error {
 	n, err := st.intOf(stateVersion, false)
 	if err != nil {
 		return err
@@ -175,7 +176,7 @@ func pyInt(v ojson.Value) (*big.Int, bool) {
 // validate (its ValidationError) or a call id with two different durable payloads ([ST-15]: the
 // state is marked incomplete, version+1, written durably, then the ValueError). It reports whether
 // the index in st changed (the caller writes it).
-func (s *Store) syncIndex(id string, st state) (bool, error) {
+func (s *Store) syncIndex(id string, st *state) (bool, error) {
 	path := s.path(id, EntriesFileSuffix)
 	var fileSize int64
 	if fi, err := os.Stat(path); err == nil {
