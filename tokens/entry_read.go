@@ -86,9 +86,9 @@ func EntryFromValue(v ojson.Value) (TokenEntry, error) {
 	e.RolloutID = p.str(v, keyRolloutID, true)
 	e.ModelCallID = p.str(v, keyModelCallID, true)
 	e.Model = p.str(v, keyModel, false)
-	e.PromptTokenIDs = p.ints(v, keyPromptTokenIDs)
-	e.GenerationTokenIDs = p.ints(v, keyGenerationTokenIDs)
-	e.GenerationLogProbs = p.floats(v, keyGenerationLogProbs)
+	e.PromptTokenIDs = listOf(&p, v, keyPromptTokenIDs, p.int)
+	e.GenerationTokenIDs = listOf(&p, v, keyGenerationTokenIDs, p.int)
+	e.GenerationLogProbs = listOf(&p, v, keyGenerationLogProbs, p.float)
 	if f, ok := v.Get(keyRoutedExperts); ok && !f.IsNull() {
 		e.RoutedExperts = jsontext.Value(f.AppendJSON(nil))
 	}
@@ -209,27 +209,15 @@ func (p *entryParser) list(v ojson.Value, key string, required bool) ([]ojson.Va
 	return f.Elems(), true
 }
 
-func (p *entryParser) ints(v ojson.Value, key string) []int64 {
+// listOf parses the required list field key with conv per element.
+func listOf[T any](p *entryParser, v ojson.Value, key string, conv func(ojson.Value, ...any) (T, bool)) []T {
 	elems, ok := p.list(v, key, true)
 	if !ok {
 		return nil
 	}
-	out := make([]int64, 0, len(elems))
+	out := make([]T, 0, len(elems))
 	for i, el := range elems {
-		n, _ := p.int(el, key, i)
-		out = append(out, n)
-	}
-	return out
-}
-
-func (p *entryParser) floats(v ojson.Value, key string) []float64 {
-	elems, ok := p.list(v, key, true)
-	if !ok {
-		return nil
-	}
-	out := make([]float64, 0, len(elems))
-	for i, el := range elems {
-		x, _ := p.float(el, key, i)
+		x, _ := conv(el, key, i)
 		out = append(out, x)
 	}
 	return out

@@ -148,12 +148,19 @@ func (s *Store) locked(id string, shared bool, fn func() error) error {
 	return fn()
 }
 
-func errRetired(id string) error {
-	return pyErr("RuntimeError", "Token capture for rollout "+id+" is retired", ErrRetired)
-}
-
-func errFrozen(id string) error {
-	return pyErr("RuntimeError", "Token capture for rollout "+id+" is already frozen", ErrFrozen)
+// liveState reads id's state and refuses a retired rollout, and a frozen one unless frozenOK, with
+// the reference's RuntimeErrors (TOKENS.md §2.6).
+func (s *Store) liveState(id string, frozenOK bool) (*state, error) {
+	st, err := s.readState(id)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.flag(stateRetired):
+		return nil, pyErr("RuntimeError", "Token capture for rollout "+id+" is retired", ErrRetired)
+	case !frozenOK && st.flag(stateFrozen):
+		return nil, pyErr("RuntimeError", "Token capture for rollout "+id+" is already frozen", ErrFrozen)
+	}
+	return st, nil
 }
 
 // Append durably appends e to its rollout's JSONL file, once per model_call_id (the reference's
@@ -191,15 +198,9 @@ func (s *Store) Append(e TokenEntry) error {
 	digest := EntryDigest(canonical)
 	id := e.RolloutID
 	return s.locked(id, false, func() error {
-		st, err := s.readState(id)
+		st, err := s.liveState(id, false)
 		if err != nil {
 			return err
-		}
-		if st.flag(stateRetired) {
-			return errRetired(id)
-		}
-		if st.flag(stateFrozen) {
-			return errFrozen(id)
 		}
 		changed, err := s.syncIndex(id, st)
 		if err != nil {
@@ -251,15 +252,8 @@ func (s *Store) Append(e TokenEntry) error {
 // the intents file is created, the directory is fsynced too.
 func (s *Store) BeginCall(id, modelCallID string) error {
 	return s.locked(id, false, func() error {
-		st, err := s.readState(id)
-		if err != nil {
+		if _, err := s.liveState(id, false); err != nil {
 			return err
-		}
-		if st.flag(stateRetired) {
-			return errRetired(id)
-		}
-		if st.flag(stateFrozen) {
-			return errFrozen(id)
 		}
 		_, created, err := appendDurably(s.path(id, IntentsFileSuffix), []byte(modelCallID+"\n"), s.fileMode)
 		if err == nil && created {
@@ -277,12 +271,9 @@ func (s *Store) BeginCall(id, modelCallID string) error {
 // state flag that readers use; the marker file is evidence only ([ST-08]).
 func (s *Store) MarkIncomplete(id, modelCallID string) error {
 	return s.locked(id, false, func() error {
-		st, err := s.readState(id)
+		st, err := s.liveState(id, true)
 		if err != nil {
 			return err
-		}
-		if st.flag(stateRetired) {
-			return errRetired(id)
 		}
 		st.set(stateIncomplete, ojson.Bool(true))
 		if err := st.bumpVersion(1); err != nil {
@@ -357,12 +348,9 @@ func (s *Store) readEntries(id string) ([]TokenEntry, error) {
 func (s *Store) Freeze(id string) (Snapshot, error) {
 	var snap Snapshot
 	err := s.locked(id, false, func() error {
-		st, err := s.readState(id)
+		st, err := s.liveState(id, true)
 		if err != nil {
 			return err
-		}
-		if st.flag(stateRetired) {
-			return errRetired(id)
 		}
 		changed, err := s.syncIndex(id, st)
 		if err != nil {
