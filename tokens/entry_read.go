@@ -241,6 +241,9 @@ func (p *entryParser) objects(v ojson.Value, key string) []jsontext.Value {
 
 // int is pydantic's lax int for one value at loc; ok is false when an error was recorded.
 func (p *entryParser) int(v ojson.Value, loc ...any) (int64, bool) {
+	if n, ok := v.Int64(); ok { // the common case: a JSON integer that fits
+		return n, true
+	}
 	n, typ, msg := laxInt(v)
 	if typ != "" {
 		p.fail(loc, typ, msg, v)

@@ -527,3 +527,10 @@ func (s *Store) SweepRetired(olderThan time.Duration) (int, error) {
 	}
 	return removed, nil
 }
+
+// The store is the finalization's Source and the proxy's sink.
+var (
+	_ Source     = (*Store)(nil)
+	_ Sink       = (*Store)(nil)
+	_ IntentSink = (*Store)(nil)
+)
