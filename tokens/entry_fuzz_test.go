@@ -20,9 +20,22 @@ func FuzzParseEntry(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"rollout_id":"r","model_call_id":"c","prompt_token_ids":["7",8.0,true],"generation_token_ids":[" 1_0 "],"generation_log_probs":["nan"],"output_items":[{"b":1,"a":[{"d":1e2,"c":null}]}],"token_item_index":"0","x":{"z":1,"y":2}}`))
+	f.Add([]byte(`{"rollout_id":"r","model_call_id":"c","prompt_token_ids":[1,2],"generation_token_ids":[3],"generation_log_probs":[-0.5],"prompt_token_ids":[9]}`))
+	f.Add([]byte(`{"rollout_id":"r","model_call_id":"c","prompt_token_ids":[1.0,-0],"generation_token_ids":[9223372036854775808],"generation_log_probs":[1e400],"token_item_index":0}`))
 	f.Add([]byte(`{"schema_version":2}`))
 	f.Add([]byte(`[1]`))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		if fast, ok := parseEntryFast(line); ok { // the fast reader agrees with the general one
+			general, err := parseEntryGeneral(line)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, general path: %v", line, err)
+			}
+			a, errA := fast.CanonicalJSON()
+			b, errB := general.CanonicalJSON()
+			if errA != nil || errB != nil || string(a) != string(b) {
+				t.Fatalf("fast %s (%v) != general %s (%v)", a, errA, b, errB)
+			}
+		}
 		e, err := ParseEntry(line)
 		if err != nil {
 			if err.Error() == "" {

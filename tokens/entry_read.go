@@ -42,6 +42,14 @@ const (
 // beyond the 64-bit range is a syntax error here, where orjson reads it as a float (a token id of that
 // size fails either way).
 func ParseEntry(line []byte) (TokenEntry, error) {
+	if e, ok := parseEntryFast(line); ok {
+		return e, nil
+	}
+	return parseEntryGeneral(line)
+}
+
+// parseEntryGeneral is [ParseEntry] over a parsed value, for every line.
+func parseEntryGeneral(line []byte) (TokenEntry, error) {
 	v, err := ojson.Parse(line)
 	if err != nil {
 		return TokenEntry{}, pyErr("JSONDecodeError", err.Error(), err)
