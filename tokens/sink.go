@@ -125,6 +125,14 @@ func (c *Call) CommitEntry(e TokenEntry) Outcome {
 	return Outcome{Written: true, Entry: e}
 }
 
+// MarkIncomplete marks the call's rollout incomplete with its model_call_id for a cause the
+// reference's capture_tokens does not know (TOKENS.md §0 T2, T3: a held answer that passed the
+// capture bound, a stream whose ids could not be completed); cause names it for the counters, err
+// is the failure behind it, if any. It marks even a committed call (its entry may be incomplete).
+func (c *Call) MarkIncomplete(cause Cause, reason string, err error) Outcome {
+	return c.mark(Outcome{Cause: cause, Err: err, Reason: reason})
+}
+
 // missing is _capture_missing: nothing for a committed call or one without a sink.
 func (c *Call) missing(cause Cause, reason string) Outcome {
 	if c.committed || c.Sink == nil {

@@ -240,3 +240,22 @@ func TestMiddlewareStoreVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestCallMarkIncomplete: the proxy's own causes (a stream cut short) mark the rollout with the
+// call's id, committed or not; without a sink the mark cannot be made and says so.
+func TestCallMarkIncomplete(t *testing.T) {
+	s := vectorStore(t)
+	c := &Call{RolloutID: "r0", ModelCallID: "c1", Sink: s}
+	require.True(t, c.CommitEntry(baseEntry("r0", "c1")).Written)
+	o := c.MarkIncomplete(Cause("stream_truncated"), "the stream ended before its last chunk", nil)
+	assert.True(t, o.Marked)
+	assert.Equal(t, Cause("stream_truncated"), o.Cause)
+	incomplete, err := s.IsIncomplete("r0")
+	require.NoError(t, err)
+	assert.True(t, incomplete)
+	assert.Equal(t, "c1\n", files(t, s.Dir())["r0.tokens.incomplete"])
+
+	o = (&Call{RolloutID: "r0", ModelCallID: "c2"}).MarkIncomplete(Cause("stream_truncated"), "", nil)
+	assert.False(t, o.Marked)
+	assert.Error(t, o.MarkErr)
+}
