@@ -268,3 +268,48 @@ func FuzzParseRequestPath(f *testing.F) {
 		}
 	})
 }
+
+// TestParsePrefixTokenCaptureVectors runs the capture middleware's paths (token_capture.json group
+// MW, TOKENS.md §1.3) through ParsePrefix: the downstream path is the rest after the prefix (the
+// whole path when there is none), and a case where the middleware minted a context or marked the
+// rollout incomplete parsed the token-capture segment and the id. What the middleware then does
+// (the context, the unobserved-path mark) is tested with the store (tokens) and the proxy.
+func TestParsePrefixTokenCaptureVectors(t *testing.T) {
+	var n int
+	for _, c := range testvectors.Load(t, "token_capture.json") {
+		if !strings.HasPrefix(c.Name, "MW-") {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			var in struct{ Path string }
+			require.NoError(t, json.Unmarshal(c.Input, &in))
+			var want struct {
+				DownstreamPath string `json:"downstream_path"`
+				Context        *struct {
+					RolloutID string `json:"rollout_id"`
+				} `json:"context"`
+				FilesAfter map[string]string `json:"files_after"`
+			}
+			require.NoError(t, json.Unmarshal(c.Expected, &want))
+			p, ok := ParsePrefix(in.Path)
+			if !ok {
+				assert.Equal(t, want.DownstreamPath, in.Path)
+				assert.Nil(t, want.Context)
+				return
+			}
+			assert.Equal(t, want.DownstreamPath, p.Rest)
+			if want.Context != nil {
+				assert.True(t, p.TokenCapture)
+				assert.Equal(t, want.Context.RolloutID, p.ID)
+			}
+			for name := range want.FilesAfter {
+				if id, ok := strings.CutSuffix(name, ".tokens.incomplete"); ok {
+					assert.True(t, p.TokenCapture)
+					assert.Equal(t, id, p.ID)
+				}
+			}
+		})
+	}
+	require.Equal(t, 14, n, "MW case count")
+}

@@ -18,12 +18,32 @@ import (
 )
 
 const (
-	module   = "module github.com/gymtrace/gymtrace"
-	specPath = "docs/SPEC.md"
+	module     = "module github.com/gymtrace/gymtrace"
+	specPath   = "docs/SPEC.md"
+	tokensPath = "docs/TOKENS.md"
+
+	// The documents a citation can name: "SPEC §2.2" and "TOKENS.md §2.7".
+	specDoc   = "SPEC.md"
+	tokensDoc = "TOKENS.md"
 )
 
-// spec is what a citation can name in docs/SPEC.md.
+// docPaths are the checked documents by name.
+var docPaths = map[string]string{specDoc: specPath, tokensDoc: tokensPath}
+
+// defaultDoc is the document a citation names when its line names none before it: TOKENS.md in
+// docs/TOKENS.md itself and in package tokens (whose doc comments cite it throughout), SPEC
+// everywhere else.
+func defaultDoc(rel string) string {
+	rel = filepath.ToSlash(rel)
+	if rel == tokensPath || strings.HasPrefix(rel, "tokens/") {
+		return tokensDoc
+	}
+	return specDoc
+}
+
+// spec is what a citation can name in one document (docs/SPEC.md, docs/TOKENS.md).
 type spec struct {
+	path       string             // the document, for messages
 	sections   map[string]section // by number: "0", "3.1"
 	deviations map[int]bool       // the Dn bullets of §0
 }
@@ -35,14 +55,14 @@ type section struct {
 }
 
 var (
-	headingRE   = regexp.MustCompile(`^(##|###) (\d+(?:\.\d+)?)[. ]`)
+	headingRE   = regexp.MustCompile(`^(##|###|####) (\d+(?:\.\d+){0,2})[. ]`)
 	deviationRE = regexp.MustCompile(`^- \*\*D(\d+) `)
 	itemRE      = regexp.MustCompile(`^(\d+)(?:–(\d+))?\. |^\| (\d+)\?? \|`)
 )
 
-// parseSpec reads the sections, their items and the deviations of a SPEC.md text.
-func parseSpec(text string) spec {
-	s := spec{sections: map[string]section{}, deviations: map[int]bool{}}
+// parseSpec reads the sections, their items and the deviations of the document at path (its text).
+func parseSpec(path, text string) spec {
+	s := spec{path: path, sections: map[string]section{}, deviations: map[int]bool{}}
 	type open struct {
 		num   string
 		level int
@@ -87,8 +107,9 @@ func parseSpec(text string) spec {
 	return s
 }
 
-// ref is one citation of the spec.
+// ref is one citation of a document.
 type ref struct {
+	doc     string // the document cited: specDoc or tokensDoc
 	section string // a section number, "" for a deviation
 	item    int    // an item or table row of section, 0 for none
 	name    string // a named paragraph of section, "" for none
@@ -96,6 +117,10 @@ type ref struct {
 }
 
 func (r ref) String() string {
+	if r.doc == tokensDoc {
+		r.doc = ""
+		return tokensDoc + " " + r.String()
+	}
 	switch {
 	case r.dev != 0:
 		return fmt.Sprintf("D%d", r.dev)
@@ -111,8 +136,9 @@ var (
 	// tokenRE finds, left to right, a document's name and a section citation: § with a number, an
 	// optional range end ("§6.3–6.7", "§4.4–§4.6") and an optional tail of items ("§8 #75–84 and
 	// #90", "§3.1 #11/#13", "§8 vectors #91–#101", "§5.5 step 2") or a paragraph name (`§0 "Spans"`).
-	// A citation belongs to the nearest document named before it on its line, by default the spec:
-	// "RFC 9110 §7.6.1", "Unicode §3.9" and "OTHER.md §2" are not the spec's.
+	// A citation belongs to the nearest document named before it on its line, by default the file's
+	// (defaultDoc), until a ";" starts a new list: "TOKENS.md §2.7" is checked against
+	// docs/TOKENS.md, "RFC 9110 §7.6.1", "Unicode §3.9" and "OTHER.md §2" are not checked.
 	tokenRE = regexp.MustCompile(`\bSPEC(?:\.md)?\b|\bRFC ?\d+|\bUnicode\b|\b[A-Za-z][\w-]*\.md\b|` +
 		`§ ?(\d+(?:\.\d+)*)(?:[–-]§?(\d+(?:\.\d+)*))?` +
 		`(\s+(?:vectors\s+)?#\d+(?:[–-]#?\d+)?(?:(?:\s*[,/]\s*|\s+and\s+)#\d+(?:[–-]#?\d+)?)*|\s+step\s+\d+|\s?"[A-Z][A-Za-z0-9 '/-]*")?`)
@@ -121,41 +147,59 @@ var (
 	devRE = regexp.MustCompile(`(?:^|[^%\w])D(\d{1,2})\b`)
 )
 
-// refs returns the spec citations of one line.
-func refs(line string) []ref {
+// refs returns the citations of one line of a file whose default document is def. Deviations
+// ("D12") are always SPEC's: TOKENS.md has none of its own.
+func refs(line, def string) []ref {
 	var out []ref
 	if strings.Contains(line, "§") { // most lines have none: skip the slow expression
-		ours := true
-		for _, m := range tokenRE.FindAllStringSubmatch(line, -1) {
+		doc, last := def, 0
+		for _, at := range tokenRE.FindAllStringSubmatchIndex(line, -1) {
+			m := make([]string, len(at)/2)
+			for i := range m {
+				if at[2*i] >= 0 {
+					m[i] = line[at[2*i]:at[2*i+1]]
+				}
+			}
+			if strings.Contains(line[last:at[0]], ";") { // "TOKENS.md §2.1; §5.5 here": a new list
+				doc = def
+			}
+			last = at[1]
 			if !strings.HasPrefix(m[0], "§") {
-				ours = strings.HasPrefix(m[0], "SPEC")
+				switch {
+				case strings.HasPrefix(m[0], "SPEC"):
+					doc = specDoc
+				case m[0] == tokensDoc:
+					doc = tokensDoc
+				default:
+					doc = ""
+				}
 				continue
 			}
-			if !ours {
+			if doc == "" {
 				continue
 			}
 			sec, end, tail := m[1], m[2], strings.TrimSpace(m[3])
 			switch {
 			case strings.HasPrefix(tail, `"`):
-				out = append(out, ref{section: sec, name: strings.Trim(tail, `"`)})
+				out = append(out, ref{doc: doc, section: sec, name: strings.Trim(tail, `"`)})
 			case tail != "":
 				for _, im := range itemNumRE.FindAllStringSubmatch(tail, -1) {
 					for _, n := range numbers(im[1], im[2]) {
-						out = append(out, ref{section: sec, item: n})
+						out = append(out, ref{doc: doc, section: sec, item: n})
 					}
 				}
 			default:
-				out = append(out, ref{section: sec})
+				out = append(out, ref{doc: doc, section: sec})
 			}
 			if end != "" {
-				out = append(out, ref{section: end})
+				out = append(out, ref{doc: doc, section: end})
 			}
 		}
 	}
 	if maybeDeviation(line) { // likewise
 		for _, m := range devRE.FindAllStringSubmatch(line, -1) {
 			n, _ := strconv.Atoi(m[1])
-			out = append(out, ref{dev: n})
+			out = append(out, ref{doc: specDoc, dev: n})
 		}
 	}
 	return out
@@ -189,18 +233,18 @@ func numbers(from, to string) []int {
 func (s spec) problem(r ref) string {
 	if r.dev != 0 {
 		if !s.deviations[r.dev] {
-			return fmt.Sprintf("%s: %s has no deviation D%d", r, specPath, r.dev)
+			return fmt.Sprintf("%s: %s has no deviation D%d", r, s.path, r.dev)
 		}
 		return ""
 	}
 	sec, ok := s.sections[r.section]
 	switch {
 	case !ok:
-		return fmt.Sprintf("%s: %s has no section §%s", r, specPath, r.section)
+		return fmt.Sprintf("%s: %s has no section §%s", r, s.path, r.section)
 	case r.item != 0 && !sec.items[r.item]:
-		return fmt.Sprintf("%s: §%s of %s has no item or row %d", r, r.section, specPath, r.item)
+		return fmt.Sprintf("%s: §%s of %s has no item or row %d", r, r.section, s.path, r.item)
 	case r.name != "" && !strings.Contains(sec.text, r.name):
-		return fmt.Sprintf("%s: §%s of %s does not contain %q", r, r.section, specPath, r.name)
+		return fmt.Sprintf("%s: §%s of %s does not contain %q", r, r.section, s.path, r.name)
 	}
 	return ""
 }
@@ -227,19 +271,26 @@ func repoRoot(t *testing.T) string {
 // not have.
 func TestSpecReferencesResolve(t *testing.T) {
 	root := repoRoot(t)
-	text, err := os.ReadFile(filepath.Join(root, specPath))
-	require.NoError(t, err)
-	s := parseSpec(string(text))
+	specs := map[string]spec{}
+	for doc, path := range docPaths {
+		text, err := os.ReadFile(filepath.Join(root, path))
+		require.NoError(t, err)
+		specs[doc] = parseSpec(path, string(text))
+	}
+	s := specs[specDoc]
 	for n := range 10 {
 		require.Contains(t, s.sections, strconv.Itoa(n), "%s keeps sections 0–9", specPath)
 	}
 	for n := 1; n <= len(s.deviations); n++ {
 		require.True(t, s.deviations[n], "%s numbers its deviations D1–D%d without a gap", specPath, len(s.deviations))
 	}
+	for n := range 9 {
+		require.Contains(t, specs[tokensDoc].sections, strconv.Itoa(n), "%s keeps sections 0–8", tokensPath)
+	}
 
 	self := filepath.Join(root, "internal", "speccheck")
 	var checked int
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -263,10 +314,11 @@ func TestSpecReferencesResolve(t *testing.T) {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
+		def := defaultDoc(rel)
 		for n := 1; sc.Scan(); n++ {
-			for _, r := range refs(sc.Text()) {
+			for _, r := range refs(sc.Text(), def) {
 				checked++
-				if p := s.problem(r); p != "" {
+				if p := specs[r.doc].problem(r); p != "" {
 					t.Errorf("%s:%d: %s", filepath.ToSlash(rel), n, p)
 				}
 			}
@@ -278,7 +330,7 @@ func TestSpecReferencesResolve(t *testing.T) {
 }
 
 func TestParseSpec(t *testing.T) {
-	s := parseSpec(strings.Join([]string{
+	s := parseSpec(specPath, strings.Join([]string{
 		"# title",
 		"## 0. Deviations",
 		"- **D1 first.** text",
@@ -326,14 +378,16 @@ func TestRefs(t *testing.T) {
 		{"// SPEC §3.1 200 ok", []string{"§3.1"}},
 		{"// hop-by-hop headers (RFC 9110 §7.6.1).", nil},
 		{"// replacement (Unicode §3.9 \"U+FFFD substitution\"), which", nil},
-		{"// TOKENS.md §2.1, §2.3; SPEC §2.2", []string{"§2.2"}},
+		{"// TOKENS.md §2.1, §2.3; SPEC §2.2", []string{"TOKENS.md §2.1", "TOKENS.md §2.3", "§2.2"}},
+		{"// OTHER.md §2.1; SPEC §2.2", []string{"§2.2"}},
+		{"(TOKENS.md §1.7, §3.7; §5.5 here)", []string{"TOKENS.md §1.7", "TOKENS.md §3.7", "§5.5"}},
 		{`request("/ng-rollout/%D0%B0bc" + chat)`, nil},
 		{"x := 0xD1 // no deviation", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
 			var got []string
-			for _, r := range refs(tt.line) {
+			for _, r := range refs(tt.line, specDoc) {
 				got = append(got, r.String())
 			}
 			assert.Equal(t, tt.want, got)
@@ -342,7 +396,7 @@ func TestRefs(t *testing.T) {
 }
 
 func TestProblem(t *testing.T) {
-	s := parseSpec("## 0. D\n- **D1 a.** Spans here\n## 8. Vectors\n1. one\n### 8.1 Sub\n")
+	s := parseSpec(specPath, "## 0. D\n- **D1 a.** Spans here\n## 8. Vectors\n1. one\n### 8.1 Sub\n")
 	tests := []struct {
 		r    ref
 		want string

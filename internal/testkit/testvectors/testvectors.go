@@ -59,13 +59,55 @@ func Load(t testing.TB, name string) []Case {
 		t.Fatalf("testvectors: %v", err)
 	}
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := json.Unmarshal(quoteNonFinite(b), &f); err != nil {
 		t.Fatalf("testvectors: decode %s: %v", name, err)
 	}
 	if len(f.Cases) == 0 {
 		t.Fatalf("testvectors: %s has no cases", name)
 	}
 	return f.Cases
+}
+
+// quoteNonFinite returns b with Python's non-JSON float literals outside strings (NaN, Infinity,
+// -Infinity: json.dumps writes them, e.g. token_capture.json TE-12's -inf log prob) turned into the
+// JSON strings "NaN", "Infinity", "-Infinity", so the file decodes; a reader with Python's lax float
+// parsing (pydantic, tokens.EntryFromValue) reads those strings as the same floats.
+func quoteNonFinite(b []byte) []byte {
+	var out []byte
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			out = append(out, c)
+			continue
+		}
+		if c == '"' {
+			inString = true
+		}
+		replaced := false
+		for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
+			if bytes.HasPrefix(b[i:], []byte(lit)) {
+				out = append(out, '"')
+				out = append(out, lit...)
+				out = append(out, '"')
+				i += len(lit) - 1
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Decode decodes raw JSON with UseNumber, so integers and floats keep their text (vectors/README.md).

@@ -185,3 +185,14 @@ func TestReadUpstreamBehavior(t *testing.T) {
 	assert.Positive(t, found, "at least one case breaks its upstream")
 	assert.Nil(t, ReadUpstreamBehavior(t, t.TempDir()), "no file: nil")
 }
+
+// TestQuoteNonFinite: Python's bare NaN/Infinity become strings; the same text inside a string,
+// escaped quotes included, is left alone.
+func TestQuoteNonFinite(t *testing.T) {
+	in := `{"a":[-Infinity,Infinity,NaN,1],"s":"NaN \"Infinity\" -Infinity","b":NaN}`
+	want := `{"a":["-Infinity","Infinity","NaN",1],"s":"NaN \"Infinity\" -Infinity","b":"NaN"}`
+	got := quoteNonFinite([]byte(in))
+	assert.Equal(t, want, string(got))
+	assert.True(t, json.Valid(got))
+	assert.Equal(t, `{"a":1}`, string(quoteNonFinite([]byte(`{"a":1}`))))
+}

@@ -1,0 +1,282 @@
+package tokens
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"os"
+	"strings"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
+)
+
+// The state file's keys (TOKENS.md §2.3).
+const (
+	stateEntryDigests = "entry_digests"
+	stateFrozen       = "frozen"
+	stateIncomplete   = "incomplete"
+	stateIndexedSize  = "indexed_size"
+	stateRetired      = "retired"
+	stateSnapshotID   = "snapshot_id"
+	stateVersion      = "version"
+)
+
+// state is one rollout's state index as read (TOKENS.md §2.3): the JSON object of the file, or the
+// seven defaults when there is none. It is rewritten from what was read, so keys a legacy file
+// lacks stay absent ([ST-17]), and every key is read with Python's semantics (truthiness, int()).
+type state struct {
+	v ojson.Value // an object
+}
+
+func defaultState() state {
+	return state{v: ojson.Object(
+		ojson.Member{Key: stateFrozen, Value: ojson.Bool(false)},
+		ojson.Member{Key: stateRetired, Value: ojson.Bool(false)},
+		ojson.Member{Key: stateIncomplete, Value: ojson.Bool(false)},
+		ojson.Member{Key: stateSnapshotID, Value: ojson.String("")},
+		ojson.Member{Key: stateVersion, Value: ojson.Int(0)},
+		ojson.Member{Key: stateEntryDigests, Value: ojson.Object()},
+		ojson.Member{Key: stateIndexedSize, Value: ojson.Int(0)},
+	)}
+}
+
+// readState reads id's state file: the defaults when it is missing, a JSONDecodeError [*Error] when
+// it is not JSON, the reference's ValueError when it is not an object ([ST-18]).
+func (s *Store) readState(id string) (*state, error) {
+	b, err := os.ReadFile(s.path(id, StateFileSuffix))
+	if errors.Is(err, fs.ErrNotExist) {
+		st := defaultState()
+		return &st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := ojson.Parse(b)
+	if err != nil {
+		return nil, pyErr("JSONDecodeError", err.Error(), err)
+	}
+	if v.Kind() != ojson.KindObject {
+		return nil, pyErr("ValueError", "Invalid token-capture state for rollout "+id, nil)
+	}
+	return &state{v: v.CollapseDuplicates().Clone()}, nil
+}
+
+// writeState replaces id's state file atomically (TOKENS.md §2.3): a temporary file
+// ".tokens-state-*" in the store directory holds the canonical JSON and a LF, is fsynced when
+// durable, gets the store's file mode and is renamed over the state file; when durable the
+// directory is fsynced after the rename. The temporary name never outlives the call.
+func (s *Store) writeState(id string, st *state, durable bool) error {
+	payload, err := appendCanonical(nil, st.v)
+	if err != nil {
+		return err
+	}
+	payload = append(payload, '\n')
+	tmp, err := os.CreateTemp(s.dir, stateTempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	defer removeIfExists(tmp.Name()) //nolint:errcheck // renamed away on success; best effort otherwise
+	_, err = tmp.Write(payload)
+	if err == nil && durable {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		err = tmp.Chmod(s.fileMode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), s.path(id, StateFileSuffix)); err != nil {
+		return err
+	}
+	if durable {
+		return syncDir(s.dir)
+	}
+	return nil
+}
+
+func (st state) get(key string) (ojson.Value, bool) { return st.v.Get(key) }
+
+// flag is bool(state.get(key, False)).
+func (st state) flag(key string) bool {
+	v, ok := st.v.Get(key)
+	return ok && python.Truthy(v)
+}
+
+func (st *state) set(key string, v ojson.Value) { st.v.Set(key, v) }
+
+// intOf is int(state.get(key, 0)), or int(state[key]) (a KeyError when absent) when required.
+func (st state) intOf(key string, required bool) (*big.Int, error) {
+	v, ok := st.v.Get(key)
+	if !ok {
+		if required {
+			return nil, pyErr("KeyError", python.ReprStr(key), nil)
+		}
+		return big.NewInt(0), nil
+	}
+	n, err := python.Int(v)
+	if err != nil {
+		typ := "ValueError"
+		if strings.HasPrefix(err.Error(), "int() argument") {
+			typ = "TypeError"
+		}
+		return nil, pyErr(typ, err.Error(), err)
+	}
+	return n, nil
+}
+
+// bumpVersion sets version = int(state.get("version", 0)) + by.
+func (st *state) bumpVersion(by int64) error {
+	n, err := st.intOf(stateVersion, false)
+	if err != nil {
+		return err
+	}
+	st.set(stateVersion, ojson.Number(n.Add(n, big.NewInt(by)).String()))
+	return nil
+}
+
+// version returns int(state["version"]) as a Snapshot holds it.
+func (st state) version() (int64, error) {
+	n, err := st.intOf(stateVersion, true)
+	if err != nil {
+		return 0, err
+	}
+	if !n.IsInt64() {
+		return 0, pyErr("OverflowError", "token-capture state version "+n.String()+" is outside the 64-bit range", ErrIntegerRange)
+	}
+	return n.Int64(), nil
+}
+
+// pyInt reports v as Python's isinstance(v, int) sees it (booleans are ints) and its value.
+func pyInt(v ojson.Value) (*big.Int, bool) {
+	if b, ok := v.AsBool(); ok {
+		if b {
+			return big.NewInt(1), true
+		}
+		return big.NewInt(0), true
+	}
+	if !v.IsInteger() {
+		return nil, false
+	}
+	text, _ := v.NumberText()
+	return new(big.Int).SetString(text, 10)
+}
+
+// syncIndex is the reference's _sync_entry_index (TOKENS.md §2.7), run under the exclusive lock by
+// Append and Freeze: it indexes the JSONL bytes past indexed_size, cutting a torn final line (one
+// that does not parse and has nothing but blanks after it, [ST-13]) and refusing corruption (a bad
+// line before more content, [ST-14]: the JSONDecodeError, nothing changed), a line that does not
+// validate (its ValidationError) or a call id with two different durable payloads ([ST-15]: the
+// state is marked incomplete, version+1, written durably, then the ValueError). It reports whether
+// the index in st changed (the caller writes it).
+func (s *Store) syncIndex(id string, st *state) (bool, error) {
+	path := s.path(id, EntriesFileSuffix)
+	var fileSize int64
+	if fi, err := os.Stat(path); err == nil {
+		fileSize = fi.Size()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	storedIndex, hasIndex := st.get(stateEntryDigests)
+	storedSize, hasSize := st.get(stateIndexedSize)
+	size, sizeIsInt := pyInt(storedSize)
+	legacy := !hasIndex || storedIndex.Kind() != ojson.KindObject || !hasSize || !sizeIsInt
+	digests := ojson.Object()
+	if hasIndex && storedIndex.Kind() == ojson.KindObject {
+		digests = storedIndex.Clone()
+	}
+	if !sizeIsInt {
+		size = big.NewInt(0)
+	}
+	if size.Sign() < 0 || size.Cmp(big.NewInt(fileSize)) > 0 {
+		return false, pyErr("ValueError", "Invalid token-capture index offset for rollout "+id, nil)
+	}
+	indexed := size.Int64()
+	if indexed == fileSize && !legacy {
+		return false, nil
+	}
+
+	var recovered int64
+	if fileSize > indexed {
+		tail, err := readFrom(path, indexed)
+		if err != nil {
+			return false, err
+		}
+		for pos := 0; pos < len(tail); {
+			end := bytes.IndexByte(tail[pos:], '\n')
+			next := len(tail) + 1
+			if end < 0 {
+				end = len(tail)
+			} else {
+				end += pos
+				next = end + 1
+			}
+			payload := bytes.Trim(tail[pos:end], asciiSpace)
+			if len(payload) > 0 {
+				v, perr := ojson.Parse(payload)
+				if perr != nil {
+					if next < len(tail) && len(bytes.Trim(tail[next:], asciiSpace)) > 0 {
+						return false, pyErr("JSONDecodeError", perr.Error(), perr)
+					}
+					fileSize = indexed + int64(pos)
+					if err := os.Truncate(path, fileSize); err != nil {
+						return false, err
+					}
+					break
+				}
+				entry, err := EntryFromValue(v.CollapseDuplicates())
+				if err != nil {
+					return false, err
+				}
+				digest := EntryDigest(payload)
+				if existing, ok := digests.Get(entry.ModelCallID); ok && !existing.IsNull() {
+					if d, _ := existing.AsString(); existing.Kind() != ojson.KindString || d != digest {
+						st.set(stateIncomplete, ojson.Bool(true))
+						if err := st.bumpVersion(1); err != nil {
+							return false, err
+						}
+						if err := s.writeState(id, st, true); err != nil {
+							return false, err
+						}
+						return false, pyErr("ValueError", fmt.Sprintf("Model call id %s has conflicting durable payloads for rollout %s",
+							python.ReprStr(entry.ModelCallID), python.ReprStr(id)), nil)
+					}
+				}
+				digests.Set(entry.ModelCallID, ojson.String(digest))
+				recovered++
+			}
+			pos = next
+		}
+	}
+	st.set(stateEntryDigests, digests)
+	st.set(stateIndexedSize, ojson.Int(fileSize))
+	if recovered > 0 && !legacy {
+		if err := st.bumpVersion(recovered); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// asciiSpace is what Python's bytes.strip() removes.
+const asciiSpace = " \t\n\r\v\f"
+
+// readFrom returns the bytes of path from offset to its end.
+func readFrom(path string, offset int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
+}
