@@ -1,0 +1,49 @@
+package tokens
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// The Python exception classes the finalization reports (TOKENS.md §3.4–3.6).
+const (
+	ClassValueError     = "ValueError"
+	ClassAssertionError = "AssertionError"
+	ClassTypeError      = "TypeError"
+	ClassRuntimeError   = "RuntimeError"
+	ClassOSError        = "OSError"
+)
+
+// Exception is a failure the reference raises as a Python exception: Class is the exception's
+// class name ("ValueError", "AssertionError", ...), Message its str(). Error returns Message alone;
+// a failed build writes "<Class>: <Message>" (TOKENS.md §3.6).
+type Exception struct {
+	Class   string
+	Message string
+}
+
+func (e *Exception) Error() string { return e.Message }
+
+// PythonClass returns e.Class (see [ExceptionText]).
+func (e *Exception) PythonClass() string { return e.Class }
+
+func exception(class, message string) *Exception {
+	return &Exception{Class: class, Message: message}
+}
+
+// ExceptionText is the reference's f"{type(e).__name__}: {e}" for err, the error text of a failed
+// build (TOKENS.md §3.6). The class is that of the first error in err's chain with a method
+// PythonClass() string (an [*Exception]; a [Source] names the reference's class for its own
+// failures this way, e.g. "ValidationError" for an unreadable entry); else "OSError" for a file
+// system error ([fs.PathError], as Python's open and read raise), else "RuntimeError".
+func ExceptionText(err error) string {
+	var classed interface{ PythonClass() string }
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &classed):
+		return classed.PythonClass() + ": " + err.Error()
+	case errors.As(err, &pathErr):
+		return ClassOSError + ": " + err.Error()
+	}
+	return ClassRuntimeError + ": " + err.Error()
+}
