@@ -31,6 +31,16 @@ func exception(class, message string) *Exception {
 	return &Exception{Class: class, Message: message}
 }
 
+// classedError is another package's error with the Python class the reference raises for it.
+type classedError struct {
+	class string
+	err   error
+}
+
+func (e *classedError) Error() string       { return e.err.Error() }
+func (e *classedError) Unwrap() error       { return e.err }
+func (e *classedError) PythonClass() string { return e.class }
+
 // ExceptionText is the reference's f"{type(e).__name__}: {e}" for err, the error text of a failed
 // build (TOKENS.md §3.6). The class is that of the first error in err's chain with a method
 // PythonClass() string (an [*Exception]; a [Source] names the reference's class for its own
