@@ -403,10 +403,7 @@ func (t *prefixTrie) insert(prompt, generation []int64, call *mergeNode) {
 			n.children = append(n.children, &trieNode{label: seq.copyFrom(depth), calls: []*mergeNode{call}})
 			return
 		}
-		k := 1 // tokens of c.label matched
-		for k < len(c.label) && depth+k < seq.len() && c.label[k] == seq.at(depth+k) {
-			k++
-		}
+		k := seq.commonPrefix(depth, c.label) // at least 1: c.label[0] matched
 		if k < len(c.label) { // split c's edge after k tokens
 			mid := &trieNode{label: c.label[:k:k], children: []*trieNode{c}}
 			c.label = c.label[k:]
@@ -428,6 +425,27 @@ func (p tokenPair) at(i int) int64 {
 		return p.a[i]
 	}
 	return p.b[i-len(p.a)]
+}
+
+// commonPrefix returns how many tokens of label equal the tokens from i on.
+func (p tokenPair) commonPrefix(i int, label []int64) int {
+	k := 0
+	if i < len(p.a) {
+		a := p.a[i:]
+		for k < len(a) && k < len(label) && a[k] == label[k] {
+			k++
+		}
+		if k < len(a) || k == len(label) {
+			return k
+		}
+		i = len(p.a)
+	}
+	b, rest := p.b[i-len(p.a):], label[k:]
+	j := 0
+	for j < len(b) && j < len(rest) && b[j] == rest[j] {
+		j++
+	}
+	return k + j
 }
 
 // copyFrom returns a copy of the tokens from i on.
