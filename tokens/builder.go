@@ -404,7 +404,8 @@ func (t *prefixTrie) insert(prompt, generation []int64, call *mergeNode) {
 			return
 		}
 		k := seq.commonPrefix(depth, c.label) // at least 1: c.label[0] matched
-		if k < len(c.label) {                 // split c's edge after k tokens
+		if k < len(c.label) {
+			// Split c's edge after k tokens.
 			mid := &trieNode{label: c.label[:k:k], children: []*trieNode{c}}
 			c.label = c.label[k:]
 			n.children[slices.Index(n.children, c)] = mid

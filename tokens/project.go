@@ -211,12 +211,13 @@ const contiguityMessage = "projection is not prefix-contiguous: an output item's
 
 // AssertPrefixContiguity is the reference's assert_prefix_contiguity (TOKENS.md §3.5): every
 // object item of response.output with a non-null generation_token_ids must have a
-// prompt_token_ids (missing or empty: []) that starts with all the tokens of the previous such
-// items' prompt + generation. Tokens compare as Python's == does (1, 1.0 and true are equal).
-// A violation is an AssertionError [*Exception] with the reference's message; a prompt that is
-// a string also fails it (Python's "" != []). An output that is not a list (a string or an object
-// has no items to check), a prompt of another non-list kind or a generation that is not a list is
-// a TypeError [*Exception]; the reference fails on these too, with messages of its own.
+// prompt_token_ids (missing or empty: []) that starts with the previous such item's prompt +
+// generation. Tokens compare as Python's == does (1, 1.0 and true are equal). A violation is an
+// AssertionError [*Exception] with the reference's message; a prompt that is a string fails it
+// too (Python's "" != []). A missing output, or one that is a string or an object, has no items to
+// check. An output that is null, a number or a boolean, a prompt of another non-list kind, or a
+// generation that is not a list is a TypeError [*Exception] (the reference fails on these too,
+// with messages of its own).
 func AssertPrefixContiguity(response ojson.Value) error {
 	output, ok := response.Get("output")
 	if !ok {
