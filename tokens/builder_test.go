@@ -148,7 +148,7 @@ func TestAssertPrefixContiguityPythonEquality(t *testing.T) {
 			}
 			var e *Exception
 			require.ErrorAs(t, err, &e)
-			assert.Equal(t, tc.class, e.Class)
+			assert.Equal(t, tc.class, e.Type)
 		})
 	}
 }
@@ -163,8 +163,8 @@ func TestPrefixMergingSharesPromptArrays(t *testing.T) {
 	items, err := ProjectChainToOutputItems(out.Chains[0])
 	require.NoError(t, err)
 	require.Len(t, items, 4)
-	first, _ := items[0].Get(keyPromptTokenIDs)
-	second, _ := items[1].Get(keyPromptTokenIDs)
+	first, _ := items[0].Get(itemPromptTokenIDs)
+	second, _ := items[1].Get(itemPromptTokenIDs)
 	require.Less(t, first.Len(), second.Len())
 	assert.Same(t, &first.Elems()[0], &second.Elems()[0], "one backing sequence")
 	grown := append(first.Elems(), ojson.Int(-1))
@@ -242,7 +242,7 @@ func FuzzPrefixMerging(f *testing.F) {
 		} else {
 			var e *Exception
 			require.ErrorAs(t, err, &e)
-			require.Equal(t, ClassValueError, e.Class)
+			require.Equal(t, ClassValueError, e.Type)
 		}
 		_ = PerRequest(entries)
 	})

@@ -7,14 +7,14 @@ import (
 
 // The members of a build result (TOKENS.md §3.6, §3.7).
 const (
-	keyRolloutID         = "rollout_id"
-	keyBuilder           = "builder"
-	keyRebuiltResponse   = "rebuilt_response"
-	keyMetrics           = "metrics"
-	keyUnresolvedRetries = "unresolved_retries"
-	keyError             = "error"
-	keyNCalls            = "n_calls"
-	keyCaptureIncomplete = "capture_incomplete"
+	buildRolloutID          = "rollout_id"
+	buildBuilder            = "builder"
+	buildRebuiltResponse    = "rebuilt_response"
+	buildMetrics            = "metrics"
+	buildUnresolvedRetries  = "unresolved_retries"
+	buildError              = "error"
+	metricNCalls            = "n_calls"
+	metricCaptureIncomplete = "capture_incomplete"
 )
 
 // The failed-build errors that carry no exception class (TOKENS.md §3.6).
@@ -62,9 +62,9 @@ func TrajectoriesFromSource(rolloutID string, src Source, builder, model string)
 	}
 	if snap.Incomplete {
 		built.Set(MaskSampleKey, ojson.Bool(true))
-		metrics, _ := built.Get(keyMetrics)
-		metrics.Set(keyCaptureIncomplete, ojson.Bool(true))
-		built.Set(keyMetrics, metrics)
+		metrics, _ := built.Get(buildMetrics)
+		metrics.Set(metricCaptureIncomplete, ojson.Bool(true))
+		built.Set(buildMetrics, metrics)
 	}
 	built.Set(CaptureSnapshotKey, snapshotIdentity(snap))
 	return built
@@ -96,11 +96,11 @@ func assemble(rolloutID string, entries []TokenEntry, builder, model string) ojs
 		unresolved[i] = ojson.String(id)
 	}
 	return ojson.Object(
-		ojson.Member{Key: keyRolloutID, Value: ojson.String(rolloutID)},
-		ojson.Member{Key: keyBuilder, Value: ojson.String(builder)},
-		ojson.Member{Key: keyRebuiltResponse, Value: rebuilt},
-		ojson.Member{Key: keyMetrics, Value: ojson.Object(
-			intMember(keyNCalls, len(entries)),
+		ojson.Member{Key: buildRolloutID, Value: ojson.String(rolloutID)},
+		ojson.Member{Key: buildBuilder, Value: ojson.String(builder)},
+		ojson.Member{Key: buildRebuiltResponse, Value: rebuilt},
+		ojson.Member{Key: buildMetrics, Value: ojson.Object(
+			intMember(metricNCalls, len(entries)),
 			intMember("chains", n.Chains),
 			intMember("roots", n.Roots),
 			intMember("quarantined_calls", len(out.Quarantined)),
@@ -111,19 +111,19 @@ func assemble(rolloutID string, entries []TokenEntry, builder, model string) ojs
 			intMember("empty_generation_calls", len(n.EmptyGenerationCalls)),
 		)},
 		ojson.Member{Key: MaskSampleKey, Value: ojson.Bool(len(n.UnresolvedRetries) > 0 || n.Roots != 1 || n.Chains != 1)},
-		ojson.Member{Key: keyUnresolvedRetries, Value: ojson.Array(unresolved...)},
+		ojson.Member{Key: buildUnresolvedRetries, Value: ojson.Array(unresolved...)},
 	)
 }
 
 // failedBuild is the reference's failed-build result (TOKENS.md §3.6).
 func failedBuild(rolloutID, builder, errText string, nCalls int) ojson.Value {
 	return ojson.Object(
-		ojson.Member{Key: keyRolloutID, Value: ojson.String(rolloutID)},
-		ojson.Member{Key: keyBuilder, Value: ojson.String(builder)},
-		ojson.Member{Key: keyRebuiltResponse, Value: ojson.Null()},
+		ojson.Member{Key: buildRolloutID, Value: ojson.String(rolloutID)},
+		ojson.Member{Key: buildBuilder, Value: ojson.String(builder)},
+		ojson.Member{Key: buildRebuiltResponse, Value: ojson.Null()},
 		ojson.Member{Key: MaskSampleKey, Value: ojson.Bool(true)},
-		ojson.Member{Key: keyError, Value: ojson.String(errText)},
-		ojson.Member{Key: keyMetrics, Value: ojson.Object(intMember(keyNCalls, nCalls))},
+		ojson.Member{Key: buildError, Value: ojson.String(errText)},
+		ojson.Member{Key: buildMetrics, Value: ojson.Object(intMember(metricNCalls, nCalls))},
 	)
 }
 

@@ -62,10 +62,10 @@ func TestTrajectoriesVectors(t *testing.T) {
 			got := TrajectoriesFromSource(rid, src, builder, model)
 			if c.Name == "CO-07" {
 				// The store's reader names the line's first error; pydantic's details follow it.
-				gotErr, _ := get(t, got, keyError).AsString()
-				wantErr, _ := get(t, want, keyError).AsString()
+				gotErr, _ := get(t, got, buildError).AsString()
+				wantErr, _ := get(t, want, buildError).AsString()
 				assert.True(t, strings.HasPrefix(wantErr, gotErr) && strings.Contains(gotErr, "(got 2 and 1)"), "%q\nis not the start of\n%q", gotErr, wantErr)
-				got.Set(keyError, ojson.String(wantErr))
+				got.Set(buildError, ojson.String(wantErr))
 			}
 			assertJSON(t, want, got)
 		})
@@ -127,9 +127,9 @@ func TestTrajectoriesUnknownBuilder(t *testing.T) {
 	s := newMemSource()
 	require.NoError(t, s.append(TokenEntry{RolloutID: "r", ModelCallID: "c1", PromptTokenIDs: []int64{1}, GenerationTokenIDs: []int64{2}, GenerationLogProbs: []float64{-1}}))
 	got := TrajectoriesFromSource("r", s, "best", "")
-	e, _ := get(t, got, keyError).AsString()
+	e, _ := get(t, got, buildError).AsString()
 	assert.Equal(t, "ValueError: unknown builder 'best'; known: ['per_request', 'prefix_merging']", e)
-	n, _ := get(t, get(t, got, keyMetrics), keyNCalls).Int64()
+	n, _ := get(t, get(t, got, buildMetrics), metricNCalls).Int64()
 	assert.Equal(t, int64(1), n)
 }
 

@@ -29,7 +29,7 @@ func RolloutCarriesTokenIDs(result ojson.Value) bool {
 	response, _ := result.Get("response")
 	output, _ := response.Get("output")
 	for _, item := range output.Elems() {
-		if g, _ := item.Get(keyGenerationTokenIDs); python.Truthy(g) {
+		if g, _ := item.Get(itemGenerationTokenIDs); python.Truthy(g) {
 			return true
 		}
 	}
@@ -83,7 +83,7 @@ func FinalizeRollout(result *ojson.Value, src Source) (built ojson.Value, warnin
 			return ojson.Null(), "could not freeze redundant records for rollout " + id + "."
 		}
 		return ojson.Object(
-			ojson.Member{Key: keyRebuiltResponse, Value: ojson.Null()},
+			ojson.Member{Key: buildRebuiltResponse, Value: ojson.Null()},
 			ojson.Member{Key: MaskSampleKey, Value: ojson.Bool(false)},
 			ojson.Member{Key: RedundantCaptureKey, Value: ojson.Bool(true)},
 			ojson.Member{Key: CaptureSnapshotKey, Value: snapshotIdentity(snap)},
@@ -99,7 +99,7 @@ func FinalizeRollout(result *ojson.Value, src Source) (built ojson.Value, warnin
 		model = python.Str(m)
 	}
 	built = TrajectoriesFromSource(id, src, BuilderPrefixMerging, model)
-	if rebuilt, _ := built.Get(keyRebuiltResponse); !rebuilt.IsNull() {
+	if rebuilt, _ := built.Get(buildRebuiltResponse); !rebuilt.IsNull() {
 		if response.Kind() == ojson.KindObject {
 			output, _ := rebuilt.Get("output")
 			response.Set("output", output)
@@ -108,10 +108,10 @@ func FinalizeRollout(result *ojson.Value, src Source) (built ojson.Value, warnin
 			result.Set("response", rebuilt)
 		}
 	}
-	metrics, _ := built.Get(keyMetrics)
+	metrics, _ := built.Get(buildMetrics)
 	capture := ojson.Object(append([]ojson.Member(nil), metrics.Members()...)...)
-	if e, ok := built.Get(keyError); ok {
-		capture.Set(keyError, e)
+	if e, ok := built.Get(buildError); ok {
+		capture.Set(buildError, e)
 	}
 	if mask, _ := built.Get(MaskSampleKey); python.Truthy(mask) {
 		result.Set(MaskSampleKey, ojson.Bool(true))
@@ -133,15 +133,15 @@ func snapshotIdentity(snap Snapshot) ojson.Value {
 // returns the build that says so.
 func unusable(result *ojson.Value, errText string) ojson.Value {
 	metrics := func() ojson.Value {
-		return ojson.Object(intMember(keyNCalls, 0), ojson.Member{Key: keyError, Value: ojson.String(errText)})
+		return ojson.Object(intMember(metricNCalls, 0), ojson.Member{Key: buildError, Value: ojson.String(errText)})
 	}
 	result.Set(MaskSampleKey, ojson.Bool(true))
 	result.Set(TokenCaptureKey, metrics())
 	return ojson.Object(
-		ojson.Member{Key: keyRebuiltResponse, Value: ojson.Null()},
+		ojson.Member{Key: buildRebuiltResponse, Value: ojson.Null()},
 		ojson.Member{Key: MaskSampleKey, Value: ojson.Bool(true)},
-		ojson.Member{Key: keyError, Value: ojson.String(errText)},
-		ojson.Member{Key: keyMetrics, Value: metrics()},
+		ojson.Member{Key: buildError, Value: ojson.String(errText)},
+		ojson.Member{Key: buildMetrics, Value: metrics()},
 	)
 }
 
@@ -153,7 +153,7 @@ func CaptureBuildCanRetire(built ojson.Value) bool {
 		return false
 	}
 	mask, _ := built.Get(MaskSampleKey)
-	rebuilt, _ := built.Get(keyRebuiltResponse)
+	rebuilt, _ := built.Get(buildRebuiltResponse)
 	redundant, _ := built.Get(RedundantCaptureKey)
 	return !python.Truthy(mask) && (!rebuilt.IsNull() || python.Truthy(redundant))
 }

@@ -154,7 +154,7 @@ func TestFinalizeEdgeCases(t *testing.T) {
 	t.Run("malformed attempt index", func(t *testing.T) {
 		record := testvectors.Value(t, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0,"_ng_attempt_index":"x"}`))
 		built, warning := FinalizeRollout(&record, newMemSource())
-		e, _ := get(t, built, keyError).AsString()
+		e, _ := get(t, built, buildError).AsString()
 		assert.Contains(t, e, "malformed rollout id: ")
 		assert.Contains(t, warning, "a rollout result carries a malformed id (")
 	})

@@ -14,21 +14,21 @@ const (
 	ClassOSError        = "OSError"
 )
 
-// Exception is a failure the reference raises as a Python exception: Class is the exception's
-// class name ("ValueError", "AssertionError", ...), Message its str(). Error returns Message alone;
-// a failed build writes "<Class>: <Message>" (TOKENS.md §3.6).
+// Exception is a failure the reference raises as a Python exception: Type is the exception's
+// class name ("ValueError", "AssertionError", ...), Msg its str(). Error returns Msg alone; a
+// failed build writes "<Type>: <Msg>" ([ExceptionText], TOKENS.md §3.6).
 type Exception struct {
-	Class   string
-	Message string
+	Type string
+	Msg  string
 }
 
-func (e *Exception) Error() string { return e.Message }
+func (e *Exception) Error() string { return e.Msg }
 
-// PythonClass returns e.Class (see [ExceptionText]).
-func (e *Exception) PythonClass() string { return e.Class }
+// PythonType returns e.Type (see [ExceptionText]).
+func (e *Exception) PythonType() string { return e.Type }
 
 func exception(class, message string) *Exception {
-	return &Exception{Class: class, Message: message}
+	return &Exception{Type: class, Msg: message}
 }
 
 // classedError is another package's error with the Python class the reference raises for it.
@@ -37,21 +37,21 @@ type classedError struct {
 	err   error
 }
 
-func (e *classedError) Error() string       { return e.err.Error() }
-func (e *classedError) Unwrap() error       { return e.err }
-func (e *classedError) PythonClass() string { return e.class }
+func (e *classedError) Error() string      { return e.err.Error() }
+func (e *classedError) Unwrap() error      { return e.err }
+func (e *classedError) PythonType() string { return e.class }
 
 // ExceptionText is the reference's f"{type(e).__name__}: {e}" for err, the error text of a failed
 // build (TOKENS.md §3.6). The class is that of the first error in err's chain with a method
-// PythonClass() string (an [*Exception]; a [Source] names the reference's class for its own
+// PythonType() string (an [*Exception]; a [Source] names the reference's class for its own
 // failures this way, e.g. "ValidationError" for an unreadable entry); else "OSError" for a file
 // system error ([fs.PathError], as Python's open and read raise), else "RuntimeError".
 func ExceptionText(err error) string {
-	var classed interface{ PythonClass() string }
+	var classed interface{ PythonType() string }
 	var pathErr *fs.PathError
 	switch {
 	case errors.As(err, &classed):
-		return classed.PythonClass() + ": " + err.Error()
+		return classed.PythonType() + ": " + err.Error()
 	case errors.As(err, &pathErr):
 		return ClassOSError + ": " + err.Error()
 	}

@@ -11,10 +11,10 @@ import (
 
 // The token members of a projected output item (TOKENS.md §3.2, §3.5).
 const (
-	keyPromptTokenIDs     = "prompt_token_ids"
-	keyGenerationTokenIDs = "generation_token_ids"
-	keyGenerationLogProbs = "generation_log_probs"
-	keyRoutedExperts      = "routed_experts"
+	itemPromptTokenIDs     = "prompt_token_ids"
+	itemGenerationTokenIDs = "generation_token_ids"
+	itemGenerationLogProbs = "generation_log_probs"
+	itemRoutedExperts      = "routed_experts"
 )
 
 // ProjectChainToOutputItems is the reference's project_chain_to_output_items (TOKENS.md §3.5): the
@@ -87,9 +87,9 @@ func carrierMembers(e *TokenEntry, prompt ojson.Value) ([]ojson.Member, error) {
 		lps[i] = ojson.Float(lp)
 	}
 	ms := []ojson.Member{
-		{Key: keyPromptTokenIDs, Value: prompt},
-		{Key: keyGenerationTokenIDs, Value: ojson.Array(tokenValues(nil, e.GenerationTokenIDs)...)},
-		{Key: keyGenerationLogProbs, Value: ojson.Array(lps...)},
+		{Key: itemPromptTokenIDs, Value: prompt},
+		{Key: itemGenerationTokenIDs, Value: ojson.Array(tokenValues(nil, e.GenerationTokenIDs)...)},
+		{Key: itemGenerationLogProbs, Value: ojson.Array(lps...)},
 	}
 	if len(e.RoutedExperts) > 0 {
 		re, err := ojson.Parse(e.RoutedExperts)
@@ -97,7 +97,7 @@ func carrierMembers(e *TokenEntry, prompt ojson.Value) ([]ojson.Member, error) {
 			return nil, exception(ClassTypeError, "routed_experts of model call "+e.ModelCallID+" is not valid JSON")
 		}
 		if !re.IsNull() {
-			ms = append(ms, ojson.Member{Key: keyRoutedExperts, Value: re})
+			ms = append(ms, ojson.Member{Key: itemRoutedExperts, Value: re})
 		}
 	}
 	return ms, nil
@@ -110,7 +110,7 @@ func carrierIndexes(e *TokenEntry, items []ojson.Value) []int {
 	}
 	var inline []int
 	for i, it := range items {
-		if g, ok := it.Get(keyGenerationTokenIDs); ok && !g.IsNull() {
+		if g, ok := it.Get(itemGenerationTokenIDs); ok && !g.IsNull() {
 			inline = append(inline, i)
 		}
 	}
@@ -160,19 +160,19 @@ func ProjectMainChainResponse(rolloutID string, out BuildOutput, model string) (
 	trainable, first := false, true
 	var nIn, nOut int
 	for _, it := range output {
-		g, ok := it.Get(keyGenerationTokenIDs)
+		g, ok := it.Get(itemGenerationTokenIDs)
 		if !ok || g.IsNull() {
 			continue
 		}
 		trainable = trainable || python.Truthy(g)
 		if first {
 			first = false
-			p, _ := it.Get(keyPromptTokenIDs)
-			if nIn, err = pyLen(p, keyPromptTokenIDs); err != nil {
+			p, _ := it.Get(itemPromptTokenIDs)
+			if nIn, err = pyLen(p, itemPromptTokenIDs); err != nil {
 				return ojson.Value{}, err
 			}
 		}
-		n, err := pyLen(g, keyGenerationTokenIDs)
+		n, err := pyLen(g, itemGenerationTokenIDs)
 		if err != nil {
 			return ojson.Value{}, err
 		}
@@ -235,11 +235,11 @@ func AssertPrefixContiguity(response ojson.Value) error {
 		if it.Kind() != ojson.KindObject {
 			continue
 		}
-		gen, ok := it.Get(keyGenerationTokenIDs)
+		gen, ok := it.Get(itemGenerationTokenIDs)
 		if !ok || gen.IsNull() {
 			continue
 		}
-		prompt, _ := it.Get(keyPromptTokenIDs)
+		prompt, _ := it.Get(itemPromptTokenIDs)
 		var p []ojson.Value
 		switch {
 		case !python.Truthy(prompt):
@@ -254,7 +254,7 @@ func AssertPrefixContiguity(response ojson.Value) error {
 			return exception(ClassAssertionError, contiguityMessage)
 		}
 		if gen.Kind() != ojson.KindArray {
-			return exception(ClassTypeError, keyGenerationTokenIDs+" is a "+python.TypeName(gen)+", not a list")
+			return exception(ClassTypeError, itemGenerationTokenIDs+" is a "+python.TypeName(gen)+", not a list")
 		}
 		seenPrompt, seenGen = p, gen.Elems()
 	}
