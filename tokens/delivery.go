@@ -63,6 +63,14 @@ func RolloutCarriesTokenIDs(result ojson.Value) bool {
 // are appended, mask_sample before _ng_token_capture. A result that is not a JSON object is left
 // as it is, with a null build and a warning.
 func FinalizeRollout(result *ojson.Value, src Source) (built ojson.Value, warning string) {
+	return FinalizeRolloutWith(result, src, BuilderPrefixMerging)
+}
+
+// FinalizeRolloutWith is [FinalizeRollout] building with the named builder instead of the
+// reference's [BuilderPrefixMerging] (TOKENS.md §3.6: [BuilderPerRequest] always gives the failed
+// build "per_request returns multiple trajectories and is not supported by single-response
+// delivery"; an unknown name fails the build with [RunBuilder]'s ValueError).
+func FinalizeRolloutWith(result *ojson.Value, src Source, builder string) (built ojson.Value, warning string) {
 	if src == nil {
 		return ojson.Null(), ""
 	}
@@ -98,7 +106,7 @@ func FinalizeRollout(result *ojson.Value, src Source) (built ojson.Value, warnin
 	if m, _ := response.Get("model"); python.Truthy(m) {
 		model = python.Str(m)
 	}
-	built = TrajectoriesFromSource(id, src, BuilderPrefixMerging, model)
+	built = TrajectoriesFromSource(id, src, builder, model)
 	if rebuilt, _ := built.Get(buildRebuiltResponse); !rebuilt.IsNull() {
 		if response.Kind() == ojson.KindObject {
 			output, _ := rebuilt.Get("output")

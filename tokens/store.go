@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -392,32 +391,13 @@ func (s *Store) Freeze(id string) (Snapshot, error) {
 	return snap, err
 }
 
-// danglingIntents reports whether an intent line names a call with no entry. Lines are split as
-// Python's bytes.splitlines() does and must be UTF-8.
+// danglingIntents reports whether an intent line names a call with no entry ([Store.callIDLines]).
 func (s *Store) danglingIntents(id string, entries []TokenEntry) (bool, error) {
-	b, err := os.ReadFile(s.path(id, IntentsFileSuffix))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+	intents, err := s.callIDLines(id, IntentsFileSuffix)
 	if err != nil {
 		return false, err
 	}
-	recorded := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		recorded[e.ModelCallID] = true
-	}
-	dangling := false
-	for _, line := range strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' || r == '\r' }) {
-		line = strings.Trim(line, asciiSpace)
-		if line == "" {
-			continue
-		}
-		if !utf8.ValidString(line) {
-			return false, pyErr("UnicodeDecodeError", "'utf-8' codec can't decode an intent line of rollout "+id, nil)
-		}
-		dangling = dangling || !recorded[line]
-	}
-	return dangling, nil
+	return len(dangling(intents, entries)) > 0, nil
 }
 
 // Drop retires rollout id's capture when it is frozen at exactly (snapshotID, version), and reports
