@@ -31,8 +31,9 @@ func newAttachCmd() *cobra.Command {
 	var strict, noTrajectory bool
 	var inputs string
 	var opts rollouts.Options
+	var tf attachTokenFlags
 	cmd := &cobra.Command{
-		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--inputs ROWS.jsonl] [--no-trajectory] [--include-payloads] [--strict] [--claude-code-dir-key KEY [--max-transcript-bytes N]]",
+		Use:   "attach --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl --output OUT.jsonl [--inputs ROWS.jsonl] [--no-trajectory] [--include-payloads] [--strict] [--claude-code-dir-key KEY [--max-transcript-bytes N]] [--token-dir DIR] [--token-all-rows] [--token-builder NAME] [--max-mask-fraction X [--mask-fraction-min-samples N]]",
 		Short: "Add each rollout's captured model calls (ng_model_call_capture) to a rollouts JSONL file",
 		Long: `Copy ROLLOUTS.jsonl to OUT.jsonl, adding to every row that carries a rollout id (SPEC §1.2:
 _ng_rollout_id, or _ng_task_index and _ng_rollout_index, plus _ng_attempt_index) the key
@@ -70,7 +71,21 @@ With --claude-code-dir-key, transcripts are read only as regular files of at mos
 --max-transcript-bytes each, and nothing below a row's directory is reached through a symbolic link
 (SPEC §0 D16): a row whose directory breaks that rule gets an ng_agent_observations bundle with the
 gap claude_code_transcript_unreadable (the file and the rule as its detail) and is reported on
-stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.jsonl).`,
+stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.jsonl).
+
+Training token captures (docs/TOKENS.md §0 T6, §1.7 steps 5-7): every row whose rollout has a token
+capture file in --token-dir (default: the capture directory; <id>.tokens.jsonl, .tokens.intents,
+.tokens.incomplete or .tokens.state.json), or every row with --token-all-rows, is finalized as Gym's
+collector does after the projection: its capture is frozen and built (--token-builder, default
+prefix_merging), the main chain's token-bearing items replace response.output, and the row gets
+_ng_token_capture (the build's metrics and error) and, when it must not be trained on, mask_sample:
+true. Masked rollouts and their causes are reported on stderr (with --strict, exit 1). Only after
+OUT.jsonl is durable (fsynced and renamed) is each well-built rollout's capture retired (its files
+dropped, a tombstone kept); masked ones keep their files. Re-running never masks a well-finalized
+rollout: a row whose capture was retired by an earlier attach is kept as it is. With
+--max-mask-fraction, attach stops as Gym's collector does once at least --mask-fraction-min-samples
+rows were finalized and more than that fraction of them is masked: it exits 1 with Gym's message,
+OUT.jsonl is not written and nothing is retired.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runDir, err := runCaptureDir(dir, run)
@@ -102,6 +117,11 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 					return fmt.Errorf("attach: --%s: %w", inputsFlag, err)
 				}
 			}
+			tokenOpts, err := tf.options(cmd, runDir)
+			if err != nil {
+				return err
+			}
+			opts.Tokens = tokenOpts
 			return runAttach(cmd, store, input, output, strict, opts)
 		},
 	}
@@ -116,6 +136,7 @@ stderr like a capture problem (exit 0; with --strict, exit 1 after writing OUT.j
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	addMaxTranscriptBytesFlag(cmd, &opts.ClaudeCodeMaxTranscriptBytes)
+	tf.add(cmd)
 	return cmd
 }
 
@@ -151,8 +172,9 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 	if err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
+	retired := retireTokens(cmd, output, opts.Tokens, sum.Tokens.Retirable)
 
-	reportAttach(cmd, sum, output, time.Since(start))
+	reportAttach(cmd, sum, retired, output, time.Since(start))
 	for _, h := range sum.Rollouts {
 		if h.NoRecords { // its captures may sit in a run directory (--run-id)
 			noteRunIDHint(cmd, store.Dir(), h.RolloutID+capture.CaptureFileSuffix)
@@ -166,6 +188,9 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 		what := "capture problems"
 		if len(sum.TranscriptErrors) > 0 {
 			what = "capture problems or refused Claude Code transcripts"
+		}
+		if len(sum.Tokens.Masked) > 0 {
+			what += " or masked token captures"
 		}
 		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above); %s was written", n, pluralSuffix(n), what, output)
 	}
@@ -181,11 +206,14 @@ func problemRollouts(sum rollouts.Summary) int {
 	for _, r := range sum.TranscriptErrors {
 		lines[r.Line] = true
 	}
+	for _, m := range sum.Tokens.Masked {
+		lines[m.Line] = true
+	}
 	return len(lines)
 }
 
 // reportAttach writes the summary, the malformed rows and the rollouts with capture problems to stderr.
-func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took time.Duration) {
+func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output string, took time.Duration) {
 	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
 	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
 		"rows with invalid ng_agent_observations")
@@ -239,6 +267,7 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, output string, took 
 			msg += fmt.Sprintf("; %d %s", n, k.what)
 		}
 	}
+	msg += reportTokens(cmd, sum.Tokens, retired)
 	cmdNotef(cmd, "%s", msg)
 }
 

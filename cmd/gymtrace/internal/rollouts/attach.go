@@ -46,6 +46,9 @@ type Summary struct {
 	TrajectoryErrors []RowError
 	// InputsMatched counts the rows the projection ran on whose task keys came from Options.Inputs.
 	InputsMatched int
+
+	// Tokens is what the token finalization did (Options.Tokens).
+	Tokens TokenSummary
 }
 
 // RowError is one input row that could not be read: a line that is not a JSON object, or a row
@@ -166,6 +169,12 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //
 // Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
 //
+// With opts.Tokens, every participating attached row is then finalized as the reference's
+// collector does (docs/TOKENS.md §0 T6, §1.7 step 5, [TokenOptions]); Summary.Tokens lists the
+// masked rows and the builds to [Retire] once out is durable. A row whose capture an earlier
+// finalization retired is kept as it is, and so is one that already carries a masking
+// finalization. Too many masked rows stop Attach with a [*MaskFractionError].
+//
 // When every row was written and some were malformed, the error is a [*MalformedRowsError].
 // Reading, writing or building an attachment failing, passing no stores, and ctx being cancelled
 // (checked between rows) stop Attach at once with an error; out then holds part of the output and
@@ -258,6 +267,11 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 			sum.TrajectoryErrors = append(sum.TrajectoryErrors, RowError{Line: n, Err: err})
 		} else {
 			sum.Projected++
+		}
+	}
+	if opts.Tokens != nil {
+		if err := finalizeTokens(&sum.Tokens, &l, n, id, opts.Tokens); err != nil {
+			return nil, err
 		}
 	}
 	return l.Bytes(), nil

@@ -29,6 +29,10 @@ type Options struct {
 	// "Identity"). nil: the line's own keys.
 	Inputs *InputRows
 
+	// Tokens, when not nil, finalizes the rows' token captures after the projection (docs/TOKENS.md
+	// §0 T6, [TokenOptions]). Default nil: token captures are not touched.
+	Tokens *TokenOptions
+
 	// OnProgress, when not nil, is called from Attach's goroutine after a row has been written once
 	// ProgressRows rows (0 or less: DefaultProgressRows) were read since the last call or
 	// ProgressInterval (0 or less: DefaultProgressInterval) has passed since the last call (or the

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/tokens"
+)
+
+// tokenDirFlag names the token store's directory (docs/TOKENS.md §3.9 token_id_capture.dir).
+const tokenDirFlag = "token-dir"
+
+// addTokenDirFlag adds --token-dir to a command reading or finalizing token captures.
+func addTokenDirFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, tokenDirFlag, "", "directory of the training token captures (<rollout_id>.tokens.*; absolute path; default: the capture directory, as the proxy's --token-dir)")
+}
+
+// tokenStoreDir returns --token-dir, or captureDir (the run's) when it is not given; a relative
+// path is a usage error (docs/TOKENS.md §3.9: the directory must be absolute).
+func tokenStoreDir(flagDir, captureDir string) (string, error) {
+	if flagDir == "" {
+		return captureDir, nil
+	}
+	if !filepath.IsAbs(flagDir) {
+		return "", usageErrorf("--%s %q must be an absolute path", tokenDirFlag, flagDir)
+	}
+	return flagDir, nil
+}
+
+// existingTokenStore returns the token store of dir when dir exists, without creating it (nil when
+// it does not: no rollout has a token capture there); a file in its place is an error.
+func existingTokenStore(dir string) (*tokens.Store, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("token directory %s is not a directory", dir)
+	}
+	return tokens.OpenStore(dir)
+}
