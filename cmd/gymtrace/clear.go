@@ -9,15 +9,16 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
 func init() { commands = append(commands, newClearCmd) }
 
 // newClearCmd builds `gymtrace clear`: SPEC §2.6's pre-dispatch clear (rollouts.Clear).
 func newClearCmd() *cobra.Command {
-	var dir, run, input string
+	var dir, run, input, tokenDir string
 	cmd := &cobra.Command{
-		Use:   "clear --capture-dir DIR [--run-id RUN] --input ROLLOUTS.jsonl",
+		Use:   "clear --capture-dir DIR [--run-id RUN] [--token-dir DIR] --input ROLLOUTS.jsonl",
 		Short: "Remove the captures of the rollouts about to be dispatched (before a re-run)",
 		Long: `Remove <id>.capture.jsonl, <id>.capture.incomplete and <id>.observations.jsonl (agent observations)
 from DIR for the rollout id of every row of ROLLOUTS.jsonl (SPEC §1.2, §2.6), so a re-dispatched rollout
@@ -27,7 +28,13 @@ Every row is checked first: if one is not a JSON object or has a malformed rollo
 rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
 200 bytes, SPEC D12), nothing is removed and the command exits 1 naming the line, the value and the
 rule. A capture directory that does not exist has nothing to clear (it is not created). The summary
-on stderr counts the files removed and the rollouts that had nothing to remove.`,
+on stderr counts the files removed and the rollouts that had nothing to remove.
+
+Training token captures are cleared with them (docs/TOKENS.md §3.6 clear_token_captures_for_rollouts):
+for the same rollout ids, <id>.tokens.jsonl, .tokens.intents, .tokens.incomplete and
+.tokens.state.json (a retired tombstone included) are removed from --token-dir (default: the capture
+directory), so a re-dispatched rollout's tokens start afresh; a token directory that does not exist
+has nothing to clear.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runDir, err := runCaptureDir(dir, run)
@@ -47,19 +54,29 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 			default:
 				stores = append(stores, store)
 			}
+			tdir, err := tokenStoreDir(tokenDir, runDir)
+			if err != nil {
+				return err
+			}
+			var tokenStores []*tokens.Store
+			if ts, err := existingTokenStore(tdir); err != nil {
+				return fmt.Errorf("clear: --%s: %w", tokenDirFlag, err)
+			} else if ts != nil {
+				tokenStores = append(tokenStores, ts)
+			}
 			in, err := os.Open(input)
 			if err != nil {
 				return fmt.Errorf("clear: %w", err)
 			}
 			defer in.Close()
-			sum, err := rollouts.Clear(in, stores)
+			sum, err := rollouts.Clear(in, stores, tokenStores...)
 			if err != nil {
 				if sum.Files > 0 {
 					cmdNotef(cmd, "before the failure: %s", clearReport(sum, runDir))
 				}
 				return err
 			}
-			if len(stores) > 0 {
+			if len(stores) > 0 || len(tokenStores) > 0 {
 				cmdNotef(cmd, "%s", clearReport(sum, runDir))
 			}
 			// Cleared is a subsequence of IDs in the same order: where they first differ is the first
@@ -76,6 +93,7 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 	addCaptureDirFlag(cmd, &dir)
 	addRunIDFlag(cmd, &run)
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file whose rows are about to be dispatched (required)")
+	addTokenDirFlag(cmd, &tokenDir)
 	return cmd
 }
 
@@ -83,6 +101,9 @@ on stderr counts the files removed and the rollouts that had nothing to remove.`
 func clearReport(sum rollouts.ClearSummary, dir string) string {
 	msg := fmt.Sprintf("removed %d file%s of %d rollout%s in %s",
 		sum.Files, pluralSuffix(sum.Files), len(sum.Cleared), pluralSuffix(len(sum.Cleared)), dir)
+	if sum.TokenCaptures > 0 {
+		msg += fmt.Sprintf("; cleared the token captures of %d rollout%s", sum.TokenCaptures, pluralSuffix(sum.TokenCaptures))
+	}
 	if n := len(sum.IDs) - len(sum.Cleared); n > 0 {
 		msg += fmt.Sprintf("; %d rollout%s had nothing to remove", n, pluralSuffix(n))
 	}

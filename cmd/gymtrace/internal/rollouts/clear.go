@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
 // ClearSummary is what [Clear] did.
@@ -19,6 +20,8 @@ type ClearSummary struct {
 	Cleared []string
 	// Files counts the files removed, capture files and markers, over every store.
 	Files int
+	// TokenCaptures counts the rollouts whose token capture was deleted (in any token store).
+	TokenCaptures int
 }
 
 // Clear is the pre-dispatch clear of SPEC §2.6 (clear_model_call_captures_for_rollouts) over the
@@ -31,7 +34,13 @@ type ClearSummary struct {
 // missing files are fine and other rollouts are untouched. On a failure while removing, the summary
 // covers the ids cleared before it (the error names the id and file). With no stores nothing is
 // removed (SPEC §2.6) but the rows are still validated.
-func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
+//
+// The token captures of the same ids are cleared with them (the reference's
+// clear_token_captures_for_rollouts, docs/TOKENS.md §3.6, §1.7 step 4): in every token store, an
+// id with any token capture file ([tokens.Store.HasCapture]) is deleted ([tokens.Store.Delete]:
+// entries, marks, intents and state, a retired tombstone included), so a re-dispatched rollout
+// starts afresh; an id without one is not touched (no lock file is created for it).
+func Clear(in io.Reader, stores []*capture.Store, tokenStores ...*tokens.Store) (ClearSummary, error) {
 	var sum ClearSummary
 	rows, rowErrs, err := readIDs(context.Background(), in, "rollouts clear")
 	if err != nil {
@@ -67,10 +76,35 @@ func Clear(in io.Reader, stores []*capture.Store) (ClearSummary, error) {
 				return sum, fmt.Errorf("rollouts clear: %w", err)
 			}
 		}
+		deleted, err := clearTokens(id, tokenStores)
+		if deleted {
+			sum.TokenCaptures++
+		}
+		if err != nil {
+			if n > 0 || deleted {
+				sum.Cleared = append(sum.Cleared, id)
+			}
+			return sum, fmt.Errorf("rollouts clear: %w", err)
+		}
 		sum.IDs = append(sum.IDs, id)
-		if n > 0 {
+		if n > 0 || deleted {
 			sum.Cleared = append(sum.Cleared, id)
 		}
 	}
 	return sum, nil
+}
+
+// clearTokens deletes id's token capture in every store holding one, and reports whether any did.
+func clearTokens(id string, stores []*tokens.Store) (deleted bool, err error) {
+	for _, s := range stores {
+		has, err := s.HasCapture(id)
+		if err == nil && has {
+			err = s.Delete(id)
+		}
+		if err != nil {
+			return deleted, fmt.Errorf("token capture of rollout %s: %w", id, err)
+		}
+		deleted = deleted || has
+	}
+	return deleted, nil
 }
