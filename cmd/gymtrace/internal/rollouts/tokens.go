@@ -216,12 +216,16 @@ func MaskCause(capture ojson.Value, unresolved []ojson.Value) string {
 	if v, _ := capture.Get("capture_incomplete"); python.Truthy(v) {
 		causes = append(causes, "capture incomplete (a call's tokens were not recorded: an intent without an entry, or an incomplete mark)")
 	}
+	var shape []string
 	for _, k := range []string{"roots", "chains"} {
 		if v, ok := capture.Get(k); ok {
 			if n, _ := v.Int64(); n != 1 {
-				causes = append(causes, fmt.Sprintf("%d %s (want 1: the calls do not chain into one prefix)", n, k))
+				shape = append(shape, fmt.Sprintf("%d %s", n, k))
 			}
 		}
+	}
+	if len(shape) > 0 {
+		causes = append(causes, strings.Join(shape, " and ")+" (want one of each: the calls do not chain into one prefix)")
 	}
 	if len(unresolved) > 0 {
 		ids := make([]string, len(unresolved))
