@@ -19,7 +19,7 @@ func init() { commands = append(commands, newReportCmd) }
 
 // reportFlags are the flags of `gymtrace report`.
 type reportFlags struct {
-	dir, run, rollouts, html, jaeger, uncorrelated string
+	dir, run, rollouts, html, jaeger, uncorrelated, tokenDir string
 }
 
 // newReportCmd builds `gymtrace report`: the run at a glance, as a terminal table and an HTML file.
@@ -35,7 +35,9 @@ capture problems, then the run's totals. Each rollout is read exactly as gymtrac
 
 Findings name rollouts without captured calls, damaged capture lines, the .capture.incomplete marker,
 captures that cannot be read, rollouts whose every call failed, and calls that named no rollout
-(with --uncorrelated-rollout-id). With --rollouts (the run's rollouts file, e.g. the output of
+(with --uncorrelated-rollout-id), and rollouts whose training token capture in --token-dir (default:
+the capture directory) is masked or would be when finalized now, with the cause (read without
+freezing it; see gymtrace tokens). With --rollouts (the run's rollouts file, e.g. the output of
 gymtrace attach) every rollout it names is reported, also those without any capture file — without
 it such rollouts cannot be seen, and the report says so.
 
@@ -53,6 +55,7 @@ while many files are read. Exit status 0 also when there are findings.`,
 	fl.StringVar(&f.rollouts, "rollouts", "", "the run's rollouts JSONL file: report every rollout it names, with or without captured calls")
 	fl.StringVar(&f.html, "html", "", "also write the report as one self-contained HTML file at this path (replaced atomically)")
 	fl.StringVar(&f.jaeger, "jaeger-url", report.DefaultJaegerURL, "base URL of the Jaeger UI the HTML report links each rollout's trace to")
+	addTokenDirFlag(cmd, &f.tokenDir)
 	fl.StringVar(&f.uncorrelated, uncorrelatedRolloutIDFlag, "", "the rollout id the proxy captured calls without a rollout under (its --"+uncorrelatedRolloutIDFlag+"): report them as a finding")
 	return cmd
 }
@@ -82,6 +85,13 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 		OnProgress: func(p report.Progress) {
 			cmdNotef(cmd, "read %d of %d rollouts (%d calls) in %s", p.Done, p.Total, p.Calls, p.Elapsed.Round(time.Second))
 		},
+	}
+	tdir, err := tokenStoreDir(f.tokenDir, runDir)
+	if err != nil {
+		return err
+	}
+	if opts.TokenStore, err = existingTokenStore(tdir); err != nil {
+		return fmt.Errorf("report: --%s: %w", tokenDirFlag, err)
 	}
 	if f.rollouts != "" {
 		in, err := os.Open(f.rollouts)

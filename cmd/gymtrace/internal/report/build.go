@@ -11,7 +11,9 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/tokenview"
 	"github.com/gymtrace/gymtrace/rollout"
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
 // ErrNoCaptureDir is matched (errors.Is) by the error [Build] returns when the capture directory
@@ -88,6 +90,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
 		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
+		if err := tokenMask(&r, opts.TokenStore); err != nil {
+			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
+		}
 		rep.Findings = append(rep.Findings, rolloutFindings(&r, &opts)...)
 		rep.Rollouts = append(rep.Rollouts, r)
 		p.rollout(len(r.Calls))
@@ -126,6 +131,27 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 	r.TTFTP50MS = Percentile(ttft, 50)
 	r.Errors, r.FailedCalls = countCategories(r.Calls)
 	return r
+}
+
+// tokenMask sets r's token mask cause from its capture in store (nil: none), read without freezing.
+// A capture that cannot be read is masked with that cause (a finalization's freeze would fail too);
+// the error is the store's refusal of the id or a failing stat.
+func tokenMask(r *Rollout, store *tokens.Store) error {
+	if store == nil {
+		return nil
+	}
+	has, err := store.HasCapture(r.ID)
+	if err != nil || !has {
+		return err
+	}
+	v, err := tokenview.Read(store, r.ID, tokens.BuilderPrefixMerging)
+	switch {
+	case err != nil:
+		r.TokenMaskCause = "the token capture cannot be read: " + tokens.ExceptionText(err)
+	case v.Masked:
+		r.TokenMaskCause, r.tokensFrozen = v.Cause, v.Frozen
+	}
+	return nil
 }
 
 // progress decides when Build calls Options.OnProgress.

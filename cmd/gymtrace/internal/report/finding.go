@@ -33,6 +33,9 @@ const (
 	// FindingDuplicateCalls: some records repeat a model_call_id of an earlier record of the same
 	// capture file (a call recorded twice, by an older version or another tool).
 	FindingDuplicateCalls FindingKind = "duplicate_calls"
+	// FindingTokensMasked: the rollout's training token capture is masked (mask_sample), or would
+	// be when finalized now (docs/TOKENS.md §3.6–3.7); the message gives the cause.
+	FindingTokensMasked FindingKind = "tokens_masked"
 	// FindingAllCallsFailed: every captured call of the rollout has an error category.
 	FindingAllCallsFailed FindingKind = "all_calls_failed"
 	// FindingUncorrelated: the rollout holds the calls that named no rollout
@@ -52,6 +55,7 @@ var shortLabels = map[FindingKind]string{
 	FindingIncomplete:     "incomplete",
 	FindingUnreadable:     "unreadable",
 	FindingDuplicateCalls: "duplicates",
+	FindingTokensMasked:   "masked",
 	FindingAllCallsFailed: "all failed",
 	FindingUncorrelated:   "uncorrelated",
 	FindingNotInRollouts:  "not listed",
@@ -107,6 +111,13 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 			verb = "repeats"
 		}
 		add(FindingDuplicateCalls, "rollout %s: %d record%s %s a model_call_id already in its capture file (a call recorded twice: tokens and joins count it twice)", r.ID, n, plural(n), verb)
+	}
+	if r.TokenMaskCause != "" {
+		state := "would be masked (mask_sample) when finalized"
+		if r.tokensFrozen {
+			state = "is masked (mask_sample)"
+		}
+		add(FindingTokensMasked, "rollout %s: its token capture %s: %s (see `gymtrace tokens --capture-dir DIR %s`)", r.ID, state, r.TokenMaskCause, r.ID)
 	}
 	if len(r.Calls) > 0 && r.FailedCalls == len(r.Calls) {
 		add(FindingAllCallsFailed, "rollout %s: all %d call%s failed (%s)", r.ID, len(r.Calls), plural(len(r.Calls)), categoryList(r.Errors))

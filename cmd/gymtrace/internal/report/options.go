@@ -3,6 +3,8 @@ package report
 import (
 	"io"
 	"time"
+
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
 // Defaults of [Options]: progress every 500 rollouts or 2 s; for an HTML report, payloads of up to
@@ -32,6 +34,13 @@ type Options struct {
 	// (proxy.WithUncorrelatedRolloutID, `gymtrace proxy --uncorrelated-rollout-id`); its calls are
 	// reported as a finding. Default "": no such rollout.
 	UncorrelatedRolloutID string
+
+	// TokenStore, when not nil, is the run's training token store (docs/TOKENS.md §2): every
+	// reported rollout with a token capture there is built as a finalization would build it now,
+	// without freezing it ([tokenview.Read]), and a masked one is a finding
+	// ([FindingTokensMasked]). Only such a rollout's .tokens.lock may be created, as every reader
+	// of the store does. Default nil.
+	TokenStore *tokens.Store
 
 	// PayloadBytes, when positive, keeps each call's request, response and response_raw text for
 	// the HTML report, JSON pretty-printed and cut after PayloadBytes bytes (on a UTF-8 boundary;

@@ -44,8 +44,12 @@ type Rollout struct {
 	// FirstStartedAt and LastCompletedAt bound the calls in UTC Unix seconds; nil without calls
 	// that carry times.
 	FirstStartedAt, LastCompletedAt *float64
+	// TokenMaskCause says why the rollout's training token capture is masked, or would be when
+	// finalized now (Options.TokenStore, [tokenview.Read]); "" when it is not, or has none.
+	TokenMaskCause string
 
-	health rollouts.RolloutHealth // what Gaps say
+	health       rollouts.RolloutHealth // what Gaps say
+	tokensFrozen bool                   // the token capture is frozen (finalized)
 }
 
 // Call is one call record of a rollout: the SPEC §3.2 record without its payload fields (Request,
