@@ -38,12 +38,12 @@ type Chain struct {
 }
 
 // Validate is the reference's Chain.validate (TOKENS.md §3.4): every link needs one log
-// probability per generated token. The error is a ValueError [*Exception] "log-prob/token length
+// probability per generated token. The error is a ValueError [*Error] "log-prob/token length
 // mismatch on <model_call_id>: <log probs> vs <tokens>".
 func (c *Chain) Validate() error {
 	for _, l := range c.Links {
 		if lp, gen := len(l.Entry.GenerationLogProbs), len(l.Entry.GenerationTokenIDs); lp != gen {
-			return exception(ClassValueError, fmt.Sprintf("log-prob/token length mismatch on %s: %d vs %d", l.Entry.ModelCallID, lp, gen))
+			return pyErr("ValueError", fmt.Sprintf("log-prob/token length mismatch on %s: %d vs %d", l.Entry.ModelCallID, lp, gen), nil)
 		}
 	}
 	return nil
@@ -73,7 +73,7 @@ type BuildOutput struct {
 }
 
 // RunBuilder runs the builder called name over entries (TOKENS.md §3.4): [BuilderPrefixMerging]
-// or [BuilderPerRequest]. Any other name is a ValueError [*Exception] "unknown builder '<name>';
+// or [BuilderPerRequest]. Any other name is a ValueError [*Error] "unknown builder '<name>';
 // known: ['per_request', 'prefix_merging']". entries are not modified; the chains point into them.
 func RunBuilder(entries []TokenEntry, name string) (BuildOutput, error) {
 	switch name {
@@ -82,7 +82,7 @@ func RunBuilder(entries []TokenEntry, name string) (BuildOutput, error) {
 	case BuilderPerRequest:
 		return PerRequest(entries), nil
 	}
-	return BuildOutput{}, exception(ClassValueError, "unknown builder "+python.ReprStr(name)+"; known: ['"+BuilderPerRequest+"', '"+BuilderPrefixMerging+"']")
+	return BuildOutput{}, pyErr("ValueError", "unknown builder "+python.ReprStr(name)+"; known: ['"+BuilderPerRequest+"', '"+BuilderPrefixMerging+"']", nil)
 }
 
 // PerRequest is the reference's per_request builder (TOKENS.md §3.4): one chain "req-<i>" per

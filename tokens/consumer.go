@@ -7,7 +7,6 @@ import (
 
 // The members of a build result (TOKENS.md §3.6, §3.7).
 const (
-	buildRolloutID          = "rollout_id"
 	buildBuilder            = "builder"
 	buildRebuiltResponse    = "rebuilt_response"
 	buildMetrics            = "metrics"
@@ -96,7 +95,7 @@ func assemble(rolloutID string, entries []TokenEntry, builder, model string) ojs
 		unresolved[i] = ojson.String(id)
 	}
 	return ojson.Object(
-		ojson.Member{Key: buildRolloutID, Value: ojson.String(rolloutID)},
+		ojson.Member{Key: keyRolloutID, Value: ojson.String(rolloutID)},
 		ojson.Member{Key: buildBuilder, Value: ojson.String(builder)},
 		ojson.Member{Key: buildRebuiltResponse, Value: rebuilt},
 		ojson.Member{Key: buildMetrics, Value: ojson.Object(
@@ -118,7 +117,7 @@ func assemble(rolloutID string, entries []TokenEntry, builder, model string) ojs
 // failedBuild is the reference's failed-build result (TOKENS.md §3.6).
 func failedBuild(rolloutID, builder, errText string, nCalls int) ojson.Value {
 	return ojson.Object(
-		ojson.Member{Key: buildRolloutID, Value: ojson.String(rolloutID)},
+		ojson.Member{Key: keyRolloutID, Value: ojson.String(rolloutID)},
 		ojson.Member{Key: buildBuilder, Value: ojson.String(builder)},
 		ojson.Member{Key: buildRebuiltResponse, Value: ojson.Null()},
 		ojson.Member{Key: MaskSampleKey, Value: ojson.Bool(true)},
@@ -186,7 +185,7 @@ func rolloutIDOf(line ojson.Value) (id string, ok bool, err error) {
 	}
 	id, ok, err = rollout.IDFromRunBody(ojson.Object(ident...).AppendJSON(nil))
 	if err != nil {
-		return "", false, &classedError{class: ClassValueError, err: err}
+		return "", false, &classedError{class: "ValueError", err: err}
 	}
 	return id, ok, nil
 }

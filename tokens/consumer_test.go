@@ -81,7 +81,7 @@ func freezeError(t *testing.T, v ojson.Value) error {
 	s, _ := v.AsString()
 	m := regexp.MustCompile(`^(\w+)\('(.*)'\)$`).FindStringSubmatch(s)
 	require.NotNil(t, m, "freeze_raises %q", s)
-	return exception(m[1], m[2])
+	return pyErr(m[1], m[2], nil)
 }
 
 // storeWith returns a memSource holding entries (as the file store returns them) and rid's
@@ -105,8 +105,8 @@ func TestTrajectoriesFreezeErrorClasses(t *testing.T) {
 		err  error
 		want string
 	}{
-		{exception("ValidationError", "1 validation error"), "ValidationError: 1 validation error"},
-		{errors.Join(errors.New("freeze r"), exception(ClassValueError, "bad")), "ValueError: freeze r\nbad"},
+		{pyErr("ValidationError", "1 validation error", nil), "ValidationError: 1 validation error"},
+		{errors.Join(errors.New("freeze r"), pyErr("ValueError", "bad", nil)), "ValueError: freeze r\nbad"},
 		{&fsPathError, "OSError: open /x/r.tokens.lock: permission denied"},
 		{errors.New("boom"), "RuntimeError: boom"},
 	} {

@@ -29,7 +29,7 @@ func RolloutCarriesTokenIDs(result ojson.Value) bool {
 	response, _ := result.Get("response")
 	output, _ := response.Get("output")
 	for _, item := range output.Elems() {
-		if g, _ := item.Get(itemGenerationTokenIDs); python.Truthy(g) {
+		if g, _ := item.Get(keyGenerationTokenIDs); python.Truthy(g) {
 			return true
 		}
 	}

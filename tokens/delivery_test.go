@@ -52,7 +52,7 @@ func warnings(w string) ojson.Value {
 }
 
 // unreachableSource is DL-09's source (the reference test's _Src): every freeze fails.
-var unreachableSource = snapshotSource{err: exception("ConnectionError", "data plane unreachable")}
+var unreachableSource = snapshotSource{err: pyErr("ConnectionError", "data plane unreachable", nil)}
 
 // TestFinalizeVectors runs the DL group (TOKENS.md §3.7): finalize the case's record against a
 // store holding its entries and marks, then check retirement and what the store keeps.

@@ -11,17 +11,25 @@ import (
 
 // Error is an error the reference raises as a Python exception: Type is the exception's class name
 // (ValueError, RuntimeError, TypeError, KeyError, JSONDecodeError, UnicodeDecodeError) and Msg its
-// message, both literal where TOKENS.md quotes them. Error() returns Msg; the reference's
-// "<Type>: <message>" text (TOKENS.md §3.6 failed builds) is Type + ": " + Error(). Err, when set, is
+// message, both literal where TOKENS.md quotes them. Hint, when set, is gymtrace's explanation for
+// a person (e.g. the rule an id breaks), which the reference does not write. Error() returns Msg,
+// followed by " (<Hint>)" when there is one; the reference's "<Type>: <message>" text (TOKENS.md
+// §3.6 failed builds, the vectors) is [ExceptionText], which leaves the hint out. Err, when set, is
 // the Go error underneath (a parse error, a sentinel such as [ErrFrozen]) and is what errors.Is and
 // errors.As see through Unwrap.
 type Error struct {
 	Type string
 	Msg  string
+	Hint string
 	Err  error
 }
 
-func (e *Error) Error() string { return e.Msg }
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return e.Msg + " (" + e.Hint + ")"
+	}
+	return e.Msg
+}
 
 // Unwrap returns the underlying error, if any.
 func (e *Error) Unwrap() error { return e.Err }

@@ -77,10 +77,10 @@ func (s *memSource) markIncomplete(id, callID string) error {
 
 func (r *memRollout) writable(id string, refuseFrozen bool) error {
 	if r.retired {
-		return exception(ClassRuntimeError, "Token capture for rollout "+id+" is retired")
+		return pyErr("RuntimeError", "Token capture for rollout "+id+" is retired", nil)
 	}
 	if refuseFrozen && r.frozen {
-		return exception(ClassRuntimeError, "Token capture for rollout "+id+" is already frozen")
+		return pyErr("RuntimeError", "Token capture for rollout "+id+" is already frozen", nil)
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func (s *memSource) Freeze(id string) (Snapshot, error) {
 	// The entries are read after the freeze is recorded (TOKENS.md §6 item 7).
 	for _, e := range r.entries {
 		if len(e.GenerationTokenIDs) != len(e.GenerationLogProbs) {
-			return Snapshot{}, exception("ValidationError", fmt.Sprintf("1 validation error for TokenEntry\n  Value error, generation_token_ids and generation_log_probs must have the same length (got %d and %d)", len(e.GenerationTokenIDs), len(e.GenerationLogProbs)))
+			return Snapshot{}, pyErr("ValidationError", fmt.Sprintf("1 validation error for TokenEntry\n  Value error, generation_token_ids and generation_log_probs must have the same length (got %d and %d)", len(e.GenerationTokenIDs), len(e.GenerationLogProbs)), nil)
 		}
 	}
 	return Snapshot{RolloutID: id, Entries: slices.Clone(r.entries), Incomplete: r.incomplete, SnapshotID: r.snapshotID, Version: r.version}, nil
@@ -118,7 +118,7 @@ func (s *memSource) Delete(id string) error {
 	if id == "" || strings.ContainsFunc(id, func(c rune) bool {
 		return !(c == '.' || c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z')
 	}) {
-		return exception(ClassValueError, "Invalid rollout id: "+python.ReprStr(id))
+		return pyErr("ValueError", "Invalid rollout id: "+python.ReprStr(id), nil)
 	}
 	s.rollouts[id] = &memRollout{}
 	return nil

@@ -9,14 +9,6 @@ import (
 	"github.com/gymtrace/gymtrace/internal/python"
 )
 
-// The token members of a projected output item (TOKENS.md §3.2, §3.5).
-const (
-	itemPromptTokenIDs     = "prompt_token_ids"
-	itemGenerationTokenIDs = "generation_token_ids"
-	itemGenerationLogProbs = "generation_log_probs"
-	itemRoutedExperts      = "routed_experts"
-)
-
 // ProjectChainToOutputItems is the reference's project_chain_to_output_items (TOKENS.md §3.5): the
 // chain's calls as Responses output items whose prompts are contiguous. The running sequence starts
 // at the root prompt; each link adds its interstitial (from the second link on), puts the sequence
@@ -32,7 +24,7 @@ const (
 //
 // The prompt arrays of the items are prefixes of one sequence and share its elements, so a long
 // rollout costs memory for its whole sequence once, not for every prompt: clone an item's value
-// before editing its arrays in place. The error is a TypeError [*Exception] when an
+// before editing its arrays in place. The error is a TypeError [*Error] when an
 // output item or routed_experts is not valid JSON or an item is not a JSON object.
 func ProjectChainToOutputItems(chain Chain) ([]ojson.Value, error) {
 	var items []ojson.Value
@@ -58,7 +50,7 @@ func ProjectChainToOutputItems(chain Chain) ([]ojson.Value, error) {
 		for i, raw := range e.OutputItems {
 			v, err := ojson.Parse(raw)
 			if err != nil || v.Kind() != ojson.KindObject {
-				return nil, exception(ClassTypeError, "output item "+strconv.Itoa(i)+" of model call "+e.ModelCallID+" is not a JSON object")
+				return nil, pyErr("TypeError", "output item "+strconv.Itoa(i)+" of model call "+e.ModelCallID+" is not a JSON object", nil)
 			}
 			linkItems[i] = v
 		}
@@ -87,17 +79,17 @@ func carrierMembers(e *TokenEntry, prompt ojson.Value) ([]ojson.Member, error) {
 		lps[i] = ojson.Float(lp)
 	}
 	ms := []ojson.Member{
-		{Key: itemPromptTokenIDs, Value: prompt},
-		{Key: itemGenerationTokenIDs, Value: ojson.Array(tokenValues(nil, e.GenerationTokenIDs)...)},
-		{Key: itemGenerationLogProbs, Value: ojson.Array(lps...)},
+		{Key: keyPromptTokenIDs, Value: prompt},
+		{Key: keyGenerationTokenIDs, Value: ojson.Array(tokenValues(nil, e.GenerationTokenIDs)...)},
+		{Key: keyGenerationLogProbs, Value: ojson.Array(lps...)},
 	}
 	if len(e.RoutedExperts) > 0 {
 		re, err := ojson.Parse(e.RoutedExperts)
 		if err != nil {
-			return nil, exception(ClassTypeError, "routed_experts of model call "+e.ModelCallID+" is not valid JSON")
+			return nil, pyErr("TypeError", "routed_experts of model call "+e.ModelCallID+" is not valid JSON", nil)
 		}
 		if !re.IsNull() {
-			ms = append(ms, ojson.Member{Key: itemRoutedExperts, Value: re})
+			ms = append(ms, ojson.Member{Key: keyRoutedExperts, Value: re})
 		}
 	}
 	return ms, nil
@@ -110,7 +102,7 @@ func carrierIndexes(e *TokenEntry, items []ojson.Value) []int {
 	}
 	var inline []int
 	for i, it := range items {
-		if g, ok := it.Get(itemGenerationTokenIDs); ok && !g.IsNull() {
+		if g, ok := it.Get(keyGenerationTokenIDs); ok && !g.IsNull() {
 			inline = append(inline, i)
 		}
 	}
@@ -135,16 +127,16 @@ func tokenValues(dst []ojson.Value, tokens []int64) []ojson.Value {
 // {"input_tokens":<prompt length of the first token-bearing item>,"output_tokens":<generated
 // tokens of the token-bearing items>}} (token-bearing: generation_token_ids not null).
 //
-// The errors are ValueError [*Exception]s: "capture produced no safe trainable chain" (no chains),
+// The errors are ValueError [*Error]s: "capture produced no safe trainable chain" (no chains),
 // "per_request produced multiple trajectories for a single-response delivery" (per_request with
 // other than one chain), "capture produced no trainable generated tokens" (no item with a
 // non-empty generation_token_ids); and those of [ProjectChainToOutputItems].
 func ProjectMainChainResponse(rolloutID string, out BuildOutput, model string) (ojson.Value, error) {
 	if len(out.Chains) == 0 {
-		return ojson.Value{}, exception(ClassValueError, "capture produced no safe trainable chain")
+		return ojson.Value{}, pyErr("ValueError", "capture produced no safe trainable chain", nil)
 	}
 	if out.Notes.Builder == BuilderPerRequest && len(out.Chains) != 1 {
-		return ojson.Value{}, exception(ClassValueError, "per_request produced multiple trajectories for a single-response delivery")
+		return ojson.Value{}, pyErr("ValueError", "per_request produced multiple trajectories for a single-response delivery", nil)
 	}
 	main := out.Chains[0]
 	for _, c := range out.Chains {
@@ -160,26 +152,26 @@ func ProjectMainChainResponse(rolloutID string, out BuildOutput, model string) (
 	trainable, first := false, true
 	var nIn, nOut int
 	for _, it := range output {
-		g, ok := it.Get(itemGenerationTokenIDs)
+		g, ok := it.Get(keyGenerationTokenIDs)
 		if !ok || g.IsNull() {
 			continue
 		}
 		trainable = trainable || python.Truthy(g)
 		if first {
 			first = false
-			p, _ := it.Get(itemPromptTokenIDs)
-			if nIn, err = pyLen(p, itemPromptTokenIDs); err != nil {
+			p, _ := it.Get(keyPromptTokenIDs)
+			if nIn, err = pyLen(p, keyPromptTokenIDs); err != nil {
 				return ojson.Value{}, err
 			}
 		}
-		n, err := pyLen(g, itemGenerationTokenIDs)
+		n, err := pyLen(g, keyGenerationTokenIDs)
 		if err != nil {
 			return ojson.Value{}, err
 		}
 		nOut += n
 	}
 	if !trainable {
-		return ojson.Value{}, exception(ClassValueError, "capture produced no trainable generated tokens")
+		return ojson.Value{}, pyErr("ValueError", "capture produced no trainable generated tokens", nil)
 	}
 	return ojson.Object(
 		ojson.Member{Key: "id", Value: ojson.String("proj-" + rolloutID)},
@@ -194,7 +186,7 @@ func ProjectMainChainResponse(rolloutID string, out BuildOutput, model string) (
 }
 
 // pyLen is Python's len(v) for an item member named key: elements, members or characters; other
-// values are a TypeError [*Exception], as len() raises.
+// values are a TypeError [*Error], as len() raises.
 func pyLen(v ojson.Value, key string) (int, error) {
 	switch v.Kind() {
 	case ojson.KindArray, ojson.KindObject:
@@ -203,7 +195,7 @@ func pyLen(v ojson.Value, key string) (int, error) {
 		s, _ := v.AsString()
 		return utf8.RuneCountInString(s), nil
 	}
-	return 0, exception(ClassTypeError, key+": object of type '"+python.TypeName(v)+"' has no len()")
+	return 0, pyErr("TypeError", key+": object of type '"+python.TypeName(v)+"' has no len()", nil)
 }
 
 // contiguityMessage is the reference's AssertionError text (TOKENS.md §3.5).
@@ -213,10 +205,10 @@ const contiguityMessage = "projection is not prefix-contiguous: an output item's
 // object item of response.output with a non-null generation_token_ids must have a
 // prompt_token_ids (missing or empty: []) that starts with the previous such item's prompt +
 // generation. Tokens compare as Python's == does (1, 1.0 and true are equal). A violation is an
-// AssertionError [*Exception] with the reference's message; a prompt that is a string fails it
+// AssertionError [*Error] with the reference's message; a prompt that is a string fails it
 // too (Python's "" != []). A missing output, or one that is a string or an object, has no items to
 // check. An output that is null, a number or a boolean, a prompt of another non-list kind, or a
-// generation that is not a list is a TypeError [*Exception] (the reference fails on these too,
+// generation that is not a list is a TypeError [*Error] (the reference fails on these too,
 // with messages of its own).
 func AssertPrefixContiguity(response ojson.Value) error {
 	output, ok := response.Get("output")
@@ -228,33 +220,33 @@ func AssertPrefixContiguity(response ojson.Value) error {
 	case ojson.KindString, ojson.KindObject: // iterates characters or keys: no item is an object
 		return nil
 	default:
-		return exception(ClassTypeError, "'"+python.TypeName(output)+"' object is not iterable")
+		return pyErr("TypeError", "'"+python.TypeName(output)+"' object is not iterable", nil)
 	}
 	var seenPrompt, seenGen []ojson.Value // the tokens seen so far: the last prompt + generation
 	for _, it := range output.Elems() {
 		if it.Kind() != ojson.KindObject {
 			continue
 		}
-		gen, ok := it.Get(itemGenerationTokenIDs)
+		gen, ok := it.Get(keyGenerationTokenIDs)
 		if !ok || gen.IsNull() {
 			continue
 		}
-		prompt, _ := it.Get(itemPromptTokenIDs)
+		prompt, _ := it.Get(keyPromptTokenIDs)
 		var p []ojson.Value
 		switch {
 		case !python.Truthy(prompt):
 		case prompt.Kind() == ojson.KindArray:
 			p = prompt.Elems()
 		case prompt.Kind() == ojson.KindString:
-			return exception(ClassAssertionError, contiguityMessage)
+			return pyErr("AssertionError", contiguityMessage, nil)
 		default:
-			return exception(ClassTypeError, "'"+python.TypeName(prompt)+"' object is not subscriptable")
+			return pyErr("TypeError", "'"+python.TypeName(prompt)+"' object is not subscriptable", nil)
 		}
 		if len(p) < len(seenPrompt)+len(seenGen) || !pyEqualTokens(p, seenPrompt) || !pyEqualTokens(p[len(seenPrompt):], seenGen) {
-			return exception(ClassAssertionError, contiguityMessage)
+			return pyErr("AssertionError", contiguityMessage, nil)
 		}
 		if gen.Kind() != ojson.KindArray {
-			return exception(ClassTypeError, itemGenerationTokenIDs+" is a "+python.TypeName(gen)+", not a list")
+			return pyErr("TypeError", keyGenerationTokenIDs+" is a "+python.TypeName(gen)+", not a list", nil)
 		}
 		seenPrompt, seenGen = p, gen.Elems()
 	}

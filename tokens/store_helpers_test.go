@@ -141,7 +141,10 @@ func assertVectorError(t *testing.T, want map[string]any, err error) {
 	switch {
 	case typ == "JSONDecodeError":
 	case strings.HasPrefix(msg, "Invalid rollout id: "):
-		assert.True(t, strings.HasPrefix(pe.Msg, msg+" ("), "%q has prefix %q", pe.Msg, msg)
+		// The reference's text, and the rule for a person in Error() alone.
+		assert.Equal(t, msg, pe.Msg)
+		assert.Equal(t, typ+": "+msg, ExceptionText(err))
+		assert.Equal(t, msg+" ("+rolloutIDRuleText+")", pe.Error())
 	default:
 		assert.Equal(t, msg, pe.Msg)
 	}

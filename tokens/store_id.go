@@ -26,13 +26,15 @@ const (
 // It is deliberately the reference's rule, not gymtrace's stricter rollout.ValidateID (SPEC §0 D12,
 // which the proxy applies to the ids it accepts): the vectors ID-01..11 and Gym's own collector use
 // this one, and every id that passes it is a safe file name. The error is an [*Error] of type
-// ValueError whose message starts with the reference's `Invalid rollout id: '<id as Python repr>'`
-// and then names the rule; it matches [ErrInvalidRolloutID].
+// ValueError with the reference's message `Invalid rollout id: '<id as Python repr>'` (its
+// [ExceptionText]) and the rule as its Hint (in Error()); it matches [ErrInvalidRolloutID].
 func ValidateRolloutID(id string) error {
 	if id != "" && strings.Trim(id, rolloutIDChars) == "" {
 		return nil
 	}
-	return pyErr("ValueError", "Invalid rollout id: "+python.ReprStr(id)+" ("+rolloutIDRuleText+")", ErrInvalidRolloutID)
+	e := pyErr("ValueError", "Invalid rollout id: "+python.ReprStr(id), ErrInvalidRolloutID)
+	e.Hint = rolloutIDRuleText
+	return e
 }
 
 // path returns <dir>/<id><suffix>; id must have passed ValidateRolloutID.

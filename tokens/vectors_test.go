@@ -59,14 +59,14 @@ func vectorEntry(t *testing.T, v ojson.Value) TokenEntry {
 		return python.Str(s)
 	}
 	e := TokenEntry{SchemaVersion: 1, RolloutID: str("rollout_id"), ModelCallID: str("model_call_id"), Model: str("model"),
-		PromptTokenIDs: ints(itemPromptTokenIDs), GenerationTokenIDs: ints(itemGenerationTokenIDs)}
-	lps, _ := v.Get(itemGenerationLogProbs)
+		PromptTokenIDs: ints(keyPromptTokenIDs), GenerationTokenIDs: ints(keyGenerationTokenIDs)}
+	lps, _ := v.Get(keyGenerationLogProbs)
 	for _, x := range lps.Elems() {
 		f, ok := x.Float64()
 		require.True(t, ok)
 		e.GenerationLogProbs = append(e.GenerationLogProbs, f)
 	}
-	if re, ok := v.Get(itemRoutedExperts); ok && !re.IsNull() {
+	if re, ok := v.Get(keyRoutedExperts); ok && !re.IsNull() {
 		e.RoutedExperts = jsontext.Value(re.String())
 	}
 	items, _ := v.Get("output_items")
