@@ -31,7 +31,7 @@ func TestRetireVectors(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			built := get(t, c.Input, "built")
 			if returned, ok := c.Expected.Get("returned"); ok { // retire_rollout_token_capture
-				retired, warning := RetireRollout("0-0", newMemSource(), built)
+				retired, warning := RetireRollout("0-0", vectorStore(t), built)
 				assertJSON(t, returned, ojson.Bool(retired))
 				assertJSON(t, get(t, c.Expected, "warnings"), warnings(warning))
 				return
@@ -89,7 +89,7 @@ func TestFinalizeVectors(t *testing.T) {
 				retired, warning := RetireRollout("0-0", src, built)
 				assertJSON(t, ret, ojson.Bool(retired), "retire")
 				assert.Empty(t, warning)
-				store.checkFiles(t, get(t, want, "files_after_retire"))
+				checkFiles(t, store, get(t, want, "files_after_retire"))
 			}
 		})
 	}
@@ -99,21 +99,21 @@ func TestFinalizeVectors(t *testing.T) {
 // reused by a new attempt before the old build is retired; the stale retire must not drop the
 // new attempt's capture.
 func finalizeClearReuse(t *testing.T, want ojson.Value) {
-	s := newMemSource()
+	s := vectorStore(t)
 	entry := func(id string) TokenEntry {
 		return TokenEntry{SchemaVersion: 1, RolloutID: "0-0", ModelCallID: id, PromptTokenIDs: []int64{1, 2}, GenerationTokenIDs: []int64{3}, GenerationLogProbs: []float64{-0.5}}
 	}
-	require.NoError(t, s.append(entry("old")))
+	require.NoError(t, s.Append(entry("old")))
 	record := testvectors.Value(t, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0,"response":{"model":"m","output":[]}}`))
 	built, _ := FinalizeRollout(&record, s)
 	require.True(t, CaptureBuildCanRetire(built))
 	require.NoError(t, ClearTokenCaptures([]ojson.Value{record}, s))
-	require.NoError(t, s.append(entry("new")))
+	require.NoError(t, s.Append(entry("new")))
 	retired, warning := RetireRollout("0-0", s, built)
 	assertJSON(t, get(t, want, "retire"), ojson.Bool(retired))
 	assert.Empty(t, warning)
 	var ids []ojson.Value
-	for _, id := range callIDs(s.rollout("0-0").entries) {
+	for _, id := range callIDs(t, s, "0-0") {
 		ids = append(ids, ojson.String(id))
 	}
 	assertJSON(t, get(t, want, "remaining_ids"), ojson.Array(ids...))
@@ -123,7 +123,7 @@ func TestFinalizeEdgeCases(t *testing.T) {
 	entry := TokenEntry{SchemaVersion: 1, RolloutID: "0-0", ModelCallID: "c1", PromptTokenIDs: []int64{1}, GenerationTokenIDs: []int64{2}, GenerationLogProbs: []float64{-0.5}}
 	t.Run("not an object", func(t *testing.T) {
 		record := ojson.Array()
-		built, warning := FinalizeRollout(&record, newMemSource())
+		built, warning := FinalizeRollout(&record, vectorStore(t))
 		assert.True(t, built.IsNull())
 		assert.Contains(t, warning, "not an object")
 		assert.Equal(t, "[]", record.String())
@@ -137,9 +137,9 @@ func TestFinalizeEdgeCases(t *testing.T) {
 		assert.Equal(t, before, record.String())
 	})
 	t.Run("existing keys keep their position", func(t *testing.T) {
-		s := newMemSource()
-		require.NoError(t, s.append(entry))
-		require.NoError(t, s.markIncomplete("0-0", "c2"))
+		s := vectorStore(t)
+		require.NoError(t, s.Append(entry))
+		require.NoError(t, s.MarkIncomplete("0-0", "c2"))
 		record := testvectors.Value(t, []byte(`{"_ng_token_capture":{"old":1},"_ng_task_index":0,"mask_sample":false,"_ng_rollout_index":0}`))
 		_, warning := FinalizeRollout(&record, s)
 		assert.Contains(t, warning, "'capture_incomplete': True")
@@ -153,27 +153,50 @@ func TestFinalizeEdgeCases(t *testing.T) {
 	})
 	t.Run("malformed attempt index", func(t *testing.T) {
 		record := testvectors.Value(t, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0,"_ng_attempt_index":"x"}`))
-		built, warning := FinalizeRollout(&record, newMemSource())
+		built, warning := FinalizeRollout(&record, vectorStore(t))
 		e, _ := get(t, built, buildError).AsString()
 		assert.Contains(t, e, "malformed rollout id: ")
 		assert.Contains(t, warning, "a rollout result carries a malformed id (")
 	})
 	t.Run("retire with a malformed identity", func(t *testing.T) {
 		built := testvectors.Value(t, []byte(`{"mask_sample":false,"rebuilt_response":{},"_capture_snapshot":{"snapshot_id":"s","version":"v"}}`))
-		retired, warning := RetireRollout("0-0", newMemSource(), built)
+		retired, warning := RetireRollout("0-0", vectorStore(t), built)
 		assert.False(t, retired)
 		assert.Equal(t, "could not retire the records for rollout 0-0.", warning)
 	})
 	t.Run("retire after the capture changed", func(t *testing.T) {
-		s := newMemSource()
-		require.NoError(t, s.append(entry))
+		s := vectorStore(t)
+		require.NoError(t, s.Append(entry))
 		record := testvectors.Value(t, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0}`))
 		built, _ := FinalizeRollout(&record, s)
 		require.True(t, CaptureBuildCanRetire(built))
-		require.NoError(t, s.markIncomplete("0-0", "late")) // a straggler after the freeze bumps the version
+		require.NoError(t, s.MarkIncomplete("0-0", "late")) // a straggler after the freeze bumps the version
 		retired, warning := RetireRollout("0-0", s, built)
 		assert.False(t, retired)
 		assert.Empty(t, warning)
-		assert.Equal(t, []string{"c1"}, callIDs(s.rollout("0-0").entries))
+		assert.Equal(t, []string{"c1"}, callIDs(t, s, "0-0"))
 	})
+}
+
+// checkFiles compares the store's directory with a vector's files_after_retire (file name →
+// content), byte for byte.
+func checkFiles(t *testing.T, s *Store, want ojson.Value) {
+	t.Helper()
+	wantFiles := map[string]string{}
+	for _, m := range want.Members() {
+		wantFiles[m.Key], _ = m.Value.AsString()
+	}
+	assert.Equal(t, wantFiles, files(t, s.Dir()))
+}
+
+// callIDs returns the model call ids of rollout id's entries in s, in file order.
+func callIDs(t *testing.T, s *Store, id string) []string {
+	t.Helper()
+	entries, err := s.ReadEntries(id)
+	require.NoError(t, err)
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ModelCallID
+	}
+	return ids
 }
