@@ -207,7 +207,7 @@ func (ts *TokenSummary) reasons() ojson.Value {
 
 // MaskCause says why a finalized row is masked, from its _ng_token_capture (the build's metrics and
 // error, TOKENS.md §3.6–3.7) and the build's unresolved retries (which _ng_token_capture does not
-// hold, §6 #6; nil when unknown): the build's error, else the metrics that mask it, joined by "; ".
+// hold, TOKENS.md §6 #6; nil when unknown): the build's error, else the metrics that mask it, joined by "; ".
 func MaskCause(capture ojson.Value, unresolved []ojson.Value) string {
 	if e, ok := capture.Get("error"); ok {
 		return python.Str(e)
