@@ -20,7 +20,7 @@ const DefaultMaskFractionMinSamples = 50
 // 5–7): for every participating row, after its attachment and ng_trajectory, the rollout's token
 // capture is frozen, built, projected onto response.output, and mask_sample and _ng_token_capture
 // are set ([tokens.FinalizeRolloutWith]). Attach never retires a capture: it lists the retirable
-// builds in [Summary].Retirable, for [Retire] once the output is durable.
+// builds in [TokenSummary].Retirable (Summary.Tokens), for [Retire] once the output is durable.
 type TokenOptions struct {
 	// Store is the token store (required).
 	Store *tokens.Store
@@ -117,6 +117,13 @@ func finalizeTokens(ts *TokenSummary, l *rolloutline.Line, n int, id string, opt
 		}
 	}
 	before := pick(l, finalizeKeys)
+	for _, k := range finalizeKeys {
+		if _, inLine := l.Get(k); inLine {
+			if _, read := before.Get(k); !read { // never replace what could not be read
+				return fmt.Errorf("token finalization: the row's %s cannot be read as JSON (too deep?)", k)
+			}
+		}
+	}
 	ts.Finalized++
 	if capture, ok := before.Get(tokens.TokenCaptureKey); ok {
 		if mask, _ := before.Get(tokens.MaskSampleKey); python.Truthy(mask) {
