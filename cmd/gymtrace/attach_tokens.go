@@ -34,8 +34,8 @@ func (f *attachTokenFlags) options(cmd *cobra.Command, captureDir string) (*roll
 	if err != nil {
 		return nil, err
 	}
-	if f.builder != tokens.BuilderPrefixMerging && f.builder != tokens.BuilderPerRequest {
-		return nil, usageErrorf("--token-builder %q: want %s or %s", f.builder, tokens.BuilderPrefixMerging, tokens.BuilderPerRequest)
+	if err := checkTokenBuilder(f.builder); err != nil {
+		return nil, err
 	}
 	if f.minSamples < 1 {
 		return nil, usageErrorf("--mask-fraction-min-samples %d: want at least 1", f.minSamples)

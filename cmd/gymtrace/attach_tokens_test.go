@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,13 +53,13 @@ func newTokenRun(t *testing.T) tokenRun {
 	input := filepath.Join(t.TempDir(), "rollouts.jsonl")
 	var rows string
 	for i := range 3 {
-		rows += `{"_ng_task_index":` + string(rune('0'+i)) + `,"_ng_rollout_index":0,"response":{"id":"x","model":"m","output":[{"type":"message","content":"hi"}]},"reward":1.0}` + "\n"
+		rows += `{"_ng_task_index":` + strconv.Itoa(i) + `,"_ng_rollout_index":0,"response":{"id":"x","model":"m","output":[{"type":"message","content":"hi"}]},"reward":1.0}` + "\n"
 	}
 	require.NoError(t, os.WriteFile(input, []byte(rows), 0o600))
 	return tokenRun{dir: dir, input: input, store: store}
 }
 
-// rows decodes an attach output by rollout (task index).
+// outputRows decodes the rows of an attach output, in order.
 func outputRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -46,3 +46,12 @@ func existingTokenStore(dir string) (*tokens.Store, error) {
 	}
 	return tokens.OpenStore(dir)
 }
+
+// checkTokenBuilder checks --token-builder: one of the builders a finalization can use
+// (docs/TOKENS.md §3.4).
+func checkTokenBuilder(name string) error {
+	if name != tokens.BuilderPrefixMerging && name != tokens.BuilderPerRequest {
+		return usageErrorf("--token-builder %q: want %s or %s", name, tokens.BuilderPrefixMerging, tokens.BuilderPerRequest)
+	}
+	return nil
+}

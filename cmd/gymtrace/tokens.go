@@ -43,8 +43,8 @@ one JSON object.`,
 			if err != nil {
 				return err
 			}
-			if builder != tokens.BuilderPrefixMerging && builder != tokens.BuilderPerRequest {
-				return usageErrorf("--token-builder %q: want %s or %s", builder, tokens.BuilderPrefixMerging, tokens.BuilderPerRequest)
+			if err := checkTokenBuilder(builder); err != nil {
+				return err
 			}
 			store, err := existingTokenStore(tdir)
 			if err != nil {
