@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
@@ -35,7 +36,6 @@ type peek struct{ in *tokens.Inspection }
 
 func (p peek) Freeze(string) (tokens.Snapshot, error)   { return p.in.Peek() }
 func (p peek) Drop(string, string, int64) (bool, error) { return false, nil }
-func (p peek) String() string                           { return "read-only " + p.in.RolloutID }
 
 var _ tokens.Source = peek{}
 
@@ -127,7 +127,7 @@ func WriteText(w io.Writer, v *View) error {
 	if len(v.Entries) > 0 {
 		rows := make([][]string, len(v.Entries))
 		for i, e := range v.Entries {
-			rows[i] = []string{e.ModelCallID, strconv.Itoa(len(e.PromptTokenIDs)), strconv.Itoa(len(e.GenerationTokenIDs)), timeText(e.CreatedAt)}
+			rows[i] = []string{printable(e.ModelCallID), strconv.Itoa(len(e.PromptTokenIDs)), strconv.Itoa(len(e.GenerationTokenIDs)), timeText(e.CreatedAt)}
 		}
 		b.WriteString("\n" + texttable.Strings([]string{"CALL ID", "PROMPT", "GENERATION", "CREATED AT"}, rows, 2, 3) + "\n")
 	} else if v.EntriesErr == nil && !v.Retired {
@@ -137,7 +137,7 @@ func WriteText(w io.Writer, v *View) error {
 		b.WriteString("entries unreadable: " + tokens.ExceptionText(v.EntriesErr) + "\n")
 	}
 	if len(v.Dangling) > 0 {
-		b.WriteString("intents without entries: " + strings.Join(v.Dangling, ", ") + "\n")
+		b.WriteString("intents without entries: " + printable(strings.Join(v.Dangling, ", ")) + "\n")
 	}
 	if len(v.Marks) > 0 {
 		b.WriteString("incomplete marks: " + strings.Join(quoted(v.Marks), ", ") + "\n")
@@ -186,6 +186,16 @@ func timeText(sec float64) string {
 	}
 	whole, frac := math.Modf(sec)
 	return time.Unix(int64(whole), int64(frac*1e9)).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// printable replaces the control characters of s (which could drive a terminal) with U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 }
 
 func quoted(ss []string) []string {
