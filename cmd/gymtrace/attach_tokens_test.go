@@ -213,8 +213,10 @@ func TestAttachMaxMaskFraction(t *testing.T) {
 			assert.Contains(t, r.err.Error(), "output "+output+" not written")
 			_, err := os.Stat(output)
 			assert.ErrorIs(t, err, os.ErrNotExist)
-			assert.False(t, inspect(t, run.store, "0-0").Retired, "nothing is retired")
-			assert.Len(t, inspect(t, run.store, "0-0").Entries, 2)
+			in := inspect(t, run.store, "0-0")
+			assert.True(t, in.Frozen, "0-0 was finalized before the abort")
+			assert.False(t, in.Retired, "nothing is retired when the output is not committed")
+			assert.Len(t, in.Entries, 2)
 		})
 	}
 }
