@@ -31,7 +31,8 @@ func newReportCmd() *cobra.Command {
 		Long: `Read every capture file of a run and print, health findings first, one row per rollout: calls,
 tokens in/out/reasoning/cached, total latency, median time to first token, error categories and
 capture problems, then the run's totals. Each rollout is read exactly as gymtrace attach reads it
-(SPEC §2.5, §3.2, §5.2, §5.3); nothing is created or modified.
+(SPEC §2.5, §3.2, §5.2, §5.3); nothing is created or modified (but the
+.tokens.lock file of a rollout with a token capture, which every reader of the token store creates).
 
 Findings name rollouts without captured calls, damaged capture lines, the .capture.incomplete marker,
 captures that cannot be read, rollouts whose every call failed, and calls that named no rollout

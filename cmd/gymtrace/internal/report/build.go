@@ -22,7 +22,8 @@ var ErrNoCaptureDir = errors.New("capture directory does not exist")
 
 // Build reads the capture directory dir and builds its report (see the package doc): one [Rollout]
 // per rollout of Options.Rollouts (in file order) and per rollout with a capture file or marker in
-// dir, its totals and its findings. dir is never created or modified.
+// dir, its totals and its findings. dir is never created or modified (Options.TokenStore may get
+// a rollout's .tokens.lock, see there).
 //
 // Each rollout is read as `gymtrace attach` reads it (capture.BuildAttachment): capture problems —
 // no records, damaged lines, the incomplete marker, a file that cannot be read — are findings, never
