@@ -13,8 +13,10 @@ const maxBodyBytes = 32 << 20
 
 // config is the Server's settings after options.
 type config struct {
-	chunkDelay time.Duration
-	fault      FaultFunc
+	chunkDelay  time.Duration
+	fault       FaultFunc
+	engine      Engine
+	maxModelLen int // 0 = defaultMaxModelLen
 }
 
 // Option configures a Server; the With* functions make them.

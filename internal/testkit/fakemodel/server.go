@@ -20,7 +20,7 @@ var _ http.Handler = (*Server)(nil)
 
 // New returns a Server configured by opts (see the With* functions). Nil options are ignored.
 func New(opts ...Option) *Server {
-	s := &Server{}
+	s := &Server{cfg: config{engine: EngineOpenAI}}
 	for _, o := range opts {
 		if o != nil {
 			o(&s.cfg)
@@ -56,7 +56,11 @@ var endpoints = map[string]dialectAPI{
 // error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := endpoints[r.URL.Path]
-	if !ok {
+	tokenize := s.tokenizePath(r.URL.Path)
+	if tokenize {
+		api = dialectAPI{dialect: DialectChat}
+	}
+	if !ok && !tokenize {
 		writeError(w, DialectChat, newIDs([]byte(r.URL.Path)), &apiError{
 			status: http.StatusNotFound, message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
@@ -78,8 +82,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return // the client went away mid-body: nothing to answer
 	}
-	req, apiErr := parseRequest(d, body)
-	if apiErr != nil {
+	if tokenize {
+		s.serveTokenize(w, body)
+		return
+	}
+	req, apiErr := parseRequest(d, s.cfg.engine, body)
+	var ea *engineAnswer
+	if apiErr == nil && s.engineChat(d) {
+		ea, apiErr = planEngine(req, s.cfg.modelLen())
+	}
+	switch {
+	case apiErr != nil && s.engineChat(d):
+		writeEngineError(w, s.cfg.engine, newIDs(body), apiErr)
+		return
+	case apiErr != nil:
 		writeError(w, d, newIDs(body), apiErr)
 		return
 	}
@@ -100,14 +116,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, d, g, f)
 		return
 	}
-	a := plan(req)
 	var e encoder
 	var b []byte
 	var events []event
-	if req.stream {
-		events = api.events(&e, req, a, g)
-	} else {
-		b = e.enc(api.answer(req, a, g))
+	switch {
+	case ea != nil && req.stream:
+		_, evs := engineAPI(s.cfg.engine)
+		events = evs(&e, req, ea, g)
+	case ea != nil:
+		ans, _ := engineAPI(s.cfg.engine)
+		b = e.enc(ans(req, ea, g))
+	case req.stream:
+		events = api.events(&e, req, plan(req), g)
+	default:
+		b = e.enc(api.answer(req, plan(req), g))
 	}
 	switch {
 	case e.err != nil:
