@@ -25,7 +25,8 @@ type tokenRequest struct {
 	includeUsage         bool // stream_options.include_usage with the engine's default
 }
 
-// maxTopLogprobs is how many alternatives top_logprobs: -1 gets (vLLM's "whole vocabulary").
+// maxTopLogprobs is the most top_logprobs entries served (vLLM's default --max-logprobs 20, over
+// which vLLM answers 400), and what top_logprobs: -1 (vLLM's "whole vocabulary") gets.
 const maxTopLogprobs = 20
 
 // readTokenRequest reads and validates the token members of r as r.engine does.
@@ -60,6 +61,8 @@ func readTokenRequest(r *request) (tokenRequest, *apiError) {
 		return t, &apiError{status: 400, message: "`top_logprobs` must be a positive value or -1.", param: "top_logprobs"}
 	case t.topLogprobs != 0 && !t.logprobs:
 		return t, &apiError{status: 400, message: "when using `top_logprobs`, `logprobs` must be set to true.", param: "top_logprobs"}
+	case t.topLogprobs > maxTopLogprobs && r.engine == EngineVLLM:
+		return t, &apiError{status: 400, message: fmt.Sprintf("Requested sample logprobs of %d, which is greater than max allowed: %d", t.topLogprobs, maxTopLogprobs), param: "top_logprobs"}
 	case t.n < 1:
 		return t, &apiError{status: 400, message: fmt.Sprintf("n must be at least 1, got %d.", t.n), param: "n"}
 	case t.n > 16:
