@@ -380,3 +380,28 @@ func TestEngineSelection(t *testing.T) {
 	require.Equal(t, a, b)
 	require.NotContains(t, b, "token_ids")
 }
+
+// vLLM quirks a proxy must live with: an explicit "top_logprobs": null turns log probs off even
+// with "logprobs": true; no OpenAI headers; a Fault's error status in the engine's error shape.
+func TestVLLMWire(t *testing.T) {
+	srv := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM), fakemodel.WithFault(func(c fakemodel.Call) fakemodel.Fault {
+		if strings.Contains(string(c.Body), "overload") {
+			return fakemodel.Fault{Status: http.StatusServiceUnavailable}
+		}
+		return fakemodel.Fault{}
+	}))
+	_, body := post(t, srv, "/v1/chat/completions", chatBody(`"logprobs":true,"top_logprobs":null`))
+	require.Nil(t, at(t, object(t, body), "choices", 0, "logprobs"))
+
+	for _, b := range []string{chatBody(""), chatBody(`"stream":true`)} {
+		resp := do(t, srv, http.MethodPost, "/v1/chat/completions", b)
+		_ = bodyOf(t, resp)
+		require.Empty(t, resp.Header.Get("X-Request-Id"))
+		require.Empty(t, resp.Header.Get("Openai-Processing-Ms"))
+		require.Empty(t, resp.Header.Get("Cache-Control"))
+	}
+	status, body := post(t, srv, "/v1/chat/completions", `{"model":"overload","messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Equal(t, `{error:{message:s,type:s,param:null,code:n}}`, shape(t, body))
+	require.Equal(t, "InternalServerError", str(t, object(t, body), "error", "type"))
+}

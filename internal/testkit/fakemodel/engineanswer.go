@@ -73,6 +73,11 @@ func readTokenRequest(r *request) (tokenRequest, *apiError) {
 	if t.topLogprobs == -1 {
 		t.topLogprobs = maxTopLogprobs
 	}
+	if raw, ok := r.fields["top_logprobs"]; ok && !present(raw) && r.engine == EngineVLLM {
+		// vLLM computes log probs only when "logprobs" is true AND top_logprobs is not None:
+		// an explicit "top_logprobs": null turns them off (TOKENS.md §1.5 step 3 removes it).
+		t.logprobs = false
+	}
 	var so struct {
 		IncludeUsage *bool `json:"include_usage"`
 	}

@@ -6,6 +6,11 @@ import (
 	"net/http"
 )
 
+// dialectEngine is the wire of the vLLM and SGLang engines' answers (Chat Completions and
+// tokenize, FastAPI's): no provider request-id or processing-time headers, no Cache-Control on
+// streams. It never reaches a [Call].
+const dialectEngine Dialect = "engine"
+
 // engineChat reports whether the Server answers r's chat call as a vLLM or SGLang engine.
 func (s *Server) engineChat(d Dialect) bool {
 	return d == DialectChat && s.cfg.engine != EngineOpenAI
@@ -31,7 +36,7 @@ func writeEngineError(w http.ResponseWriter, engine Engine, g ids, e *apiError) 
 		body = obj{{"error", obj{{"message", e.message}, {"type", engineErrorType(e.status)},
 			{"param", nullable(e.param)}, {"code", e.status}}}}
 	}
-	writeErrorBody(w, DialectChat, g, e.status, body)
+	writeErrorBody(w, dialectEngine, g, e.status, body)
 }
 
 // engineAPI returns the engine's JSON answer and event stream builders.
@@ -120,5 +125,5 @@ func (s *Server) serveTokenize(w http.ResponseWriter, body []byte) {
 		writeEngineError(w, s.cfg.engine, g, &apiError{status: 500, message: fmt.Sprintf("fakemodel: %v", err)})
 		return
 	}
-	writeBody(w, DialectChat, g, http.StatusOK, "application/json", b)
+	writeBody(w, dialectEngine, g, http.StatusOK, "application/json", b)
 }

@@ -112,7 +112,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
 		return
 	}
-	if f.Status != 0 || f.Body != nil {
+	if ea != nil {
+		d, api.dialect = dialectEngine, dialectEngine // the engines' wire: no provider headers
+	}
+	switch {
+	case ea != nil && f.Status != 0 && f.Body == nil:
+		_, message, _ := defaultError(DialectChat, f.Status)
+		writeEngineError(w, s.cfg.engine, g, &apiError{status: f.Status, message: message})
+		return
+	case f.Status != 0 || f.Body != nil:
 		writeFault(w, d, g, f)
 		return
 	}
@@ -132,6 +140,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b = e.enc(api.answer(req, plan(req), g))
 	}
 	switch {
+	case e.err != nil && ea != nil:
+		writeEngineError(w, s.cfg.engine, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
 	case e.err != nil:
 		writeError(w, d, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
 	case req.stream:
@@ -141,8 +151,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// setRequestID sets the provider's request id header.
+// setRequestID sets the provider's request id header (none for the vLLM and SGLang engines,
+// which send none by default).
 func setRequestID(h http.Header, d Dialect, g ids) {
+	if d == dialectEngine {
+		return
+	}
 	if d == DialectMessages {
 		h.Set("Request-Id", g.alnum("req_011C", "request-id", 20))
 		return
@@ -177,7 +191,9 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, api dialect
 	h := w.Header()
 	setRequestID(h, api.dialect, g)
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
+	if api.dialect != dialectEngine {
+		h.Set("Cache-Control", "no-cache")
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
