@@ -59,9 +59,9 @@
 // chunk's token ids and log probs in that chunk); SGLang's "return_token_ids",
 // "return_prompt_token_ids" (on the choice) and "return_routed_experts" (sglext). Other vLLM
 // and SGLang rules served: "n" choices, "add_special_tokens", "add_generation_prompt", the
-// top_logprobs/logprobs validation, stream_options only with stream, and the HTTP 400 with
-// "This model's maximum context length is …" when the prompt does not fit [WithMaxModelLen]
-// (default 32768) or max_tokens exceeds what is left. The tokenize endpoint is served too (vLLM
+// top_logprobs/logprobs validation, stream_options only with stream, and the HTTP 400 when the
+// prompt does not fit [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left
+// (vLLM: "This model's maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint is served too (vLLM
 // POST /tokenize, SGLang POST /tokenize and /v1/tokenize). POST /v1/responses and
 // /v1/messages keep their shapes: vLLM's Responses API returns no token ids (its
 // ResponsesResponse has no prompt_token_ids/token_ids member), so the fake returns none either.

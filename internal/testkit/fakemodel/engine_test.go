@@ -345,10 +345,16 @@ func TestSGLangChat(t *testing.T) {
 	require.Nil(t, s.ids, "SGLang's stream choice has no token ids")
 	require.Equal(t, `{id:s,object:s,created:n,model:s,choices:[{index:n,delta:{role:null,content:s,reasoning_content:null,tool_calls:null},logprobs:{content:[{token:s,bytes:[n],logprob:n,top_logprobs:[]}]},finish_reason:null,matched_stop:null}],usage:null}`, shape(t, s.raw[1]))
 
-	status, body := post(t, fakemodel.New(fakemodel.WithEngine(fakemodel.EngineSGLang), fakemodel.WithMaxModelLen(8)), "/v1/chat/completions", chatBody(""))
-	require.Equal(t, http.StatusBadRequest, status)
-	require.Equal(t, `{object:s,message:s,type:s,param:s,code:n}`, shape(t, body))
-	require.Contains(t, str(t, object(t, body), "message"), "maximum context length")
+	small := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineSGLang), fakemodel.WithMaxModelLen(16))
+	for body, want := range map[string]string{
+		`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("word ", 20) + `"}]}`: "The input (30 tokens) is longer than the model's context length (16 tokens).",
+		chatBody(`"max_tokens":10`): "Requested token count exceeds the model's maximum context length of 16 tokens. You requested a total of 20 tokens: 10 tokens from the input messages and 10 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+	} {
+		status, got := post(t, small, "/v1/chat/completions", body)
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Equal(t, `{object:s,message:s,type:s,param:null,code:n}`, shape(t, got))
+		require.Equal(t, want, str(t, object(t, got), "message"))
+	}
 }
 
 // The default engine is unchanged, and has no tokenize endpoint; /v1/responses has no token ids

@@ -114,9 +114,18 @@ func (e *engineAnswer) completionTokens() int {
 	return n
 }
 
-// contextError is the 400 vLLM and SGLang answer for a context that does not fit.
-func contextError(maxLen, promptLen, maxTokens int) *apiError {
-	if promptLen >= maxLen {
+// contextError is the 400 an engine answers for a context that does not fit: vLLM's messages
+// (its serving and renderer code), or SGLang's (its tokenizer manager's request validation).
+func contextError(engine Engine, maxLen, promptLen, maxTokens int) *apiError {
+	switch {
+	case engine == EngineSGLang && promptLen >= maxLen:
+		return &apiError{status: 400, message: fmt.Sprintf(
+			"The input (%d tokens) is longer than the model's context length (%d tokens).", promptLen, maxLen)}
+	case engine == EngineSGLang:
+		return &apiError{status: 400, message: fmt.Sprintf(
+			"Requested token count exceeds the model's maximum context length of %d tokens. You requested a total of %d tokens: %d tokens from the input messages and %d tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+			maxLen, promptLen+maxTokens, promptLen, maxTokens)}
+	case promptLen >= maxLen:
 		return &apiError{status: 400, param: "input_tokens", message: fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.",
 			maxLen, promptLen)}
@@ -137,7 +146,7 @@ func planEngine(r *request, maxLen int) (*engineAnswer, *apiError) {
 	e := &engineAnswer{tr: tr, seed: sha256.Sum256(r.seed())}
 	e.prompt = renderPrompt(readTurns(r.fields["messages"]), r.fields["tools"], tr.addSpecialTokens, tr.generationPrompt)
 	if len(e.prompt) >= maxLen || r.maxOutput > maxLen-len(e.prompt) {
-		return nil, contextError(maxLen, len(e.prompt), r.maxOutput)
+		return nil, contextError(r.engine, maxLen, len(e.prompt), r.maxOutput)
 	}
 	limit := maxLen - len(e.prompt)
 	if r.maxOutput > 0 {

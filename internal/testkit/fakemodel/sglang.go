@@ -1,5 +1,7 @@
 package fakemodel
 
+import "strconv"
+
 // SGLang's Chat Completions shapes, after sgl-project/sglang
 // python/sglang/srt/entrypoints/openai/protocol.py (TOKENS.md §7):
 //
@@ -18,10 +20,15 @@ package fakemodel
 //     null}, one per generated token that shows text; the stream choice has no token ids. With
 //     stream_options.include_usage a chunk with "choices": [] and the usage follows, then
 //     "data: [DONE]".
-//   - Errors are {object: "error", message, type: "BadRequestError", param, code: 400}.
+//   - Errors are {object: "error", message, type: "BadRequestError", param, code: 400}; a context
+//     that does not fit gets SGLang's own messages ("The input (N tokens) is longer than the
+//     model's context length (L tokens)." and "Requested token count exceeds the model's
+//     maximum context length of L tokens. …").
 
-// sglangID is the answer id.
+// sglangID is the answer id (a uuid4 hex); sglangCallID the id of choice c's tool call.
 func sglangID(g ids) string { return g.hex("", "sglang/chat", 32) }
+
+func sglangCallID(g ids, c int) string { return g.hex("call_", "sglang/call/"+strconv.Itoa(c), 24) }
 
 // sglangLogprobs is the logprobs object of tokens [from, to) of choice c, or nil.
 func (e *engineAnswer) sglangLogprobs(c, from, to int) any {
@@ -69,7 +76,7 @@ func sglangChat(r *request, e *engineAnswer, g ids) obj {
 	for i, c := range e.choices {
 		var content, reasoning, calls any = c.content, nil, nil
 		if c.call != nil {
-			calls = arr{obj{{"id", g.alnum("call_", "sglang/call/"+string(rune('0'+i)), 24)}, {"index", 0}, {"type", "function"},
+			calls = arr{obj{{"id", sglangCallID(g, i)}, {"index", 0}, {"type", "function"},
 				{"function", obj{{"name", c.call.name}, {"arguments", c.call.arguments}}}}}
 			if c.content == "" {
 				content = nil
@@ -119,7 +126,7 @@ func sglangEvents(enc *encoder, r *request, e *engineAnswer, g ids) []event {
 				d = delta(nil, nil, t.text, nil)
 			case genCallName:
 				if k == 0 || ch.gen[k-1].kind != genCallName {
-					d = delta(nil, nil, nil, arr{obj{{"id", g.alnum("call_", "sglang/call/"+string(rune('0'+c)), 24)}, {"index", 0},
+					d = delta(nil, nil, nil, arr{obj{{"id", sglangCallID(g, c)}, {"index", 0},
 						{"type", "function"}, {"function", obj{{"name", ch.call.name}, {"arguments", ""}}}}})
 				}
 			case genCallArgs:
