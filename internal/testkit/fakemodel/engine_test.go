@@ -149,6 +149,7 @@ func TestVLLMErrors(t *testing.T) {
 		{"negative top_logprobs", chatBody(`"logprobs":true,"top_logprobs":-2`), "`top_logprobs` must be a positive value or -1."},
 		{"stream_options without stream", chatBody(`"stream_options":{"include_usage":true}`), "Stream options can only be defined when `stream=True`."},
 		{"n of 0", chatBody(`"n":0`), "n must be at least 1, got 0."},
+		{"max_tokens of 0", chatBody(`"max_tokens":0`), "max_tokens must be at least 1, got 0."},
 		{"too many top_logprobs", chatBody(`"logprobs":true,"top_logprobs":21`), "Requested sample logprobs of 21, which is greater than max allowed: 20"},
 		{"logprobs not a boolean", chatBody(`"logprobs":"yes"`), "logprobs: Input should be a valid boolean"},
 	} {

@@ -63,6 +63,10 @@ func readTokenRequest(r *request) (tokenRequest, *apiError) {
 		return t, &apiError{status: 400, message: "when using `top_logprobs`, `logprobs` must be set to true.", param: "top_logprobs"}
 	case t.topLogprobs > maxTopLogprobs && r.engine == EngineVLLM:
 		return t, &apiError{status: 400, message: fmt.Sprintf("Requested sample logprobs of %d, which is greater than max allowed: %d", t.topLogprobs, maxTopLogprobs), param: "top_logprobs"}
+	case r.engine == EngineVLLM && badMaxTokens(r) != "":
+		k := badMaxTokens(r)
+		n, _ := intField(r.fields[k])
+		return t, &apiError{status: 400, message: fmt.Sprintf("%s must be at least 1, got %d.", k, n), param: k}
 	case t.n < 1:
 		return t, &apiError{status: 400, message: fmt.Sprintf("n must be at least 1, got %d.", t.n), param: "n"}
 	case t.n > 16:
@@ -86,6 +90,17 @@ func readTokenRequest(r *request) (tokenRequest, *apiError) {
 		t.includeUsage = so.IncludeUsage == nil && r.engine == EngineVLLM || so.IncludeUsage != nil && *so.IncludeUsage
 	}
 	return t, nil
+}
+
+// badMaxTokens names the output limit member of r that is present and below 1 (vLLM refuses
+// it), or returns "".
+func badMaxTokens(r *request) string {
+	for _, k := range []string{"max_completion_tokens", "max_tokens"} {
+		if n, _ := intField(r.fields[k]); present(r.fields[k]) && n < 1 {
+			return k
+		}
+	}
+	return ""
 }
 
 // engineAnswer is a tokenized answer of the vLLM and SGLang engines.
