@@ -253,6 +253,21 @@ func (e *engineAnswer) sampled(c, i int, g token) (float64, []ranked) {
 	return lp, top
 }
 
+// logprobsObject is {"content": [entry…]} for tokens [from, to) of choice c, or nil when the
+// request did not ask for log probs; entry shapes one token's entry in the engine's way.
+func (e *engineAnswer) logprobsObject(c, from, to int, entry func(g token, lp float64, top []ranked) obj) any {
+	if !e.tr.logprobs {
+		return nil
+	}
+	content := arr{}
+	for i := from; i < to; i++ {
+		g := e.choices[c].gen[i].token
+		lp, top := e.sampled(c, i, g)
+		content = append(content, entry(g, lp, top))
+	}
+	return obj{{"content", content}}
+}
+
 // byteList is b as a JSON array of integers ([] for none).
 func byteList(b []byte) arr {
 	out := arr{}

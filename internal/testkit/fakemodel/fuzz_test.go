@@ -28,25 +28,33 @@ func FuzzRequest(f *testing.F) {
 	srv := fakemodel.New()
 	dialects := []string{"/v1/responses", "/v1/chat/completions", "/v1/messages"}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
-		resp := do(t, srv, http.MethodPost, dialects[int(which)%3], body)
-		text := bodyOf(t, resp)
-		switch resp.StatusCode {
-		case http.StatusOK:
-			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-				for _, ev := range parseSSE(t, text) {
-					if ev.Data != "[DONE]" && !json.Valid([]byte(ev.Data)) {
-						t.Fatalf("invalid event data %q", ev.Data)
-					}
+		wellFormed(t, do(t, srv, http.MethodPost, dialects[int(which)%3], body), func(t *testing.T, text string) {
+			for _, ev := range parseSSE(t, text) {
+				if ev.Data != "[DONE]" && !json.Valid([]byte(ev.Data)) {
+					t.Fatalf("invalid event data %q", ev.Data)
 				}
-				return
 			}
-			object(t, text)
-		case http.StatusBadRequest:
-			object(t, text)
-		default:
-			t.Fatalf("status %d: %s", resp.StatusCode, text)
-		}
+		})
 	})
+}
+
+// wellFormed checks a fuzzed answer: 200 with a JSON object or an event stream (read by
+// stream), or 400 with a JSON error.
+func wellFormed(t *testing.T, resp *http.Response, stream func(*testing.T, string)) {
+	t.Helper()
+	text := bodyOf(t, resp)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			stream(t, text)
+			return
+		}
+		object(t, text)
+	case http.StatusBadRequest:
+		object(t, text)
+	default:
+		t.Fatalf("status %d: %s", resp.StatusCode, text)
+	}
 }
 
 // FuzzEngineRequest feeds arbitrary bodies to the vLLM and SGLang engines' chat and tokenize
@@ -71,19 +79,6 @@ func FuzzEngineRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		path := []string{"/v1/chat/completions", "/tokenize"}[which%2]
-		resp := do(t, servers[which/2%2], http.MethodPost, path, body)
-		text := bodyOf(t, resp)
-		switch resp.StatusCode {
-		case http.StatusOK:
-			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-				readStream(t, text)
-				return
-			}
-			object(t, text)
-		case http.StatusBadRequest:
-			object(t, text)
-		default:
-			t.Fatalf("status %d: %s", resp.StatusCode, text)
-		}
+		wellFormed(t, do(t, servers[which/2%2], http.MethodPost, path, body), func(t *testing.T, text string) { readStream(t, text) })
 	})
 }

@@ -32,20 +32,13 @@ func sglangCallID(g ids, c int) string { return g.hex("call_", "sglang/call/"+st
 
 // sglangLogprobs is the logprobs object of tokens [from, to) of choice c, or nil.
 func (e *engineAnswer) sglangLogprobs(c, from, to int) any {
-	if !e.tr.logprobs {
-		return nil
-	}
-	content := arr{}
-	for i := from; i < to; i++ {
-		g := e.choices[c].gen[i].token
-		lp, top := e.sampled(c, i, g)
+	return e.logprobsObject(c, from, to, func(g token, lp float64, top []ranked) obj {
 		alts := arr{}
 		for _, t := range top {
 			alts = append(alts, obj{{"token", t.tok.text}, {"bytes", byteList([]byte(t.tok.text))}, {"logprob", pyFloat(t.lp)}})
 		}
-		content = append(content, obj{{"token", g.text}, {"bytes", byteList([]byte(g.text))}, {"logprob", pyFloat(lp)}, {"top_logprobs", alts}})
-	}
-	return obj{{"content", content}}
+		return obj{{"token", g.text}, {"bytes", byteList([]byte(g.text))}, {"logprob", pyFloat(lp)}, {"top_logprobs", alts}}
+	})
 }
 
 // sglangUsage is the usage object.

@@ -90,12 +90,3 @@ func pieceLen(s string) int {
 	}
 	return i
 }
-
-// ids returns the ids of toks.
-func tokenIDs(toks []token) []int {
-	out := make([]int, len(toks))
-	for i, t := range toks {
-		out[i] = t.id
-	}
-	return out
-}

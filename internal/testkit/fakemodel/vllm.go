@@ -46,22 +46,13 @@ func (e *engineAnswer) vllmTokenText(t token) string {
 
 // vllmLogprobs is the choice's logprobs object for tokens [from, to) of choice c, or nil.
 func (e *engineAnswer) vllmLogprobs(c, from, to int) any {
-	if !e.tr.logprobs {
-		return nil
-	}
-	content := arr{}
-	for i := from; i < to; i++ {
-		g := e.choices[c].gen[i].token
-		lp, top := e.sampled(c, i, g)
+	return e.logprobsObject(c, from, to, func(g token, lp float64, top []ranked) obj {
 		alts := arr{}
 		for _, t := range top {
 			alts = append(alts, obj{{"token", e.vllmTokenText(t.tok)}, {"logprob", pyFloat(t.lp)}, {"bytes", byteList([]byte(t.tok.text))}})
 		}
-		content = append(content, obj{
-			{"token", e.vllmTokenText(g)}, {"logprob", pyFloat(lp)}, {"bytes", byteList([]byte(g.text))}, {"top_logprobs", alts},
-		})
-	}
-	return obj{{"content", content}}
+		return obj{{"token", e.vllmTokenText(g)}, {"logprob", pyFloat(lp)}, {"bytes", byteList([]byte(g.text))}, {"top_logprobs", alts}}
+	})
 }
 
 // vllmUsage is the JSON answer's usage.
@@ -70,14 +61,14 @@ func (e *engineAnswer) vllmUsage() obj {
 	return obj{{"prompt_tokens", p}, {"total_tokens", p + c}, {"completion_tokens", c}, {"prompt_tokens_details", nil}}
 }
 
-// intsOrNil is ids as a JSON array when asked, else null.
+// intsOrNil is the ids of toks as a JSON array when asked, else null.
 func intsOrNil(asked bool, toks []token) any {
 	if !asked {
 		return nil
 	}
 	out := arr{}
-	for _, id := range tokenIDs(toks) {
-		out = append(out, id)
+	for _, t := range toks {
+		out = append(out, t.id)
 	}
 	return out
 }
