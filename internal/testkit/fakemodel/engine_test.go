@@ -152,6 +152,8 @@ func TestVLLMErrors(t *testing.T) {
 		{"max_tokens of 0", chatBody(`"max_tokens":0`), "max_tokens must be at least 1, got 0."},
 		{"too many top_logprobs", chatBody(`"logprobs":true,"top_logprobs":21`), "Requested sample logprobs of 21, which is greater than max allowed: 20"},
 		{"logprobs not a boolean", chatBody(`"logprobs":"yes"`), "logprobs: Input should be a valid boolean"},
+		{"arguments not a string", `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":{}}}]}]}`,
+			"messages: json: cannot unmarshal object into Go struct field .tool_calls.function.arguments of type string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := post(t, srv, "/v1/chat/completions", tc.body)

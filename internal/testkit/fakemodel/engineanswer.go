@@ -158,8 +158,12 @@ func planEngine(r *request, maxLen int) (*engineAnswer, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	turns, err := readTurns(r.fields["messages"])
+	if err != nil {
+		return nil, err
+	}
 	e := &engineAnswer{tr: tr, seed: sha256.Sum256(r.seed())}
-	e.prompt = renderPrompt(readTurns(r.fields["messages"]), r.fields["tools"], tr.addSpecialTokens, tr.generationPrompt)
+	e.prompt = renderPrompt(turns, r.fields["tools"], tr.addSpecialTokens, tr.generationPrompt)
 	if len(e.prompt) >= maxLen || r.maxOutput > maxLen-len(e.prompt) {
 		return nil, contextError(r.engine, maxLen, len(e.prompt), r.maxOutput)
 	}

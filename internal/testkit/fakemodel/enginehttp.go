@@ -86,16 +86,16 @@ func (s *Server) serveTokenize(w http.ResponseWriter, body []byte) {
 		writeEngineError(w, s.cfg.engine, g, &apiError{status: 400, message: "Exactly one of 'prompt' or 'messages' must be provided."})
 		return
 	case present(msgs):
-		var list []json.RawMessage
-		if json.Unmarshal(msgs, &list) != nil {
-			writeEngineError(w, s.cfg.engine, g, &apiError{status: 400, message: "messages: Input should be a valid list", param: "messages"})
+		turns, err := readTurns(msgs)
+		if err != nil {
+			writeEngineError(w, s.cfg.engine, g, err)
 			return
 		}
 		bos := tr.addSpecialTokens
 		if !present(fields["add_special_tokens"]) {
 			bos = s.cfg.engine == EngineSGLang
 		}
-		toks = renderPrompt(readTurns(msgs), fields["tools"], bos, tr.generationPrompt)
+		toks = renderPrompt(turns, fields["tools"], bos, tr.generationPrompt)
 	default:
 		var text string
 		if json.Unmarshal(prompt, &text) != nil {

@@ -66,8 +66,9 @@ type genToken struct {
 	kind genKind
 }
 
-// readTurns reads the chat messages of a validated Chat request.
-func readTurns(raw json.RawMessage) []chatTurn {
+// readTurns reads chat messages; a message that is not an object of the Chat API's member types
+// (role a string, tool_calls[].function.arguments a string, …) is a 400.
+func readTurns(raw json.RawMessage) ([]chatTurn, *apiError) {
 	var messages []struct {
 		Role      string          `json:"role"`
 		Content   json.RawMessage `json:"content"`
@@ -78,7 +79,9 @@ func readTurns(raw json.RawMessage) []chatTurn {
 			} `json:"function"`
 		} `json:"tool_calls"`
 	}
-	_ = json.Unmarshal(raw, &messages)
+	if err := json.Unmarshal(raw, &messages); err != nil {
+		return nil, &apiError{status: 400, message: "messages: " + err.Error(), param: "messages"}
+	}
 	turns := make([]chatTurn, 0, len(messages))
 	for _, m := range messages {
 		t := chatTurn{role: m.Role, content: textOf(m.Content)}
@@ -87,7 +90,7 @@ func readTurns(raw json.RawMessage) []chatTurn {
 		}
 		turns = append(turns, t)
 	}
-	return turns
+	return turns, nil
 }
 
 // renderPrompt renders turns (and the offered tools, a JSON array or empty) as prompt tokens.
