@@ -11,7 +11,7 @@ import (
 // streams. It never reaches a [Call].
 const dialectEngine Dialect = "engine"
 
-// engineChat reports whether the Server answers r's chat call as a vLLM or SGLang engine.
+// engineChat reports whether the Server answers a call of dialect d as a vLLM or SGLang engine.
 func (s *Server) engineChat(d Dialect) bool {
 	return d == DialectChat && s.cfg.engine != EngineOpenAI
 }

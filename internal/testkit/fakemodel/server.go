@@ -51,9 +51,9 @@ var endpoints = map[string]dialectAPI{
 	}},
 }
 
-// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions and POST /v1/messages; other
-// paths get a 404, other methods a 405 and request bodies over 32 MiB a 413, in the provider's
-// error shape.
+// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions and POST /v1/messages, and
+// with a vLLM or SGLang engine ([WithEngine]) its tokenize endpoint; other paths get a 404,
+// other methods a 405 and request bodies over 32 MiB a 413, in the provider's error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := endpoints[r.URL.Path]
 	tokenize := s.tokenizePath(r.URL.Path)

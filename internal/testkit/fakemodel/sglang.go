@@ -3,7 +3,8 @@ package fakemodel
 import "strconv"
 
 // SGLang's Chat Completions shapes, after sgl-project/sglang
-// python/sglang/srt/entrypoints/openai/protocol.py (TOKENS.md §7):
+// python/sglang/srt/entrypoints/openai/protocol.py (commit 004c82e0, TOKENS.md §7) and its chat
+// serving code (metadata.weight_version):
 //
 //   - The choice is {index, message {role, content, reasoning_content, tool_calls (null when
 //     none)}, logprobs, finish_reason, matched_stop (the stop token id, null when cut),

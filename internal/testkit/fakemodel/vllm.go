@@ -2,8 +2,13 @@ package fakemodel
 
 import "strconv"
 
-// vLLM's Chat Completions shapes, after vLLM's protocol and serving code
-// (vllm/entrypoints/openai/chat_completion/{protocol,serving}.py, engine/protocol.py):
+// vLLM's Chat Completions shapes, after vLLM's protocol and serving code as stored for
+// vllm-project/vllm: vllm/entrypoints/openai/chat_completion/protocol.py (commit d5dba2d7),
+// chat_completion/serving.py (5e918640), chat_completion/api_router.py (c0bc5965) and
+// engine/protocol.py (d7e52523), the layout of vLLM's 2026 releases (older releases name the
+// message's "reasoning" member "reasoning_content"). The server is taken to run with a reasoning
+// parser and with --enable-auto-tool-choice and a Hermes-style tool parser, so reasoning and
+// tool calls come back parsed.
 //
 //   - JSON answers are pydantic's model_dump of every member, so members not asked for are
 //     null, in declaration order: the choice {index, message, logprobs (null unless "logprobs"),
@@ -28,8 +33,8 @@ import "strconv"
 //     for top_logprobs 0.
 //   - Errors are {"error": {message, type: "BadRequestError", param, code: 400}}.
 
-// vllmChatIDs are the ids of a vLLM answer: "chatcmpl-" + 32 hex digits, tool calls
-// "chatcmpl-tool-" + 32 hex digits.
+// vllmChatID is the id of a vLLM answer, "chatcmpl-" + 32 hex digits; vllmCallID the id of
+// choice c's tool call, "chatcmpl-tool-" + 32 hex digits.
 func vllmChatID(g ids) string { return g.hex("chatcmpl-", "vllm/chat", 32) }
 
 func vllmCallID(g ids, c int) string {
