@@ -63,8 +63,12 @@
 // prompt does not fit [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left
 // (vLLM: "This model's maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint is served too (vLLM
 // POST /tokenize, SGLang POST /tokenize and /v1/tokenize). POST /v1/responses and
-// /v1/messages keep their shapes: vLLM's Responses API returns no token ids (its
-// ResponsesResponse has no prompt_token_ids/token_ids member), so the fake returns none either.
+// /v1/messages keep the shapes described above: vLLM's Responses API returns no token ids (its
+// ResponsesResponse has no prompt_token_ids/token_ids member and its request no
+// return_token_ids; only a server started with --return-tokens-as-token-ids writes
+// "token_id:<id>" in output_text.logprobs when the request includes
+// "message.output_text.logprobs"), so the fake returns none either; vLLM's own member set and
+// order for Responses are not reproduced.
 //
 // The ids come from a deterministic tokenizer (tokenizer.go) and a ChatML chat template
 // (template.go): the answer text is the same as above, the usage counts are the token counts,
