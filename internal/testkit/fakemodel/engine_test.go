@@ -270,6 +270,7 @@ func TestVLLMStream(t *testing.T) {
 		{"reasoning", chatBody(`"logprobs":true,"return_token_ids":true,"reasoning_effort":"low"`)},
 		{"tool call", weatherBody(`"logprobs":true,"return_token_ids":true`)},
 		{"cut", chatBody(`"logprobs":true,"return_token_ids":true,"max_tokens":5`)},
+		{"cut tool call", weatherBody(`"logprobs":true,"return_token_ids":true,"max_tokens":9`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, j := post(t, srv, "/v1/chat/completions", tc.body)
@@ -294,7 +295,30 @@ func TestVLLMStream(t *testing.T) {
 		})
 	}
 
-	_, sse := post(t, srv, "/v1/chat/completions", chatBody(`"stream":true,"stream_options":{}`))
+	// n choices stream interleaved, each with its own index and ids.
+	_, j := post(t, srv, "/v1/chat/completions", chatBody(`"n":2,"return_token_ids":true`))
+	_, sse := post(t, srv, "/v1/chat/completions", chatBody(`"n":2,"return_token_ids":true,"stream":true`))
+	perChoice := map[int64][]int64{}
+	for _, ev := range parseSSE(t, sse) {
+		if ev.Data == "[DONE]" {
+			continue
+		}
+		c := object(t, ev.Data)
+		if ids, ok := at(t, c, "choices", 0).(map[string]any)["token_ids"]; ok {
+			i := num(t, c, "choices", 0, "index")
+			for _, id := range ids.([]any) {
+				n, err := id.(json.Number).Int64()
+				require.NoError(t, err)
+				perChoice[i] = append(perChoice[i], n)
+			}
+		}
+	}
+	require.Len(t, perChoice, 2)
+	for i := range 2 {
+		require.Equal(t, ints(t, object(t, j), "choices", i, "token_ids"), perChoice[int64(i)])
+	}
+
+	_, sse = post(t, srv, "/v1/chat/completions", chatBody(`"stream":true,"stream_options":{}`))
 	s := readStream(t, sse)
 	require.Equal(t, `{id:s,object:s,created:n,model:s,choices:[{index:n,delta:{role:s,content:s,reasoning_content:null},logprobs:null,finish_reason:null}],prompt_token_ids:null}`, shape(t, s.raw[0]))
 	require.Equal(t, `{id:s,object:s,created:n,model:s,choices:[{index:n,delta:{content:s,reasoning_content:null},logprobs:null,finish_reason:null,token_ids:null}]}`, shape(t, s.raw[1]))
@@ -342,6 +366,20 @@ func TestSGLangChat(t *testing.T) {
 		require.Equal(t, ints(t, v, "choices", 0, "prompt_token_ids"), ints(t, object(t, tok), "tokens"))
 	}
 
+	for _, body := range []string{chatBody(""), chatBody(`"reasoning_effort":"low"`), weatherBody(""), weatherBody(`"max_tokens":9`)} {
+		_, j := post(t, srv, "/v1/chat/completions", body)
+		_, sse := post(t, srv, "/v1/chat/completions", strings.TrimSuffix(body, "}")+`,"stream":true}`)
+		jv, s := object(t, j), readStream(t, sse)
+		msg := at(t, jv, "choices", 0, "message").(map[string]any)
+		content, _ := msg["content"].(string)
+		reasoning, _ := msg["reasoning_content"].(string)
+		require.Equal(t, content, s.content, body)
+		require.Equal(t, reasoning, s.reasoning, body)
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			require.Equal(t, str(t, calls, 0, "function", "arguments"), s.args)
+		}
+		require.Equal(t, str(t, jv, "choices", 0, "finish_reason"), s.finish)
+	}
 	_, sse := post(t, srv, "/v1/chat/completions", chatBody(`"stream":true,"return_token_ids":true,"logprobs":true`))
 	s := readStream(t, sse)
 	require.Equal(t, str(t, v, "choices", 0, "message", "content"), s.content)
