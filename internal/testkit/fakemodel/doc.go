@@ -59,13 +59,15 @@
 // chunk's token ids and log probs in that chunk); SGLang's "return_token_ids",
 // "return_prompt_token_ids" (on the choice) and "return_routed_experts" (sglext). Other vLLM
 // and SGLang rules served: "n" choices, "add_special_tokens", "add_generation_prompt", the
-// top_logprobs/logprobs validation, stream_options only with stream, and the HTTP 400 when the
-// prompt does not fit [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left
-// (vLLM: "This model's maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint is served too (vLLM
-// POST /tokenize, SGLang POST /tokenize and /v1/tokenize). POST /v1/responses and
-// /v1/messages keep the shapes described above: vLLM's Responses API returns no token ids (its
-// ResponsesResponse has no prompt_token_ids/token_ids member and its request no
-// return_token_ids; only a server started with --return-tokens-as-token-ids writes
+// top_logprobs/logprobs validation (vLLM: an explicit "top_logprobs": null turns log probs
+// off), stream_options only with stream, and the HTTP 400 when the prompt does not fit
+// [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left (vLLM: "This model's
+// maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint
+// is served too (vLLM POST /tokenize, SGLang POST /tokenize and /v1/tokenize).
+//
+// POST /v1/responses and /v1/messages keep the shapes described above. vLLM's Responses API
+// returns no token ids (its ResponsesResponse has no prompt_token_ids/token_ids member and its
+// request no return_token_ids; only a server started with --return-tokens-as-token-ids writes
 // "token_id:<id>" in output_text.logprobs when the request includes
 // "message.output_text.logprobs"), so the fake returns none either; vLLM's own member set and
 // order for Responses are not reproduced.
