@@ -16,7 +16,8 @@ type config struct {
 	chunkDelay  time.Duration
 	fault       FaultFunc
 	engine      Engine
-	maxModelLen int // 0 = defaultMaxModelLen
+	maxModelLen int  // 0 = defaultMaxModelLen
+	noInlineIDs bool // vLLM before return_token_ids
 }
 
 // Option configures a Server; the With* functions make them.

@@ -64,6 +64,7 @@
 // [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left (vLLM: "This model's
 // maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint
 // is served too (vLLM POST /tokenize, SGLang POST /tokenize and /v1/tokenize).
+// [WithoutInlineTokenIDs] makes the vLLM engine a release before return_token_ids (v0.10.2).
 //
 // POST /v1/responses and /v1/messages keep the shapes described above. vLLM's Responses API
 // returns no token ids (its ResponsesResponse has no prompt_token_ids/token_ids member and its

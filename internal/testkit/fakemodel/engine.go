@@ -53,6 +53,15 @@ func WithMaxModelLen(max int) Option {
 	return func(c *config) { c.maxModelLen = max }
 }
 
+// WithoutInlineTokenIDs makes the vLLM engine a release before v0.10.2, which has no
+// "return_token_ids" (added by vllm-project/vllm PR #22587): the member is ignored, as vLLM
+// ignores unknown members, and answers carry neither prompt_token_ids nor token_ids, not even as
+// null. Token ids then come only from log probs with "return_tokens_as_token_ids" and from
+// /tokenize (TOKENS.md §1.5). No effect on the other engines.
+func WithoutInlineTokenIDs() Option {
+	return func(c *config) { c.noInlineIDs = true }
+}
+
 // modelLen is the configured context length.
 func (c *config) modelLen() int {
 	if c.maxModelLen < 1 {

@@ -452,3 +452,17 @@ func TestVLLMWire(t *testing.T) {
 	require.Equal(t, `{error:{message:s,type:s,param:null,code:n}}`, shape(t, body))
 	require.Equal(t, "InternalServerError", str(t, object(t, body), "error", "type"))
 }
+
+// A vLLM release before return_token_ids: the member is ignored and the token members are
+// absent; log-prob ids and /tokenize still give the ids.
+func TestVLLMWithoutInlineTokenIDs(t *testing.T) {
+	srv := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM), fakemodel.WithoutInlineTokenIDs())
+	_, body := post(t, srv, "/v1/chat/completions", chatBody(`"return_token_ids":true,"logprobs":true,"return_tokens_as_token_ids":true`))
+	shp := shape(t, body)
+	require.NotContains(t, shp, "token_ids")
+	require.Contains(t, shp, "logprobs:{content:[{token:s")
+	_, sse := post(t, srv, "/v1/chat/completions", chatBody(`"return_token_ids":true,"stream":true`))
+	require.NotContains(t, sse, "token_ids")
+	_, tok := post(t, srv, "/tokenize", chatBody(""))
+	require.Len(t, ints(t, object(t, tok), "tokens"), int(num(t, object(t, body), "usage", "prompt_tokens")))
+}

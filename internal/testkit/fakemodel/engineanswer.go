@@ -10,10 +10,11 @@ import (
 
 // engineAnswer is a tokenized answer of the vLLM and SGLang engines.
 type engineAnswer struct {
-	tr      tokenRequest
-	prompt  []token
-	choices []engineChoice
-	seed    [32]byte
+	tr       tokenRequest
+	prompt   []token
+	choices  []engineChoice
+	seed     [32]byte
+	noInline bool // a vLLM release without return_token_ids ([WithoutInlineTokenIDs])
 }
 
 // engineChoice is one choice: its generated tokens (cut by the output limit) and their reading.
@@ -58,16 +59,21 @@ func contextError(engine Engine, maxLen, promptLen, maxTokens int) *apiError {
 // planEngine tokenizes the prompt of r, checks it against the context length and generates every
 // choice: the answer of plan without its output limit, as tokens, cut at the limit (max_tokens,
 // else what is left of the context).
-func planEngine(r *request, maxLen int) (*engineAnswer, *apiError) {
+func planEngine(r *request, cfg *config) (*engineAnswer, *apiError) {
+	maxLen := cfg.modelLen()
 	tr, err := readTokenRequest(r)
 	if err != nil {
 		return nil, err
+	}
+	noInline := cfg.noInlineIDs && r.engine == EngineVLLM
+	if noInline {
+		tr.returnTokenIDs = false // an unknown member, which vLLM ignores
 	}
 	turns, err := readTurns(r.fields["messages"])
 	if err != nil {
 		return nil, err
 	}
-	e := &engineAnswer{tr: tr, seed: sha256.Sum256(r.seed())}
+	e := &engineAnswer{tr: tr, seed: sha256.Sum256(r.seed()), noInline: noInline}
 	e.prompt = renderPrompt(turns, r.fields["tools"], tr.addSpecialTokens, tr.generationPrompt)
 	if len(e.prompt) >= maxLen || r.maxOutput > maxLen-len(e.prompt) {
 		return nil, contextError(r.engine, maxLen, len(e.prompt), r.maxOutput)

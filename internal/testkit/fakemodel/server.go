@@ -89,7 +89,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, apiErr := parseRequest(d, s.cfg.engine, body)
 	var ea *engineAnswer
 	if apiErr == nil && s.engineChat(d) {
-		ea, apiErr = planEngine(req, s.cfg.modelLen())
+		ea, apiErr = planEngine(req, &s.cfg)
 	}
 	switch {
 	case apiErr != nil && s.engineChat(d):

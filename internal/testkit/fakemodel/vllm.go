@@ -106,13 +106,28 @@ func vllmChat(r *request, e *engineAnswer, g ids) obj {
 		msg := obj{{"role", "assistant"}, {"content", content}, {"refusal", nil}, {"annotations", nil},
 			{"audio", nil}, {"function_call", nil}, {"tool_calls", calls}, {"reasoning", reasoning}}
 		choices = append(choices, obj{{"index", i}, {"message", msg}, {"logprobs", e.vllmLogprobs(i, 0, len(c.gen))},
-			{"finish_reason", c.finish}, {"stop_reason", nil}, {"token_ids", intsOrNil(e.tr.returnTokenIDs, genTokens(c.gen))}})
+			{"finish_reason", c.finish}, {"stop_reason", nil}, {"token_ids", intsOrNil(e.tr.returnTokenIDs, genTokens(c.gen))}}.inline(e))
 	}
 	return obj{
 		{"id", vllmChatID(g)}, {"object", "chat.completion"}, {"created", created}, {"model", r.model},
 		{"choices", choices}, {"service_tier", nil}, {"system_fingerprint", nil}, {"usage", e.vllmUsage()},
 		{"prompt_logprobs", nil}, {"prompt_token_ids", intsOrNil(e.tr.returnTokenIDs, e.prompt)}, {"kv_transfer_params", nil},
+	}.inline(e)
+}
+
+// inline returns o without its token_ids and prompt_token_ids members when e emulates a vLLM
+// release without them ([WithoutInlineTokenIDs]), else o.
+func (o obj) inline(e *engineAnswer) obj {
+	if !e.noInline {
+		return o
 	}
+	out := make(obj, 0, len(o))
+	for _, m := range o {
+		if m.key != "token_ids" && m.key != "prompt_token_ids" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // vllmDelta is the delta of the chunk for token k of choice c, or nil when vLLM sends no chunk
@@ -148,7 +163,7 @@ func vllmEvents(enc *encoder, r *request, e *engineAnswer, g ids) []event {
 	id := vllmChatID(g)
 	chunk := func(choices arr, extra ...member) event {
 		o := obj{{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", r.model}, {"choices", choices}}
-		return event{"", enc.enc(append(o, extra...))}
+		return event{"", enc.enc(append(o, extra...).inline(e))}
 	}
 	var events []event
 	for c := range e.choices {
@@ -176,7 +191,7 @@ func vllmEvents(enc *encoder, r *request, e *engineAnswer, g ids) []event {
 				choice = append(choice, member{"finish_reason", nil})
 			}
 			choice = append(choice, member{"token_ids", intsOrNil(e.tr.returnTokenIDs, []token{ch.gen[k].token})})
-			events = append(events, chunk(arr{choice}))
+			events = append(events, chunk(arr{choice.inline(e)}))
 		}
 	}
 	if e.tr.includeUsage {
