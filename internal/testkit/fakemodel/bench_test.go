@@ -36,3 +36,29 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEngineChat measures one Chat answer of each engine with every token member asked
+// for, JSON and streamed (the upstream cost of the token-capture workloads).
+func BenchmarkEngineChat(b *testing.B) {
+	body := chatBody(`"logprobs":true,"top_logprobs":0,"return_token_ids":true,"return_tokens_as_token_ids":true,"return_prompt_token_ids":true`)
+	for _, e := range []fakemodel.Engine{fakemodel.EngineOpenAI, fakemodel.EngineVLLM, fakemodel.EngineSGLang} {
+		srv := fakemodel.New(fakemodel.WithEngine(e))
+		for _, stream := range []bool{false, true} {
+			raw := body
+			name := string(e) + "/json"
+			if stream {
+				raw, name = raw[:len(raw)-1]+`,"stream":true}`, string(e)+"/stream"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader([]byte(raw))))
+					if rec.Code != http.StatusOK {
+						b.Fatal(rec.Code, rec.Body.String())
+					}
+				}
+			})
+		}
+	}
+}

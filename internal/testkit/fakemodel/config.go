@@ -13,8 +13,11 @@ const maxBodyBytes = 32 << 20
 
 // config is the Server's settings after options.
 type config struct {
-	chunkDelay time.Duration
-	fault      FaultFunc
+	chunkDelay  time.Duration
+	fault       FaultFunc
+	engine      Engine
+	maxModelLen int  // 0 = defaultMaxModelLen
+	noInlineIDs bool // vLLM before return_token_ids
 }
 
 // Option configures a Server; the With* functions make them.

@@ -48,6 +48,40 @@
 //     stop_reason "max_tokens".
 //   - Timestamps ("created", "created_at") are a fixed instant, 1760000000 (2025-10-09T08:53:20Z).
 //
+// # Engines
+//
+// [WithEngine] makes the Server answer as a vLLM or SGLang server instead (default
+// [EngineOpenAI]: everything above, unchanged). Then POST /v1/chat/completions is answered in
+// that server's shape (vllm.go, sglang.go: which members are null, which absent, in which order,
+// in JSON and in stream chunks), with its token members: vLLM's "logprobs"/"top_logprobs",
+// "return_tokens_as_token_ids" (log-prob tokens "token_id:<id>"), "return_token_ids" (top-level
+// prompt_token_ids and choices[i].token_ids; streamed: prompt ids in the first chunk, each
+// chunk's token ids and log probs in that chunk); SGLang's "return_token_ids",
+// "return_prompt_token_ids" (on the choice) and "return_routed_experts" (sglext). Other vLLM
+// and SGLang rules served: "n" choices, "add_special_tokens", "add_generation_prompt", the
+// top_logprobs/logprobs validation (vLLM: an explicit "top_logprobs": null turns log probs
+// off), stream_options only with stream, and the HTTP 400 when the prompt does not fit
+// [WithMaxModelLen] (default 32768) or max_tokens exceeds what is left (vLLM: "This model's
+// maximum context length is …"; SGLang: its own "… context length …"). The tokenize endpoint
+// is served too (vLLM POST /tokenize, SGLang POST /tokenize and /v1/tokenize).
+// [WithoutInlineTokenIDs] makes the vLLM engine a release before return_token_ids (v0.10.2).
+//
+// POST /v1/responses and /v1/messages keep the shapes described above. vLLM's Responses API
+// returns no token ids (its ResponsesResponse has no prompt_token_ids/token_ids member and its
+// request no return_token_ids; only a server started with --return-tokens-as-token-ids writes
+// "token_id:<id>" in output_text.logprobs when the request includes
+// "message.output_text.logprobs"), so the fake returns none either; vLLM's own member set and
+// order for Responses are not reproduced.
+//
+// The ids come from a deterministic tokenizer (tokenizer.go) and a ChatML chat template
+// (template.go): the answer text is the same as above, the usage counts are the token counts,
+// the generation ends with the end-of-turn token <|im_end|> (151645), and the prompt of turn
+// k+1 extends the prompt and generation of turn k token by token when the client sends the
+// assistant message back as it received it. A turn that reasoned (its <think> block is dropped
+// from the history, as Qwen3's template does) or a change of add_special_tokens re-tokenizes
+// the history and breaks that prefix. Log probabilities are −k/10000 for a k derived from the
+// request, the choice and the position.
+//
 // # Faults
 //
 // [WithFault] installs a [FaultFunc] that sees every valid model call ([Call]) and may replace

@@ -12,6 +12,7 @@ import (
 // request is what the answer depends on, read from a validated request body of any dialect.
 type request struct {
 	dialect Dialect
+	engine  Engine                     // who answers (EngineOpenAI unless configured)
 	body    []byte                     // as received
 	fields  map[string]json.RawMessage // the top-level members
 
@@ -83,7 +84,7 @@ func present(raw json.RawMessage) bool {
 
 // parseRequest validates body for dialect d as the provider does and extracts what the answer
 // depends on.
-func parseRequest(d Dialect, body []byte) (*request, *apiError) {
+func parseRequest(d Dialect, e Engine, body []byte) (*request, *apiError) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, notJSON(d)
@@ -94,7 +95,7 @@ func parseRequest(d Dialect, body []byte) (*request, *apiError) {
 	if err := dec.Decode(&tree); err != nil {
 		return nil, notJSON(d)
 	}
-	r := &request{dialect: d, body: body, fields: fields}
+	r := &request{dialect: d, engine: e, body: body, fields: fields}
 	if err := r.readCommon(); err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func (r *request) readChat() *apiError {
 	}
 	if n, ok := intField(r.fields["n"]); !ok {
 		return r.wrongType("n", "an integer", r.fields["n"])
-	} else if n < 0 || n > 1 {
+	} else if (n < 0 || n > 1) && r.engine == EngineOpenAI {
 		return &apiError{status: 400, message: fmt.Sprintf("fakemodel: 'n' is %d: one choice per answer is served", n), param: "n"}
 	}
 	var so struct {

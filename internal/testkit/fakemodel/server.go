@@ -20,7 +20,7 @@ var _ http.Handler = (*Server)(nil)
 
 // New returns a Server configured by opts (see the With* functions). Nil options are ignored.
 func New(opts ...Option) *Server {
-	s := &Server{}
+	s := &Server{cfg: config{engine: EngineOpenAI}}
 	for _, o := range opts {
 		if o != nil {
 			o(&s.cfg)
@@ -51,12 +51,16 @@ var endpoints = map[string]dialectAPI{
 	}},
 }
 
-// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions and POST /v1/messages; other
-// paths get a 404, other methods a 405 and request bodies over 32 MiB a 413, in the provider's
-// error shape.
+// ServeHTTP answers POST /v1/responses, POST /v1/chat/completions and POST /v1/messages, and
+// with a vLLM or SGLang engine ([WithEngine]) its tokenize endpoint; other paths get a 404,
+// other methods a 405 and request bodies over 32 MiB a 413, in the provider's error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := endpoints[r.URL.Path]
-	if !ok {
+	tokenize := s.tokenizePath(r.URL.Path)
+	if tokenize {
+		api = dialectAPI{dialect: DialectChat}
+	}
+	if !ok && !tokenize {
 		writeError(w, DialectChat, newIDs([]byte(r.URL.Path)), &apiError{
 			status: http.StatusNotFound, message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 		})
@@ -78,8 +82,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return // the client went away mid-body: nothing to answer
 	}
-	req, apiErr := parseRequest(d, body)
-	if apiErr != nil {
+	if tokenize {
+		s.serveTokenize(w, body)
+		return
+	}
+	req, apiErr := parseRequest(d, s.cfg.engine, body)
+	var ea *engineAnswer
+	if apiErr == nil && s.engineChat(d) {
+		ea, apiErr = planEngine(req, &s.cfg)
+	}
+	switch {
+	case apiErr != nil && s.engineChat(d):
+		writeEngineError(w, s.cfg.engine, newIDs(body), apiErr)
+		return
+	case apiErr != nil:
 		writeError(w, d, newIDs(body), apiErr)
 		return
 	}
@@ -96,20 +112,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
 		return
 	}
-	if f.Status != 0 || f.Body != nil {
+	if ea != nil {
+		d, api.dialect = dialectEngine, dialectEngine // the engines' wire: no provider headers
+	}
+	switch {
+	case ea != nil && f.Status != 0 && f.Body == nil:
+		_, message, _ := defaultError(DialectChat, f.Status)
+		writeEngineError(w, s.cfg.engine, g, &apiError{status: f.Status, message: message})
+		return
+	case f.Status != 0 || f.Body != nil:
 		writeFault(w, d, g, f)
 		return
 	}
-	a := plan(req)
 	var e encoder
 	var b []byte
 	var events []event
-	if req.stream {
-		events = api.events(&e, req, a, g)
-	} else {
-		b = e.enc(api.answer(req, a, g))
+	switch {
+	case ea != nil && req.stream:
+		_, evs := engineAPI(s.cfg.engine)
+		events = evs(&e, req, ea, g)
+	case ea != nil:
+		ans, _ := engineAPI(s.cfg.engine)
+		b = e.enc(ans(req, ea, g))
+	case req.stream:
+		events = api.events(&e, req, plan(req), g)
+	default:
+		b = e.enc(api.answer(req, plan(req), g))
 	}
 	switch {
+	case e.err != nil && ea != nil:
+		writeEngineError(w, s.cfg.engine, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
 	case e.err != nil:
 		writeError(w, d, g, &apiError{status: http.StatusInternalServerError, message: "fakemodel: " + e.err.Error()})
 	case req.stream:
@@ -119,8 +151,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// setRequestID sets the provider's request id header.
+// setRequestID sets the provider's request id header (none for the vLLM and SGLang engines,
+// which send none by default).
 func setRequestID(h http.Header, d Dialect, g ids) {
+	if d == dialectEngine {
+		return
+	}
 	if d == DialectMessages {
 		h.Set("Request-Id", g.alnum("req_011C", "request-id", 20))
 		return
@@ -155,7 +191,9 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, api dialect
 	h := w.Header()
 	setRequestID(h, api.dialect, g)
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
+	if api.dialect != dialectEngine {
+		h.Set("Cache-Control", "no-cache")
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
