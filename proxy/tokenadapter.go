@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
@@ -151,9 +152,6 @@ func (a *adapterCall) requestBody(body []byte) []byte {
 	return append(out, body[end:]...)
 }
 
-// errAdapter is an answer whose token fields break the adapter's rules (docs/TOKENS.md §1.5).
-var errAdapter = errors.New("token fields")
-
 // payload builds, from the upstream's own answer (held by tw), the response object the
 // reference's adapter serves (docs/TOKENS.md §1.5 step 4): the chat completion with the token
 // bundle on choices[0].message, which tokens.Call.CaptureTokens turns into the entry. sent is the
@@ -211,7 +209,7 @@ func (a *adapterCall) extract(resp ojson.Value) (stream.TokenIDs, error) {
 			missing = append(missing, "choice.token_ids")
 		}
 		if len(missing) > 0 {
-			return ids, fmt.Errorf("SGLang response returned no token metadata; missing: %s.", joinNames(missing))
+			return ids, fmt.Errorf("SGLang response returned no token metadata; missing: %s.", strings.Join(missing, ", "))
 		}
 		var err error
 		if ids.Prompt, err = stream.TokenIDList(p, "choice.prompt_token_ids"); err != nil {
@@ -281,7 +279,7 @@ func messageBundle(msg ojson.Value) (ids stream.TokenIDs, found bool, err error)
 		return ids, false, nil
 	}
 	if len(missing) > 0 {
-		return ids, true, fmt.Errorf("choice.message returned partial token metadata; missing: %s.", joinNames(missing))
+		return ids, true, fmt.Errorf("choice.message returned partial token metadata; missing: %s.", strings.Join(missing, ", "))
 	}
 	p, _ := msg.Get("prompt_token_ids")
 	g, _ := msg.Get("generation_token_ids")
@@ -360,16 +358,6 @@ func tokenize(sentBody []byte, send requestSender) ([]int64, error) {
 	return stream.TokenIDList(t, "tokens")
 }
 
-// tokenizeBody is the /tokenize request tokenize sends for sentBody (for tests).
-func tokenizeBody(sentBody []byte) ([]byte, error) {
-	var got []byte
-	_, err := tokenize(sentBody, func(_ string, body []byte) (int, []byte, error) {
-		got = body
-		return 200, []byte(`{"tokens":[]}`), nil
-	})
-	return got, err
-}
-
 // servedPayload is resp with the token bundle on choices[0].message (and the raw token members
 // removed), the shape tokens.EntryFromResponse reads (docs/TOKENS.md §1.5 step 4, §3.1).
 func servedPayload(resp ojson.Value, ids stream.TokenIDs) []byte {
@@ -413,15 +401,4 @@ func floatsValue(xs []float64) ojson.Value {
 		vs[i] = ojson.Float(x)
 	}
 	return ojson.Array(vs...)
-}
-
-func joinNames(names []string) string {
-	var b bytes.Buffer
-	for i, n := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n)
-	}
-	return b.String()
 }

@@ -152,3 +152,13 @@ func tokenIDs(v ojson.Value) ([]int64, error) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// tokenizeBody is the /tokenize request tokenize sends for sentBody (for tests).
+func tokenizeBody(sentBody []byte) ([]byte, error) {
+	var got []byte
+	_, err := tokenize(sentBody, func(_ string, body []byte) (int, []byte, error) {
+		got = body
+		return 200, []byte(`{"tokens":[]}`), nil
+	})
+	return got, err
+}

@@ -177,13 +177,10 @@ func (tc *tokenCapture) countMark(cause string) {
 
 // tokenCall is one token-captured call.
 type tokenCall struct {
-	tc      *tokenCapture
-	call    tokens.Call
-	dialect string
-	path    string
-	// adapter state (tokenadapter.go); nil when nothing is injected
-	ad *adapterCall
-	tw *tokenWriter
+	tc   *tokenCapture
+	call tokens.Call
+	ad   *adapterCall // what the adapter adds (tokenadapter.go); nil for none, gym and non-chat calls
+	tw   *tokenWriter // the answer's editor; nil when the adapter does not read the answer
 }
 
 // injects reports whether the call's answer goes through a tokenWriter (the adapter reads it).
@@ -202,7 +199,7 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 		}
 	}
 	store, err := tc.openStore()
-	c = &tokenCall{tc: tc, dialect: dialect, path: path, call: tokens.Call{RolloutID: rolloutID, ModelCallID: id, Sink: store}}
+	c = &tokenCall{tc: tc, call: tokens.Call{RolloutID: rolloutID, ModelCallID: id, Sink: store}}
 	if err == nil {
 		err = c.call.RegisterIntent()
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gymtrace/gymtrace/semconv"
 	"github.com/gymtrace/gymtrace/tokens"
@@ -353,4 +354,50 @@ func TestTokenCaptureUnobservedPath(t *testing.T) {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, ents)
+}
+
+// TestTokenCaptureBrokenAndBounded: a stream the upstream breaks, and a held answer that passes
+// the capture bound, mark the rollout incomplete with the call's id and the cause; the counters
+// count entries and marks by cause (T8).
+func TestTokenCaptureBrokenAndBounded(t *testing.T) {
+	mp, reader := newMetricReader(t)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &req)
+		if req["stream"] == true {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"a"},"logprobs":null,"token_ids":[1]}],"prompt_token_ids":[2]}`+"\n\n")
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","choices":[{"index":0,"message":{"content":"`+strings.Repeat("a", 200)+`"},"logprobs":null,"token_ids":null}],"prompt_token_ids":null}`)
+	})
+	dir := t.TempDir()
+	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir), WithMaxResponseBytes(100), WithMeterProvider(mp))
+	_, _, err := env.post(t, tokenPath, `{"model":"m","stream":true,"messages":[]}`, nil)
+	require.Error(t, err, "the client's response is aborted")
+	resp, body, err := env.post(t, tokenPath, `{"model":"m","messages":[]}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Contains(t, string(body), strings.Repeat("a", 200), "forwarded whole once past the bound")
+	recs, _ := env.records(t, "r1")
+	require.Len(t, recs, 2)
+	marker, err := os.ReadFile(filepath.Join(dir, "r1"+tokens.IncompleteFileSuffix))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{fmt.Sprint(recs[0]["model_call_id"]), fmt.Sprint(recs[1]["model_call_id"])}, strings.Fields(string(marker)))
+	causes := map[string]bool{}
+	for _, s := range env.spans.GetSpans() {
+		for _, kv := range s.Attributes {
+			if kv.Key == semconv.GymtraceTokensIncompleteCauseKey {
+				causes[kv.Value.AsString()] = true
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{semconv.TokensCauseStream: true, semconv.TokensCauseBound: true}, causes)
+	m := collect(t, reader)
+	marks, ok := m[semconv.GymtraceTokensIncompleteName]
+	require.True(t, ok)
+	assert.Len(t, marks.Data.(metricdata.Sum[int64]).DataPoints, 2, "one series per cause")
 }
