@@ -36,10 +36,13 @@ type adapterCall struct {
 // when they are not asked for) or removed (what is omitted when not asked for).
 type restoreRules struct {
 	topNull, topRemove, choiceNull, choiceRemove []string
+	// dropEmptyDelta: a stream chunk whose only choice has an empty delta and no finish_reason
+	// is dropped.
+	dropEmptyDelta bool
 }
 
 func (r restoreRules) empty() bool {
-	return len(r.topNull)+len(r.topRemove)+len(r.choiceNull)+len(r.choiceRemove) == 0
+	return len(r.topNull)+len(r.topRemove)+len(r.choiceNull)+len(r.choiceRemove) == 0 && !r.dropEmptyDelta
 }
 
 // newAdapterCall decides the injection for req, the client's request (null when it is not a JSON
@@ -91,6 +94,10 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		a.inject = append(a.inject, ojson.Member{Key: "logprobs", Value: ojson.Bool(true)})
 		a.restore.choiceNull = append(a.restore.choiceNull, "logprobs")
 	}
+	// vLLM streams a chunk with an empty delta for a token its parsers hold back (a tool-call
+	// control token) only when logprobs or return_token_ids is asked for; for a client that asked
+	// for neither, such chunks are the proxy's doing and are dropped.
+	a.restore.dropEmptyDelta = src == TokenSourceVLLM && a.stream && logprobs == 0 && state("return_token_ids") == 0
 	if _, ok := req.Get("top_logprobs"); !ok {
 		a.inject = append(a.inject, ojson.Member{Key: "top_logprobs", Value: ojson.Int(0)})
 	}
@@ -104,12 +111,10 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		}
 		a.inject = append(a.inject, ojson.Member{Key: f, Value: ojson.Bool(true)})
 		switch {
-		case f == "return_token_ids" && src == TokenSourceVLLM && a.stream:
-			// vLLM serializes stream chunks with exclude_unset: unasked ids are absent.
-			a.restore.topRemove = append(a.restore.topRemove, "prompt_token_ids")
-			a.restore.choiceRemove = append(a.restore.choiceRemove, "token_ids")
 		case f == "return_token_ids" && src == TokenSourceVLLM:
-			// vLLM's non-streamed answer is model_dump(): unset optional members are null.
+			// vLLM passes these members explicitly (None when not asked), and writes a set None as
+			// null: model_dump() for the JSON answer, model_dump_json(exclude_unset=True) for each
+			// stream chunk (vLLM's chat_completion/serving.py).
 			a.restore.topNull = append(a.restore.topNull, "prompt_token_ids")
 			a.restore.choiceNull = append(a.restore.choiceNull, "token_ids")
 		case f == "return_token_ids":

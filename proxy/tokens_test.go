@@ -20,8 +20,10 @@ import (
 )
 
 // fakeVLLM answers like vLLM's OpenAI server for the members token capture touches (vLLM's
-// protocol code: a non-streamed answer is model_dump(), unset optional members null; stream chunks
-// are dumped with exclude_unset, so unasked ids are absent while the choice's logprobs is null).
+// chat_completion/serving.py: a non-streamed answer is model_dump(), unset optional members null;
+// stream chunks are dumped with exclude_unset, and the members it passes explicitly, logprobs,
+// token_ids and the first chunk's prompt_token_ids, are null when not asked; a token its parser
+// holds back gives an empty-delta chunk only when logprobs or return_token_ids is asked).
 // inline false plays a vLLM before 0.10.2 (return_token_ids ignored). sglang plays SGLang's shapes
 // (ids on the choice, omitted when not asked).
 type fakeVLLM struct {
@@ -70,11 +72,19 @@ func (f *fakeVLLM) handler(w http.ResponseWriter, r *http.Request) {
 	if req["stream"] == true {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
-		first := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]`
+		pIDs := "null"
 		if promptIDs {
-			first += `,"prompt_token_ids":` + ints(fakePrompt)
+			pIDs = ints(fakePrompt)
 		}
-		io.WriteString(w, first+"}\n\n")
+		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":`+pIDs+"}\n\n")
+		if logprobs || req["return_token_ids"] == true {
+			// A held-back control token (its ids and log prob are not counted by this fake).
+			tok := "null"
+			if ids {
+				tok = "[]"
+			}
+			io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":null,"token_ids":`+tok+"}]}\n\n")
+		}
 		for i := range fakeGen {
 			lp := "null"
 			if logprobs {
@@ -83,11 +93,17 @@ func (f *fakeVLLM) handler(w http.ResponseWriter, r *http.Request) {
 			ch := fmt.Sprintf(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":%q},"logprobs":%s,"finish_reason":null`, fakeText[i], lp)
 			if ids {
 				ch += fmt.Sprintf(`,"token_ids":[%d]`, fakeGen[i])
+			} else {
+				ch += `,"token_ids":null`
 			}
 			io.WriteString(w, ch+"}]}\n\n")
 			w.(http.Flusher).Flush()
 		}
-		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`+"\n\n")
+		tok := "null"
+		if ids {
+			tok = "[]"
+		}
+		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop","stop_reason":null,"token_ids":`+tok+"}]}\n\n")
 		io.WriteString(w, "data: [DONE]\n\n")
 		return
 	}
@@ -357,8 +373,8 @@ func TestTokenCaptureUnobservedPath(t *testing.T) {
 }
 
 // TestTokenCaptureBrokenAndBounded: a stream the upstream breaks, and a held answer that passes
-// the capture bound, mark the rollout incomplete with the call's id and the cause; the counters
-// count entries and marks by cause (T8).
+// the capture bound, mark the rollout incomplete with the call's id and the cause; the marks
+// counter counts by cause (T8).
 func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 	mp, reader := newMetricReader(t)
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -375,10 +391,11 @@ func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 		io.WriteString(w, `{"id":"x","choices":[{"index":0,"message":{"content":"`+strings.Repeat("a", 200)+`"},"logprobs":null,"token_ids":null}],"prompt_token_ids":null}`)
 	})
 	dir := t.TempDir()
-	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir), WithMaxResponseBytes(100), WithMeterProvider(mp))
+	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir), WithMeterProvider(mp))
+	bounded := newProxyEnv(t, up.URL, env.store, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir), WithMaxResponseBytes(100))
 	_, _, err := env.post(t, tokenPath, `{"model":"m","stream":true,"messages":[]}`, nil)
 	require.Error(t, err, "the client's response is aborted")
-	resp, body, err := env.post(t, tokenPath, `{"model":"m","messages":[]}`, nil)
+	resp, body, err := bounded.post(t, tokenPath, `{"model":"m","messages":[]}`, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Contains(t, string(body), strings.Repeat("a", 200), "forwarded whole once past the bound")
@@ -388,7 +405,7 @@ func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{fmt.Sprint(recs[0]["model_call_id"]), fmt.Sprint(recs[1]["model_call_id"])}, strings.Fields(string(marker)))
 	causes := map[string]bool{}
-	for _, s := range env.spans.GetSpans() {
+	for _, s := range append(env.spans.GetSpans(), bounded.spans.GetSpans()...) {
 		for _, kv := range s.Attributes {
 			if kv.Key == semconv.GymtraceTokensIncompleteCauseKey {
 				causes[kv.Value.AsString()] = true
@@ -399,5 +416,9 @@ func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 	m := collect(t, reader)
 	marks, ok := m[semconv.GymtraceTokensIncompleteName]
 	require.True(t, ok)
-	assert.Len(t, marks.Data.(metricdata.Sum[int64]).DataPoints, 2, "one series per cause")
+	pts := marks.Data.(metricdata.Sum[int64]).DataPoints
+	require.Len(t, pts, 1)
+	cause, _ := pts[0].Attributes.Value(semconv.GymtraceTokensIncompleteCauseKey)
+	assert.Equal(t, semconv.TokensCauseStream, cause.AsString())
+	assert.EqualValues(t, 1, pts[0].Value)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
@@ -223,6 +224,9 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	if len(data) == 0 || data[0] != '{' {
 		return ev
 	}
+	if tw.restore.dropEmptyDelta && emptyDeltaChunk(data) {
+		return nil
+	}
 	edited, err := editAnswer(data, tw.restore)
 	if err != nil {
 		if tw.editErr == nil {
@@ -239,6 +243,26 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	out = append(out, ev[:at]...)
 	out = append(out, edited...)
 	return append(out, ev[at+len(data):]...)
+}
+
+// emptyDeltaChunk reports a chat chunk with one choice whose delta is {} and that has no
+// finish_reason and no usage.
+func emptyDeltaChunk(data []byte) bool {
+	v, err := ojson.Parse(data)
+	if err != nil {
+		return false
+	}
+	if u, ok := v.Get("usage"); ok && !u.IsNull() {
+		return false
+	}
+	cs, _ := v.Get("choices")
+	if cs.Len() != 1 {
+		return false
+	}
+	c := cs.Elems()[0]
+	d, _ := c.Get("delta")
+	f, _ := c.Get("finish_reason")
+	return d.Kind() == ojson.KindObject && d.Len() == 0 && f.IsNull()
 }
 
 // sseData is the value of a "data:" line: after the field name and one optional space, without
