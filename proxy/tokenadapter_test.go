@@ -54,7 +54,7 @@ func TestVLLMAdapterVectors(t *testing.T) {
 			fromLogprobs := !flag("request_prompt_and_generation_token_ids")
 			upReq, _ := exp.Get("upstream_request")
 			if upReq.IsNull() { // refused before forwarding: n != 1 (T3)
-				tc := &tokenCapture{source: src}
+				tc := &tokenCapture{source: src, logger: discardLogger()}
 				rec := httptest.NewRecorder()
 				_, refused := tc.begin(rec, "/v1/chat/completions", reqBody.AppendJSON(nil), "r0", "c1", "chat")
 				require.True(t, refused)

@@ -194,6 +194,7 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 	if n, ok := req.Get("n"); ok && !n.IsNull() {
 		if v, isInt := n.Int64(); !isInt || !n.IsInteger() || v != 1 {
 			msg := fmt.Sprintf("gymtrace proxy: a token-captured call must have n=1 (got n=%s): one sampled answer per call (TOKENS.md §0 T3)", n.String())
+			tc.logger.Warn("gymtrace tokens: call refused before forwarding: n is not 1", "rollout_id", rolloutID, "n", n.String())
 			writeJSON(w, http.StatusBadRequest, ErrorBody(path, "invalid_request_error", msg, "invalid_n"))
 			return nil, true
 		}
@@ -213,6 +214,7 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 		}
 		if state != "" {
 			msg := fmt.Sprintf("gymtrace proxy: the token capture of rollout %q is %s (finalized): a new call cannot be captured for training (TOKENS.md §0 T5)", rolloutID, state)
+			tc.logger.Warn("gymtrace tokens: call refused before forwarding: the rollout's token capture is finalized", "rollout_id", rolloutID, "state", state)
 			writeJSON(w, http.StatusConflict, ErrorBody(path, "invalid_request_error", msg, "rollout_finalized"))
 		} else {
 			tc.logger.Error("gymtrace tokens: could not write the call's intent; call refused", "rollout_id", rolloutID, "model_call_id", id, "error", err)

@@ -422,3 +422,28 @@ func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 	assert.Equal(t, semconv.TokensCauseStream, cause.AsString())
 	assert.EqualValues(t, 1, pts[0].Value)
 }
+
+// TestTokenCaptureGymResponsesStream reads the bundle from a Gym-synthesized Responses stream
+// (TOKENS.md §1.6: the items of response.completed carry the arrays, [AS-01]).
+func TestTokenCaptureGymResponsesStream(t *testing.T) {
+	item := `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi","annotations":[]}],"prompt_token_ids":[1,2],"generation_token_ids":[3,4],"generation_log_probs":[-1.5,-0.5]}`
+	answer := "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"object\":\"response\",\"model\":\"gm\",\"output\":[]}}\n\n" +
+		"event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":" + item + "}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"object\":\"response\",\"model\":\"gm\",\"status\":\"completed\",\"output\":[" + item + "]}}\n\n"
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, answer)
+	})
+	dir := t.TempDir()
+	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceGym), WithTokenDir(dir))
+	_, b, err := env.post(t, "/ng-rollout/r1/training-token-capture/v1/responses", `{"model":"gm","input":"hi","stream":true}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, answer, string(b))
+	st, err := tokens.OpenStore(dir)
+	require.NoError(t, err)
+	es, err := st.ReadEntries("r1")
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	assert.Equal(t, []int64{3, 4}, es[0].GenerationTokenIDs)
+	assert.Equal(t, "gm", es[0].Model)
+}
