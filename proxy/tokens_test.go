@@ -359,14 +359,24 @@ func TestTokenCaptureUnobservedPath(t *testing.T) {
 			assert.Equal(t, `{"entry_digests":{},"frozen":false,"incomplete":true,"indexed_size":0,"retired":false,"snapshot_id":"","version":1}`+"\n", string(state))
 		})
 	}
-	// The evaluation prefix alone never touches the token store ([MW-04]).
+	// The evaluation prefix alone, an unprefixed call and the segment with nothing after it never
+	// touch the token store ([MW-04], [MW-05], [MW-12]); an id D12 refuses is answered 400 before
+	// anything (gymtrace's SPEC §0 D12 where the reference marks nothing either, [MW-09]).
 	dir := t.TempDir()
-	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "{}") })
+	var paths []string
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		io.WriteString(w, "{}")
+	})
 	env := newProxyEnv(t, up.URL, nil, WithTokenDir(dir))
-	_, _, err := env.post(t, "/ng-rollout/r1/v1/models", `{}`, nil)
+	for _, p := range []string{"/ng-rollout/r1/v1/models", "/ng-rollout/r1/v1/responses", "/v1/responses", "/ng-rollout/r1/training-token-capture"} {
+		_, _, err := env.post(t, p, `{"model":"m","input":"x"}`, nil)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"/v1/models", "/v1/responses", "/v1/responses", "/training-token-capture"}, paths)
+	resp, _, err := env.post(t, "/ng-rollout/a%20b/training-token-capture/v1/models", `{}`, nil)
 	require.NoError(t, err)
-	_, _, err = env.post(t, "/ng-rollout/r1/v1/responses", `{"model":"m","input":"x"}`, nil)
-	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, ents)
@@ -414,6 +424,8 @@ func TestTokenCaptureBrokenAndBounded(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{semconv.TokensCauseStream: true, semconv.TokensCauseBound: true}, causes)
 	m := collect(t, reader)
+	_, wrote := m[semconv.GymtraceTokensEntriesName]
+	assert.False(t, wrote, "no entry written")
 	marks, ok := m[semconv.GymtraceTokensIncompleteName]
 	require.True(t, ok)
 	pts := marks.Data.(metricdata.Sum[int64]).DataPoints
@@ -446,4 +458,19 @@ func TestTokenCaptureGymResponsesStream(t *testing.T) {
 	require.Len(t, es, 1)
 	assert.Equal(t, []int64{3, 4}, es[0].GenerationTokenIDs)
 	assert.Equal(t, "gm", es[0].Model)
+}
+
+// TestTokenCaptureEntriesCounter counts written entries (T8).
+func TestTokenCaptureEntriesCounter(t *testing.T) {
+	mp, reader := newMetricReader(t)
+	f := &fakeVLLM{inline: true}
+	env, _, _ := tokenEnv(t, f, TokenSourceVLLM, WithMeterProvider(mp))
+	for range 2 {
+		_, _, err := env.post(t, tokenPath, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
+		require.NoError(t, err)
+	}
+	m := collect(t, reader)
+	pts := m[semconv.GymtraceTokensEntriesName].Data.(metricdata.Sum[int64]).DataPoints
+	require.Len(t, pts, 1)
+	assert.EqualValues(t, 2, pts[0].Value)
 }
