@@ -233,9 +233,10 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 
 // commit writes the call's entry or marks its rollout incomplete (docs/TOKENS.md §3.1, T5), before
 // the client can see the end of the call. response is the record's response object (the answer as
-// the client received it, before redaction); ok reports an answer that completed with a 2xx
-// status; bound a capture bound that cut the record or the held answer. It returns the span
-// attributes of T8.
+// the client received it, before redaction), status the upstream's status (0: none), complete
+// whether the exchange ended cleanly, bound whether a capture bound cut the record; now is the
+// entry's created_at, sentBody the request as forwarded and send the /tokenize route. It never
+// fails the call; it returns the span attributes of T8.
 func (c *tokenCall) commit(response []byte, status int, complete, bound bool, now time.Time, sentBody []byte, send requestSender) []attribute.KeyValue {
 	var out tokens.Outcome
 	switch {

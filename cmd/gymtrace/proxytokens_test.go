@@ -17,26 +17,6 @@ import (
 	"github.com/gymtrace/gymtrace/tokens"
 )
 
-func TestProxyCmdTokenUsageErrors(t *testing.T) {
-	abs := t.TempDir()
-	base := []string{"proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--listen", "127.0.0.1:0"}
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{name: "unknown source", args: []string{"--token-source", "tgi"}, want: `--token-source: token source "tgi": want one of vllm, sglang, gym, none`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := runGymtrace(t, append(append([]string(nil), base...), tt.args...)...)
-			require.Error(t, res.err)
-			assert.Contains(t, res.err.Error(), tt.want)
-			assert.Equal(t, 2, res.code, "usage error exit code")
-		})
-	}
-}
-
 // TestProxyTokenCaptureKilledMidStream: a proxy killed with SIGKILL while it forwards a
 // token-captured stream leaves the call's intent without an entry, so the rollout is incomplete at
 // freeze and finalization masks it (docs/TOKENS.md §3.3, T5): never trainable with a hole.
@@ -63,7 +43,10 @@ func TestProxyTokenCaptureKilledMidStream(t *testing.T) {
 	defer resp.Body.Close()
 	first, err := bufio.NewReader(resp.Body).ReadString('\n')
 	require.NoError(t, err)
-	assert.NotContains(t, first, "token_ids", "the client sees its own answer")
+	// The client sees its own answer: the ids the proxy asked for are back to vLLM's null.
+	assert.Contains(t, first, `"token_ids":null`)
+	assert.Contains(t, first, `"prompt_token_ids":null`)
+	assert.Contains(t, first, `"logprobs":null`)
 	require.NoError(t, p.cmd.Process.Kill())
 	<-p.exited
 
