@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
 	"github.com/gymtrace/gymtrace/tokens"
 )
@@ -473,4 +474,64 @@ func TestTokenCaptureEntriesCounter(t *testing.T) {
 	pts := m[semconv.GymtraceTokensEntriesName].Data.(metricdata.Sum[int64]).DataPoints
 	require.Len(t, pts, 1)
 	assert.EqualValues(t, 2, pts[0].Value)
+}
+
+// TestTokenCaptureMultiTurnFinalizes: a three-turn vLLM rollout through the proxy (JSON, SSE,
+// JSON) gives entries whose chain builds into one prefix-contiguous response.output, unmasked
+// (TOKENS.md §3.4–3.7).
+func TestTokenCaptureMultiTurnFinalizes(t *testing.T) {
+	turns := []struct{ prompt, gen []int }{
+		{[]int{1, 2}, []int{3, 4}},
+		{[]int{1, 2, 3, 4, 5}, []int{6}},
+		{[]int{1, 2, 3, 4, 5, 6, 7, 8}, []int{9, 10}},
+	}
+	n := 0
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &req)
+		tn := turns[n]
+		n++
+		lp := func(k int) string { return fmt.Sprintf(`{"content":[{"token":"t","logprob":-0.%d}]}`, k+1) }
+		if req["stream"] == true {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}],\"prompt_token_ids\":%s}\n\n", ints(tn.prompt))
+			for k, g := range tn.gen {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":%s,\"finish_reason\":null,\"token_ids\":[%d]}]}\n\n", lp(k), g)
+			}
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\",\"token_ids\":[]}]}\n\ndata: [DONE]\n\n")
+			return
+		}
+		var es []string
+		for k := range tn.gen {
+			es = append(es, strings.TrimSuffix(strings.TrimPrefix(lp(k), `{"content":[`), `]}`))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"logprobs":{"content":[%s]},"finish_reason":"stop","token_ids":%s}],"prompt_token_ids":%s}`,
+			strings.Join(es, ","), ints(tn.gen), ints(tn.prompt))
+	})
+	dir := t.TempDir()
+	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir))
+	for _, stream := range []bool{false, true, false} {
+		_, _, err := env.post(t, tokenPath, fmt.Sprintf(`{"model":"m","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream), nil)
+		require.NoError(t, err)
+	}
+	st, err := tokens.OpenStore(dir)
+	require.NoError(t, err)
+	line, err := ojson.Parse([]byte(`{"_ng_rollout_id":"r1","response":{"id":"r","output":[]}}`))
+	require.NoError(t, err)
+	built, warning := tokens.FinalizeRollout(&line, st)
+	assert.Empty(t, warning)
+	_, masked := line.Get(tokens.MaskSampleKey)
+	assert.False(t, masked, "%s", line.AppendJSON(nil))
+	resp, _ := line.Get("response")
+	require.NoError(t, tokens.AssertPrefixContiguity(resp))
+	out, _ := resp.Get("output")
+	var gens []string
+	for _, it := range out.Elems() {
+		g, _ := it.Get("generation_token_ids")
+		gens = append(gens, string(g.AppendJSON(nil)))
+	}
+	assert.Equal(t, []string{"[3,4]", "[6]", "[9,10]"}, gens)
+	assert.True(t, tokens.CaptureBuildCanRetire(built))
 }
