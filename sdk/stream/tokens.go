@@ -17,6 +17,8 @@ type TokenIDs struct {
 	LogProbs       []float64
 	HasPrompt      bool // the stream (or response) carried prompt ids
 	HasGeneration  bool // it carried inline generation ids (vLLM's token_ids)
+	// LogProbTokenID is, per log-prob entry, the id its token names as "token_id:<n>" (0 when the
+	// token is text).
 	LogProbTokenID []int64
 	// LogProbIDs reports that every log-prob entry named its token as "token_id:<n>"
 	// (vLLM's return_tokens_as_token_ids), so LogProbTokenID holds the ids in order; otherwise
