@@ -12,11 +12,11 @@ import (
 // TokenIDs are the token ids and log probabilities of one sampled call (docs/TOKENS.md §1.5): the
 // full prompt, the generated tokens and one log probability per generated token.
 type TokenIDs struct {
-	Prompt         []int64
-	Generation     []int64
-	LogProbs       []float64
-	HasPrompt      bool // the stream (or response) carried prompt ids
-	HasGeneration  bool // it carried inline generation ids (vLLM's token_ids)
+	Prompt        []int64
+	Generation    []int64
+	LogProbs      []float64
+	HasPrompt     bool // the stream (or response) carried prompt ids
+	HasGeneration bool // it carried inline generation ids (vLLM's token_ids)
 	// LogProbTokenID is, per log-prob entry, the id its token names as "token_id:<n>" (0 when the
 	// token is text).
 	LogProbTokenID []int64
