@@ -268,8 +268,8 @@ func (a *adapterCall) extract(resp ojson.Value) (stream.TokenIDs, error) {
 	return a.choose(ids)
 }
 
-// messageBundle reads a token bundle already on the assistant message (a framework's, docs/TOKENS.md
-// §1.5 step 1): any of its three keys makes all three required.
+// messageBundle reads a token bundle already on the assistant message, a framework's
+// (TOKENS.md §1.5 step 1): any of its three keys makes all three required.
 func messageBundle(msg ojson.Value) (ids stream.TokenIDs, found bool, err error) {
 	names := []string{"generation_log_probs", "generation_token_ids", "prompt_token_ids"} // sorted
 	var missing []string

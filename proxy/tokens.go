@@ -42,7 +42,7 @@ const (
 	// logprobs, top_logprobs 0, return_token_ids and return_prompt_token_ids to non-streamed chat
 	// calls, reads the ids from the choice and restores the answer.
 	TokenSourceSGLang TokenSource = "sglang"
-	// TokenSourceGym: a NeMo Gym model server that already returns the token bundle (§1.6): the
+	// TokenSourceGym: a NeMo Gym model server that already returns the token bundle (TOKENS.md §1.6): the
 	// proxy reads it from the answer, injects and strips nothing.
 	TokenSourceGym TokenSource = "gym"
 )

@@ -27,12 +27,12 @@ const (
 	TokensCauseBuild            = "build"             // extraction or entry validation failed
 	TokensCauseWrite            = "write"             // the token store refused or failed the entry
 	TokensCauseIdentityMismatch = "identity_mismatch" // an entry of another call was committed
-	TokensCauseUnobservedPath   = "unobserved_path"   // a call under the token prefix to another path (§1.3 step 2)
+	TokensCauseUnobservedPath   = "unobserved_path"   // a call under the token prefix to another path (TOKENS.md §1.3 step 2)
 	TokensCauseStream           = "stream"            // a stream whose ids could not be completed (T3)
 	TokensCauseBound            = "capture_bound"     // the held answer passed a capture bound (T2, SPEC §0 D15)
 	TokensCauseUpstream         = "upstream_error"    // the upstream answered an error status or the exchange broke
-	TokensCauseNoSource         = "no_token_source"   // --token-source none: nothing can return ids (§7)
-	TokensCauseAdapter          = "adapter"           // the upstream's token fields break the adapter's rules (§1.5)
+	TokensCauseNoSource         = "no_token_source"   // --token-source none: nothing can return ids (TOKENS.md §7)
+	TokensCauseAdapter          = "adapter"           // the upstream's token fields break the adapter's rules (TOKENS.md §1.5)
 )
 
 // Training token capture counters (T8), on the proxy's meter ([GymtraceCaptureCallsName]'s).
