@@ -53,6 +53,7 @@ type Handler struct {
 	durable *exporter.DurableProcessor
 	prop    propagation.TextMapPropagator
 	metrics *callMetrics    // nil without WithMeterProvider (metrics.go)
+	tok     *tokenCapture   // training token capture (tokens.go)
 	budget  *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
 
 	fwd        *forwarder // New only
@@ -136,9 +137,14 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy capture handler: %w", err)
 	}
+	tok, err := newTokenCapture(cfg, store.Dir(), cfg.meterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("proxy capture handler: %w", err)
+	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
 		metrics: metrics,
+		tok:     tok,
 		budget:  &inFlightBudget{limit: cfg.bounds.inFlight},
 		next:    next,
 		cfg:     cfg,
@@ -236,6 +242,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if nearMissEndpoint(p.Rest) {
 			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
 		}
+		if p.TokenCapture {
+			h.tok.markUnobserved(p.ID, p.Rest) // before forwarding (TOKENS.md §1.3 step 2)
+		}
 		h.next.ServeHTTP(w, r2)
 		return
 	}
@@ -244,7 +253,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.gate.Leave()
-	h.serveCaptured(w, r2, p.ID, dialect)
+	h.serveCaptured(w, r2, p.ID, dialect, p.TokenCapture)
 }
 
 // writeShutDown answers a request that arrives after Shutdown.
@@ -291,7 +300,8 @@ func escapedSuffix(escaped, rest string) string {
 }
 
 // serveCaptured runs one captured call (SPEC §3.1, §4.1, §0 "Durability contract").
-func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string) {
+// tokenCapture: the call came under the training-token-capture segment (TOKENS.md §0 T1).
+func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string, tokenCapture bool) {
 	startWall, startMono := h.cfg.clock()
 	id := h.cfg.newID()
 	call := &callState{}
@@ -301,6 +311,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		return
 	}
 	secrets := h.cfg.creds.secrets(r.Header) // read before next sees the headers (credentials.go)
+	var tcall *tokenCall
+	if tokenCapture {
+		// Refusals (n != 1, a finalized rollout) and the intent come before forwarding (T3, T5).
+		if tcall, refused = h.tok.begin(w, r.URL.Path, body, rolloutID, id, dialect); refused {
+			return
+		}
+	}
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
@@ -316,11 +333,17 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 			semconv.GymtraceDialectKey.String(dialect),
 		))
 	r2 := r.WithContext(ctx)
+	sent := body // the request body as forwarded (the token adapter's additions included)
+	if readErr == nil && tcall.injects() && tcall.ad.active() {
+		sent = tcall.ad.requestBody(body)
+		r2.Header = r.Header.Clone()
+		r2.Header.Set("Accept-Encoding", "identity") // the answer is edited (T2)
+	}
 	if readErr == nil {
-		r2.Body = io.NopCloser(bytes.NewReader(body))
-		r2.ContentLength = int64(len(body))
+		r2.Body = io.NopCloser(bytes.NewReader(sent))
+		r2.ContentLength = int64(len(sent))
 		r2.TransferEncoding = nil
-		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
 	} else {
 		// Replay what arrived, then the same error, so next sees the client's broken body.
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
@@ -335,7 +358,15 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		// The built-in forwarder reports to the call's state (the transport break, the terminal grace).
 		serve = func(w http.ResponseWriter, r *http.Request) { h.fwd.serve(w, r, call) }
 	}
-	pv, stack, panicked := runHandler(serve, cw, r2)
+	var hw http.ResponseWriter = cw
+	if tcall.injects() && readErr == nil {
+		tcall.tw = newTokenWriter(cw, tcall.ad.restore, budget.bounds.maxResponse)
+		hw = tcall.tw
+	}
+	pv, stack, panicked := runHandler(serve, hw, r2)
+	if tcall != nil && tcall.tw != nil {
+		tcall.tw.finish(!panicked)
+	}
 	endWall, endMono := h.cfg.clock()
 
 	transport, _ := call.reported()
@@ -352,6 +383,15 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	var tokenAttrs []attribute.KeyValue
+	if tcall != nil {
+		// Durable before the span ends and the held end of the call is released (T5).
+		status := 0
+		if ex.StatusCode != nil {
+			status = *ex.StatusCode
+		}
+		tokenAttrs = tcall.commit(ex.Response, status, clean && readErr == nil, ex.CaptureBound != nil, endWall, sent, h.sender(r2))
+	}
 	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
 	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
 	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
@@ -360,6 +400,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		attrs = append(attrs, semconv.GymtraceCaptureRecordedKey.Bool(true))
 	}
 	attrs = append(attrs, h.serverAttr...)
+	attrs = append(attrs, tokenAttrs...)
 	span.SetAttributes(attrs...)
 	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {
 		span.SetName(semconv.ChatSpanName(m.AsString()))

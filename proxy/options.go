@@ -79,6 +79,7 @@ type config struct {
 	maxRequestBytes       int64
 	requestReadTimeout    time.Duration // < 0: disabled
 	bounds                captureBounds // SPEC §0 D15 (capturebounds.go)
+	tokens                tokenConfig   // WithTokenSource, WithTokenDir (tokens.go)
 
 	// Test hooks (unexported).
 	clock func() (wall time.Time, mono time.Duration)
@@ -140,15 +141,23 @@ func WithCaptureExporter(exp sdktrace.SpanExporter, timeout time.Duration) Optio
 }
 
 // WithFileMode sets the permission bits of capture files and markers created by the store of
-// [WithCaptureDir] (default 0600). It has no effect with [WithStore].
+// [WithCaptureDir] (default 0600). It has no effect with [WithStore]. The token store's files get
+// the same mode ([WithTokenDir]).
 func WithFileMode(mode fs.FileMode) Option {
-	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithFileMode(mode)) })
+	return optionFunc(func(c *config) {
+		c.storeOpts = append(c.storeOpts, capture.WithFileMode(mode))
+		c.tokens.fileMode = mode
+	})
 }
 
 // WithDirMode sets the permission bits of the capture directory created by [WithCaptureDir]
-// (default 0700). It has no effect with [WithStore].
+// (default 0700). It has no effect with [WithStore]. The token store's directory gets the same
+// mode ([WithTokenDir]).
 func WithDirMode(mode fs.FileMode) Option {
-	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithDirMode(mode)) })
+	return optionFunc(func(c *config) {
+		c.storeOpts = append(c.storeOpts, capture.WithDirMode(mode))
+		c.tokens.dirMode = mode
+	})
 }
 
 // WithModelServerName sets the model server name written as the record's model_ref

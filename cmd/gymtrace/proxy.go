@@ -30,6 +30,7 @@ type proxyOptions struct {
 	captureViaOTLP        captureViaOTLPOptions
 	corr                  correlationOptions
 	limits                dataPathOptions
+	tokens                tokenOptions // proxytokens.go
 	redact                redactOptions
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
@@ -78,6 +79,7 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", proxy.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
 	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", proxy.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
 	addDataPathFlags(cmd, &o.limits)
+	addTokenFlags(cmd, &o.tokens)
 	addRedactFlags(cmd, &o.redact)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
@@ -148,6 +150,11 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	opts = append(opts, corrOpts...)
 	opts = append(opts, limitOpts...)
+	tokenOpts, err := o.tokens.sdkOptions()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, tokenOpts...)
 	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger)
 	if err != nil {
 		return err

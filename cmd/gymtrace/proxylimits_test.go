@@ -35,6 +35,7 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		{name: "negative decoded bound", args: []string{"--max-decoded-bytes", "-1"}, want: "--max-decoded-bytes -1 must be a positive number"},
 		{name: "zero ratio", args: []string{"--max-decode-ratio", "0"}, want: "--max-decode-ratio 0 must be a positive number"},
 		{name: "zero budget", args: []string{"--max-capture-bytes-in-flight", "0"}, want: "--max-capture-bytes-in-flight 0 must be a positive number"},
+		{name: "unknown token source", args: []string{"--token-source", "tgi"}, want: `--token-source: token source "tgi": want one of vllm, sglang, gym, none`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
