@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -117,5 +118,93 @@ func TestSharedRecordEqualsBuilt(t *testing.T) {
 		got, gotErr := buildSharedRecord(line, 3)
 		assert.Equal(t, wantErr, gotErr, "%s", line)
 		assert.Equal(t, want, got, "%s", line)
+	}
+}
+
+// repeatTo returns unit repeated to about size bytes, joined by commas (a JSON list's inside).
+func repeatTo(unit string, size int) string {
+	n := max(1, size/(len(unit)+1))
+	return strings.TrimSuffix(strings.Repeat(unit+",", n), ",")
+}
+
+// payloadClasses are request/response pairs of about size bytes in the shapes a tree node per
+// value made expensive (#14 finding 2, the last class): many tiny values where the record reads
+// nothing and where it reads every element, shallow empty containers, short strings, small
+// objects, an object of many keys, deep nesting, a tool call's object arguments, a request of
+// token ids and one the record must encode anew (escapes orjson writes otherwise); plus the text-heavy answer a tree always handled.
+func payloadClasses(size int) []struct{ name, request, response string } {
+	const req = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	const usage = `"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}`
+	deep := strings.Repeat("[", 1000) + "0" + strings.Repeat("]", 1000)
+	var keys strings.Builder
+	for i := 0; keys.Len() < size; i++ {
+		if i > 0 {
+			keys.WriteByte(',')
+		}
+		fmt.Fprintf(&keys, `"k%d":0`, i)
+	}
+	return []struct{ name, request, response string }{
+		{"numbers the record never reads", req, `{"id":"r","object":"list","data":[` + repeatTo("0", size) + `],` + usage + `}`},
+		{"numbers in the output it iterates", req, `{"id":"r","object":"response","output":[` + repeatTo("0", size) + `],` + usage + `}`},
+		{"empty containers in the choices it iterates", req, `{"id":"r","choices":[` + repeatTo(`{},[]`, size) + `],` + usage + `}`},
+		{"short strings in the content it iterates", req, `{"id":"r","type":"message","content":[` + repeatTo(`"a","bc"`, size) + `],"stop_reason":"end_turn"}`},
+		{"small objects in the output it iterates", req, `{"id":"r","output":[` + repeatTo(`{"type":"message"}`, size) + `]}`},
+		{"an object of many keys", req, `{"id":"r","data":{` + keys.String() + `}}`},
+		{"deep nesting", req, `{"id":"r","data":[` + repeatTo(deep, size) + `]}`},
+		{"object arguments of a tool call", req, `{"id":"r","output":[{"type":"function_call","call_id":"c","name":"f","arguments":{"a":[` + repeatTo("0", size) + `]}}]}`},
+		{"a request of token ids", `{"model":"m","prompt":[` + repeatTo("7", size) + `]}`, `{"id":"r","choices":[{"index":0,"text":"x","finish_reason":"stop"}]}`},
+		{"escapes the record writes otherwise (encoded anew)", `{"model":"m","input":[` + repeatTo(`"\u00e9\/"`, size) + `]}`, `{"id":"r"}`},
+		{"text", req, `{"id":"r","choices":[{"index":0,"message":{"role":"assistant","content":` +
+			string(ojson.AppendString(nil, strings.Repeat("a line of \"quoted\" text\n", size/28))) + `},"finish_reason":"stop"}]}`},
+	}
+}
+
+// classLine is the capture line of an exchange with request and response (newline-terminated).
+func classLine(request, response string) []byte {
+	e := perfCases()[0].exchange()
+	e.Request, e.Response, e.ResponseRaw = json.RawMessage(request), json.RawMessage(response), nil
+	line := e.AppendJSON(nil)
+	if line[len(line)-1] != '\n' {
+		line = append(line, '\n')
+	}
+	return line
+}
+
+// #14 finding 2, the last class: a line near D15's response bound (64 MiB of a 256 MiB default;
+// the cost is per byte, so the ratio is the size's) is read holding it at most twice whatever its
+// payloads hold: the file once, then only the record, the decoded escaped strings and the texts
+// the record copies (a tool call's arguments), never a tree node per value (which cost up to 36
+// times a response of `0,`). The same shapes at 256 KiB give exactly BuildModelCallRecord's
+// record (the tree's reading).
+func TestReadHoldsAnyLineAtMostTwice(t *testing.T) {
+	const size = 64 << 20
+	small := payloadClasses(256 << 10)
+	for i, c := range payloadClasses(size) {
+		t.Run(c.name, func(t *testing.T) {
+			line := classLine(small[i].request, small[i].response)
+			want, err := BuildModelCallRecord(bytes.TrimSpace(line), 0)
+			require.NoError(t, err)
+			got, err := buildSharedRecord(bytes.TrimSpace(line), 0)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "the raw reading gives the tree's record")
+
+			s := newTestStore(t)
+			line = classLine(c.request, c.response)
+			require.NoError(t, s.Append(t.Context(), "big", line))
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			recs, invalid, err := s.ReadAvailableModelCallRecords("big")
+			runtime.ReadMemStats(&after)
+			require.NoError(t, err)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("line %d bytes: the read allocated %d bytes (%.3f× the line)", len(line), alloc, float64(alloc)/float64(len(line)))
+			assert.LessOrEqual(t, alloc, uint64(2*len(line)+readBoundSlack), "at most twice the line")
+			require.Zero(t, invalid)
+			require.Len(t, recs, 1)
+			assert.True(t, string(recs[0].Response) == c.response, "response as written")
+			wantRequest := strings.NewReplacer(`\u00e9`, "é", `\/`, "/").Replace(c.request) // as orjson writes them
+			assert.True(t, string(recs[0].Request) == wantRequest, "request as written, or as orjson writes it")
+		})
 	}
 }

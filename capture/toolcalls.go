@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"iter"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -30,11 +31,17 @@ func (tc *ToolCall) appendJSON(dst []byte) []byte {
 }
 
 func newToolCall(callID, name, args ojson.Value) ToolCall {
-	return ToolCall{
-		CallID:    callID.AppendJSON(nil),
-		Name:      name.AppendJSON(nil),
-		Arguments: args.AppendJSON(nil),
+	return ToolCall{CallID: encodedText(callID), Name: encodedText(name), Arguments: encodedText(args)}
+}
+
+// encodedText is v's JSON text as the record writes it ([ojson.Value.AppendJSON]): the text of the
+// line itself when it already is that ([ojson.Value.EncodedText]), else encoded into a buffer of
+// its own.
+func encodedText(v ojson.Value) json.RawMessage {
+	if text, ok := v.EncodedText(); ok {
+		return text
 	}
+	return v.AppendJSON(make([]byte, 0, v.SizeHint()))
 }
 
 // get is Python's d.get(key): the value, or null when missing (or when d is not an object).
@@ -54,17 +61,17 @@ func or(a, b ojson.Value) ojson.Value {
 // iterOrEmpty returns the objects Python's `for x in (v or [])` would visit. Iterating a string
 // (characters) or an object (keys) never yields an object, so those give nothing; iterating a
 // truthy number or boolean raises TypeError in the reference, which makes the record unbuildable.
-func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
-	if !python.Truthy(v) {
-		return nil, nil
-	}
+// The elements are read one at a time ([ojson.Value.Elements]), never all built at once.
+func iterOrEmpty(v ojson.Value, what string) (iter.Seq[ojson.Value], error) {
 	switch v.Kind() {
 	case ojson.KindArray:
-		return v.Elems(), nil
-	case ojson.KindString, ojson.KindObject:
-		return nil, nil
+		return v.Elements(), nil
+	case ojson.KindNumber, ojson.KindBool:
+		if python.Truthy(v) {
+			return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
+		}
 	}
-	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
+	return func(func(ojson.Value) bool) {}, nil
 }
 
 // asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
@@ -104,7 +111,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	var reasoning []string
 
 	if output := get(response, "output"); output.Kind() == ojson.KindArray { // Responses
-		for _, item := range output.Elems() {
+		for item := range output.Elements() {
 			if item.Kind() != ojson.KindObject {
 				continue
 			}
@@ -121,7 +128,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				for _, sm := range summaries {
+				for sm := range summaries {
 					if sm.Kind() != ojson.KindObject {
 						continue
 					}
@@ -135,7 +142,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	}
 
 	if choices := get(response, "choices"); choices.Kind() == ojson.KindArray { // Chat Completions
-		for _, choice := range choices.Elems() {
+		for choice := range choices.Elements() {
 			if choice.Kind() != ojson.KindObject {
 				continue
 			}
@@ -147,7 +154,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, tc := range tcs {
+			for tc := range tcs {
 				if tc.Kind() != ojson.KindObject {
 					continue
 				}
@@ -166,7 +173,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	}
 
 	if content := get(response, "content"); content.Kind() == ojson.KindArray { // Anthropic Messages
-		for _, block := range content.Elems() {
+		for block := range content.Elements() {
 			if block.Kind() != ojson.KindObject {
 				continue
 			}
