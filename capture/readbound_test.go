@@ -130,7 +130,7 @@ func repeatTo(unit string, size int) string {
 // payloadClasses are request/response pairs of about size bytes in the shapes a tree node per
 // value made expensive (#14 finding 2, the last class): many tiny values where the record reads
 // nothing and where it reads every element, shallow empty containers, short strings, small
-// objects, an object of many keys, deep nesting, a tool call's object arguments, a request of
+// objects, an object of many keys, deep nesting, a tool call's object or string arguments, a request of
 // token ids and one the record must encode anew (escapes orjson writes otherwise); plus the text-heavy answer a tree always handled.
 func payloadClasses(size int) []struct{ name, request, response string } {
 	const req = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
@@ -152,6 +152,8 @@ func payloadClasses(size int) []struct{ name, request, response string } {
 		{"an object of many keys", req, `{"id":"r","data":{` + keys.String() + `}}`},
 		{"deep nesting", req, `{"id":"r","data":[` + repeatTo(deep, size) + `]}`},
 		{"object arguments of a tool call", req, `{"id":"r","output":[{"type":"function_call","call_id":"c","name":"f","arguments":{"a":[` + repeatTo("0", size) + `]}}]}`},
+		{"string arguments of a tool call", req, `{"id":"r","output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":[` + repeatTo("0", size) + `]}"}]}`},
+		{"string arguments of floats orjson writes otherwise", req, `{"id":"r","choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"[` + repeatTo("1.50", size) + `]"}}]}}]}`},
 		{"a request of token ids", `{"model":"m","prompt":[` + repeatTo("7", size) + `]}`, `{"id":"r","choices":[{"index":0,"text":"x","finish_reason":"stop"}]}`},
 		{"escapes the record writes otherwise (encoded anew)", `{"model":"m","input":[` + repeatTo(`"\u00e9\/"`, size) + `]}`, `{"id":"r"}`},
 		{"text", req, `{"id":"r","choices":[{"index":0,"message":{"role":"assistant","content":` +

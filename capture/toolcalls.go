@@ -13,7 +13,8 @@ import (
 // text of ANY JSON value, because the reference copies them from the response unchecked: CallID
 // and Name are usually strings but may be null or anything the provider sent; Arguments is usually
 // an object but may be any value (a JSON string argument that parses to a list gives that list).
-// Dumped with keys call_id, name, arguments in that order.
+// Dumped with keys call_id, name, arguments in that order. The texts may share the memory of the
+// line they were read from: never modify them.
 type ToolCall struct {
 	CallID    json.RawMessage
 	Name      json.RawMessage
@@ -30,8 +31,8 @@ func (tc *ToolCall) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-func newToolCall(callID, name, args ojson.Value) ToolCall {
-	return ToolCall{CallID: encodedText(callID), Name: encodedText(name), Arguments: encodedText(args)}
+func newToolCall(callID, name ojson.Value, args json.RawMessage) ToolCall {
+	return ToolCall{CallID: encodedText(callID), Name: encodedText(name), Arguments: args}
 }
 
 // encodedText is v's JSON text as the record writes it ([ojson.Value.AppendJSON]): the text of the
@@ -74,22 +75,22 @@ func iterOrEmpty(v ojson.Value, what string) (iter.Seq[ojson.Value], error) {
 	return func(func(ojson.Value) bool) {}, nil
 }
 
-// asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
-// with Python json.loads semantics (any JSON value), or {"_raw": s} when that fails (including "");
-// anything else {}.
-func asArguments(v ojson.Value) ojson.Value {
+// argumentsText is the JSON text of the reference's _as_arguments (SPEC §3.6 args): an object as
+// is; a string parsed with Python json.loads semantics (any JSON value), or {"_raw": s} when that
+// fails (including ""); anything else {}. A string is read without a tree ([python.LoadsText]):
+// its own text when json.loads and orjson give it back unchanged, else re-encoded in one pass.
+func argumentsText(v ojson.Value) json.RawMessage {
 	switch v.Kind() {
 	case ojson.KindObject:
-		return v
+		return encodedText(v)
 	case ojson.KindString:
 		s, _ := v.AsString()
-		parsed, err := python.Loads([]byte(s))
-		if err != nil {
-			return ojson.Object(ojson.Member{Key: "_raw", Value: v})
+		if text, err := python.LoadsText(s); err == nil {
+			return text
 		}
-		return parsed
+		return ojson.Object(ojson.Member{Key: "_raw", Value: v}).AppendJSON(nil)
 	}
-	return ojson.Object()
+	return json.RawMessage("{}")
 }
 
 // joinReasoning is `"\n".join(parts) or None`.
@@ -121,7 +122,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 				calls = append(calls, newToolCall(
 					or(get(item, "call_id"), get(item, "id")),
 					get(item, "name"),
-					asArguments(get(item, "arguments")),
+					argumentsText(get(item, "arguments")),
 				))
 			case "reasoning":
 				summaries, err := iterOrEmpty(get(item, "summary"), "output[].summary")
@@ -162,7 +163,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 				if fn.Kind() != ojson.KindObject {
 					fn = ojson.Object()
 				}
-				calls = append(calls, newToolCall(get(tc, "id"), get(fn, "name"), asArguments(get(fn, "arguments"))))
+				calls = append(calls, newToolCall(get(tc, "id"), get(fn, "name"), argumentsText(get(fn, "arguments"))))
 			}
 			text := or(get(message, "reasoning_content"), get(message, "reasoning"))
 			if s, ok := text.AsString(); ok && s != "" {
@@ -180,7 +181,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 			typ, _ := get(block, "type").AsString()
 			switch typ {
 			case "tool_use":
-				calls = append(calls, newToolCall(get(block, "id"), get(block, "name"), or(get(block, "input"), ojson.Object())))
+				calls = append(calls, newToolCall(get(block, "id"), get(block, "name"), encodedText(or(get(block, "input"), ojson.Object()))))
 			case "thinking", "redacted_thinking":
 				if s, ok := get(block, "thinking").AsString(); ok {
 					reasoning = append(reasoning, s)

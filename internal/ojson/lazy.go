@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -137,14 +138,39 @@ func (v Value) EncodedText() (text []byte, ok bool) {
 }
 
 // appendRaw appends the encoding of the validated JSON text s (AppendJSON of its collapsed value),
-// in one pass over s: only an object with duplicate keys is built (its outer level).
+// in one pass over s: nothing is built but, for an object with duplicate keys, its members' list.
 func appendRaw(dst []byte, s string) []byte {
-	dst, _ = appendRawAt(dst, s, 0)
+	dst, _ = appendRawAt(dst, s, 0, false)
 	return dst
 }
 
-// appendRawAt appends the encoding of the value at s[i] and returns the index past it.
-func appendRawAt(dst []byte, s string, i int) ([]byte, int) {
+// PythonText returns what ParsePython(src).AppendJSON writes (json.loads, then orjson's encoding:
+// compact, duplicate keys collapsed, floats as [AppendFloat] writes them, "-0" as 0) without
+// building a tree when src is strict JSON: src's own bytes (never modify them) when it already is
+// that text, else a new buffer of the text re-encoded in one pass; other text is parsed by
+// ParsePython. Errors are ParsePython's *SyntaxError. A large JSON text held in a string (SPEC
+// §3.6: a tool call's arguments) so costs at most the output.
+func PythonText(src string) ([]byte, error) {
+	b := stringBytes(src)
+	if !Valid(b) {
+		v, err := ParsePython([]byte(src))
+		if err != nil {
+			return nil, err
+		}
+		return v.AppendJSON(nil), nil
+	}
+	i := skipSpace(src, 0)
+	text := src[i:valueEnd(src, i)]
+	if end, ok := canonicalAt(text, 0, true); ok && end == len(text) {
+		return stringBytes(text), nil
+	}
+	out, _ := appendRawAt(make([]byte, 0, len(src)), src, 0, true)
+	return out, nil
+}
+
+// appendRawAt appends the encoding of the value at s[i] and returns the index past it; python
+// writes numbers as ParsePython reads them.
+func appendRawAt(dst []byte, s string, i int, python bool) ([]byte, int) {
 	i = skipSpace(s, i)
 	switch s[i] {
 	case '"':
@@ -166,7 +192,7 @@ func appendRawAt(dst []byte, s string, i int) ([]byte, int) {
 				dst = append(appendRawString(dst, s[i:end]), ':')
 				i = skipSpace(s, end) + 1 // past ':'
 			}
-			dst, i = appendRawAt(dst, s, i)
+			dst, i = appendRawAt(dst, s, i, python)
 			if i = skipSpace(s, i); s[i] == ',' {
 				i = skipSpace(s, i+1)
 			}
@@ -174,12 +200,67 @@ func appendRawAt(dst []byte, s string, i int) ([]byte, int) {
 		dst = append(dst, s[i])
 		i++
 		if object && keys.duplicates(s[start:i]) {
-			return rawValue(s[start:i]).shallow().AppendJSON(dst[:mark]), i
+			return appendCollapsed(dst[:mark], s[start:i], python), i
 		}
 		return dst, i
 	}
 	end := valueEnd(s, i)
+	if text := s[i:end]; python && (s[i] == '-' || s[i] >= '0' && s[i] <= '9') {
+		return appendPythonNumber(dst, text), end
+	}
 	return append(dst, s[i:end]...), end // a number's text or a literal
+}
+
+// appendCollapsed appends the raw object s with its duplicate keys collapsed (each key at its
+// first position with its last value).
+func appendCollapsed(dst []byte, s string, python bool) []byte {
+	type member struct{ key, value string }
+	var ms []member
+	index := make(map[string]int)
+	var it rawIter
+	it.start(s)
+	for k, e, ok := it.next(); ok; k, e, ok = it.next() {
+		key := rawKey(k)
+		if i, dup := index[key]; dup {
+			ms[i].value = e
+			continue
+		}
+		index[key] = len(ms)
+		ms = append(ms, member{key, e})
+	}
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(AppendString(dst, m.key), ':')
+		dst, _ = appendRawAt(dst, m.value, 0, python)
+	}
+	return append(dst, '}')
+}
+
+// pythonNumberKept reports whether appendPythonNumber writes the valid number text unchanged,
+// allocating nothing.
+func pythonNumberKept(text string) bool {
+	if isIntegerText(text) {
+		return text != "-0"
+	}
+	f, _ := strconv.ParseFloat(text, 64) // validated: finite
+	var buf [32]byte
+	return string(AppendFloat(buf[:0], f)) == text
+}
+
+// appendPythonNumber appends the valid number text as ParsePython reads it: an integer as
+// written ("-0" as 0), any other number as the float it denotes ([AppendFloat]).
+func appendPythonNumber(dst []byte, text string) []byte {
+	if isIntegerText(text) {
+		if text == "-0" {
+			text = "0"
+		}
+		return append(dst, text...)
+	}
+	f, _ := strconv.ParseFloat(text, 64) // validated: finite
+	return AppendFloat(dst, f)
 }
 
 // appendRawString appends the raw JSON string s (quotes included, validated) encoded like
@@ -240,12 +321,13 @@ func hex4(s string) uint16 {
 // canonicalText reports whether the validated JSON text s is what AppendJSON writes for its
 // collapsed value.
 func canonicalText(s string) bool {
-	end, ok := canonicalAt(s, 0)
+	end, ok := canonicalAt(s, 0, false)
 	return ok && end == len(s)
 }
 
-// canonicalAt checks the value at s[i] like canonicalText and returns the index past it.
-func canonicalAt(s string, i int) (end int, ok bool) {
+// canonicalAt checks the value at s[i] like canonicalText and returns the index past it; python
+// also requires every number to be written as ParsePython reads it.
+func canonicalAt(s string, i int, python bool) (end int, ok bool) {
 	switch s[i] {
 	case ' ', '\t', '\n', '\r':
 		return 0, false
@@ -268,7 +350,7 @@ func canonicalAt(s string, i int) (end int, ok bool) {
 				keys.add(s[i:end])
 				i = end + 1
 			}
-			if i, ok = canonicalAt(s, i); !ok {
+			if i, ok = canonicalAt(s, i, python); !ok {
 				return 0, false
 			}
 			switch s[i] {
@@ -282,7 +364,11 @@ func canonicalAt(s string, i int) (end int, ok bool) {
 		i++
 		return i, !object || !keys.duplicates(s[start:i])
 	}
-	return valueEnd(s, i), true // a number's text or a literal
+	end = valueEnd(s, i)
+	if text := s[i:end]; python && (s[i] == '-' || s[i] >= '0' && s[i] <= '9') {
+		return end, pythonNumberKept(text)
+	}
+	return end, true // a number's text or a literal
 }
 
 // canonicalString reports whether the raw JSON string s (quotes included, validated) is what

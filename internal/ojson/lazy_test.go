@@ -130,9 +130,28 @@ func requireSameReading(t *testing.T, src string, tree, lazy Value) {
 	}
 }
 
+// requirePythonMatchesTree fails unless PythonText(src) is ParsePython(src).AppendJSON, or fails
+// as it does.
+func requirePythonMatchesTree(t *testing.T, src []byte) {
+	t.Helper()
+	v, wantErr := ParsePython(src)
+	got, err := PythonText(string(src))
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q: PythonText error %v, ParsePython %v", src, err, wantErr)
+	}
+	if wantErr == nil && string(got) != v.String() {
+		t.Fatalf("%q: PythonText %s, want %s", src, got, v)
+	}
+}
+
 func TestParseLazyMatchesTree(t *testing.T) {
 	for _, src := range lazyCases() {
 		requireLazyMatchesTree(t, []byte(src))
+		requirePythonMatchesTree(t, []byte(src))
+	}
+	for _, src := range []string{`[-0,-0.0,1.50,1e2,1E-5,2.5e-7,1e16,12345678901234567890123]`, ` {"a": NaN, "b": -Infinity} `,
+		`{"a":1.0,"a":2.50}`, `{"x":{"a":-0,"a":1e400}}`, `[1e400]`, `{"a":"\ud800"}`, "\ufeff{}", `{`} {
+		requirePythonMatchesTree(t, []byte(src))
 	}
 	for _, bad := range []string{``, ` `, `{`, `{"a":1,}`, `[1 2]`, `{"a" 1}`, `NaN`, `"\x"`, `["\ud800"]`, `1 2`,
 		`18446744073709551616`, `1e400`, strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)} {
@@ -170,5 +189,6 @@ func FuzzParseLazy(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		requireLazyMatchesTree(t, src)
+		requirePythonMatchesTree(t, src)
 	})
 }
