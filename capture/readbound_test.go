@@ -50,6 +50,25 @@ func bigLine(t *testing.T, size int, raw, obj bool) []byte {
 	return line
 }
 
+// readWithinTwice reads the one line of s's rollout "big" with the tolerant record reader and
+// fails unless the read allocated at most twice the line plus readBoundSlack (TotalAlloc: every
+// byte, garbage included); it returns the line's record.
+func readWithinTwice(t *testing.T, s *Store, line []byte) ModelCallRecord {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	recs, invalid, err := s.ReadAvailableModelCallRecords("big")
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("line %d bytes: the read allocated %d bytes (%.3f× the line)", len(line), alloc, float64(alloc)/float64(len(line)))
+	assert.LessOrEqual(t, alloc, uint64(2*len(line)+readBoundSlack), "at most twice the line")
+	require.Zero(t, invalid)
+	require.Len(t, recs, 1)
+	return recs[0]
+}
+
 // #14 finding 2, the readers' part: `calls`, `metrics`, `attach` and `report` read capture files
 // through the tolerant record reader (Store.ReadAvailableModelCallRecords, BuildAttachment). Reading
 // a 64 MiB line must allocate at most twice the line (the file's bytes once, the decoded escaped
@@ -74,19 +93,7 @@ func TestReadHoldsALineAtMostTwice(t *testing.T) {
 			want, err := BuildModelCallRecord(bytes.TrimSpace(line), 0)
 			require.NoError(t, err)
 
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			recs, invalid, err := s.ReadAvailableModelCallRecords("big")
-			runtime.ReadMemStats(&after)
-			require.NoError(t, err)
-			alloc := after.TotalAlloc - before.TotalAlloc
-			t.Logf("line %d bytes: the read allocated %d bytes (%.3f× the line)", len(line), alloc, float64(alloc)/float64(len(line)))
-			assert.LessOrEqual(t, alloc, uint64(2*len(line)+readBoundSlack), "at most twice the line")
-
-			require.Zero(t, invalid)
-			require.Len(t, recs, 1)
-			got := recs[0]
+			got := readWithinTwice(t, s, line)
 			assert.True(t, bytes.Equal(want.Response, got.Response), "response as BuildModelCallRecord gives it")
 			assert.True(t, bytes.Equal(want.Request, got.Request), "request as BuildModelCallRecord gives it")
 			assert.Equal(t, want.ResponseRaw == nil, got.ResponseRaw == nil)
@@ -197,20 +204,10 @@ func TestReadHoldsAnyLineAtMostTwice(t *testing.T) {
 			s := newTestStore(t)
 			line = classLine(c.request, c.response)
 			require.NoError(t, s.Append(t.Context(), "big", line))
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			recs, invalid, err := s.ReadAvailableModelCallRecords("big")
-			runtime.ReadMemStats(&after)
-			require.NoError(t, err)
-			alloc := after.TotalAlloc - before.TotalAlloc
-			t.Logf("line %d bytes: the read allocated %d bytes (%.3f× the line)", len(line), alloc, float64(alloc)/float64(len(line)))
-			assert.LessOrEqual(t, alloc, uint64(2*len(line)+readBoundSlack), "at most twice the line")
-			require.Zero(t, invalid)
-			require.Len(t, recs, 1)
-			assert.True(t, string(recs[0].Response) == c.response, "response as written")
+			rec := readWithinTwice(t, s, line)
+			assert.True(t, string(rec.Response) == c.response, "response as written")
 			wantRequest := strings.NewReplacer(`\u00e9`, "é", `\/`, "/").Replace(c.request) // as orjson writes them
-			assert.True(t, string(recs[0].Request) == wantRequest, "request as written, or as orjson writes it")
+			assert.True(t, string(rec.Request) == wantRequest, "request as written, or as orjson writes it")
 		})
 	}
 }

@@ -267,14 +267,7 @@ func appendPythonNumber(dst []byte, text string) []byte {
 // [AppendString] writes its value, rewriting only the escapes orjson writes otherwise.
 func appendRawString(dst []byte, s string) []byte {
 	start := 0
-	for i := 1; i < len(s)-1; {
-		if i = skipPlain(s, i); i >= len(s)-1 {
-			break
-		}
-		if s[i] != '\\' {
-			i++
-			continue
-		}
+	for i := nextEscape(s, 1); i < len(s)-1; i = nextEscape(s, i) {
 		var r rune
 		n := 2
 		switch s[i+1] {
@@ -375,14 +368,7 @@ func canonicalAt(s string, i int, python bool) (end int, ok bool) {
 // [AppendString] writes for its value: its only escapes are \" \\ \b \f \n \r \t and \u00XX
 // (lowercase hex) for the other control characters.
 func canonicalString(s string) bool {
-	for i := 1; i < len(s)-1; {
-		if i = skipPlain(s, i); i >= len(s)-1 {
-			break
-		}
-		if s[i] != '\\' {
-			i++
-			continue
-		}
+	for i := nextEscape(s, 1); i < len(s)-1; i = nextEscape(s, i) {
 		switch s[i+1] {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			i += 2
@@ -401,6 +387,20 @@ func canonicalString(s string) bool {
 		}
 	}
 	return true
+}
+
+// nextEscape returns the index of the first backslash at or after i in the raw JSON string s
+// (quotes included, validated), or len(s)-1 (its closing quote) when there is none.
+func nextEscape(s string, i int) int {
+	for {
+		if i = skipPlain(s, i); i >= len(s)-1 {
+			return len(s) - 1
+		}
+		if s[i] == '\\' {
+			return i
+		}
+		i++
+	}
 }
 
 func isLowerHex(c byte) bool { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') }
