@@ -392,15 +392,10 @@ func canonicalString(s string) bool {
 // nextEscape returns the index of the first backslash at or after i in the raw JSON string s
 // (quotes included, validated), or len(s)-1 (its closing quote) when there is none.
 func nextEscape(s string, i int) int {
-	for {
-		if i = skipPlain(s, i); i >= len(s)-1 {
-			return len(s) - 1
-		}
-		if s[i] == '\\' {
-			return i
-		}
-		i++
+	if j := strings.IndexByte(s[i:len(s)-1], '\\'); j >= 0 {
+		return i + j
 	}
+	return len(s) - 1
 }
 
 func isLowerHex(c byte) bool { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') }
@@ -527,18 +522,20 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the JSON string starting at s[i] (validated text).
+// stringEnd returns the index just past the JSON string starting at s[i] (validated text): the
+// first quote after it that an even number of backslashes precedes (strings.IndexByte finds the
+// quotes many bytes at a time).
 func stringEnd(s string, i int) int {
 	for i++; ; {
-		i = skipPlain(s, i)
-		switch s[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			i += 2
-		default:
-			i++
+		q := i + strings.IndexByte(s[i:], '"')
+		n := 0
+		for k := q - 1; k >= i && s[k] == '\\'; k-- {
+			n++
 		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 }
 
