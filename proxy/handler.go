@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,16 +44,17 @@ const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
 // nothing is forwarded (a capture proxy never forwards calls it cannot capture).
 type Handler struct {
-	next    http.Handler
-	cfg     config
-	store   *capture.Store
-	tp      *sdktrace.TracerProvider
-	tracer  trace.Tracer
-	durable *exporter.DurableProcessor
-	prop    propagation.TextMapPropagator
-	metrics *callMetrics    // nil without WithMeterProvider (metrics.go)
-	tok     *tokenCapture   // training token capture (tokens.go)
-	budget  *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	next       http.Handler
+	cfg        config
+	store      *capture.Store
+	tp         *sdktrace.TracerProvider
+	tracer     trace.Tracer
+	durable    *exporter.DurableProcessor
+	prop       propagation.TextMapPropagator
+	metrics    *callMetrics    // nil without WithMeterProvider (metrics.go)
+	tok        *tokenCapture   // training token capture (tokens.go)
+	budget     *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	nearMisses nearMissLog     // the near-miss shapes logged (nearmiss.go)
 
 	fwd        *forwarder // New only
 	serverAttr []attribute.KeyValue
@@ -78,6 +78,10 @@ type Handler struct {
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages ([CapturedDialect]) under a
 //     prefix are captured, other paths are served uncaptured; an unprefixed call is captured when
 //     its rollout.Header or baggage names a rollout (or under [WithUncorrelatedRolloutID]).
+//   - A path that is almost a captured endpoint ([rollout.ClassifyNearMiss]: "/v1/v1/messages",
+//     a missing "/v1", a trailing slash, an empty id, an encoded separator after the prefix, ...)
+//     is served as above and logged once per shape with the likely fix, every call counted in
+//     gymtrace.capture.near_miss_calls ([WithMeterProvider]).
 //
 // A captured call reads the request body whole (replayed to next; bounded by [WithMaxRequestBytes]
 // and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to the client
@@ -224,10 +228,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
 	if !ok {
-		if strings.HasPrefix(r.URL.Path, prefixSegment) {
-			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
-		}
-		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath()) // "/ng-rollout//v1/..." (nearmiss.go)
+		h.serveUnprefixed(w, r)                                      // header or baggage correlation (correlation.go)
 		return
 	}
 	if err != nil {
@@ -238,10 +240,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r2 := stripPrefix(r, p.Rest)
 	dialect := CapturedDialect(p.Rest)
+	if dialect == "" || r.URL.RawPath != "" { // a near miss, or an escaped path (an encoded separator?)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath())
+	}
 	if dialect == "" {
-		if nearMissEndpoint(p.Rest) {
-			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
-		}
 		if p.TokenCapture {
 			h.tok.markUnobserved(p.ID, p.Rest) // before forwarding (TOKENS.md §1.3 step 2)
 		}
@@ -573,29 +575,7 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
-const prefixSegment = "/" + rollout.PathSegment + "/"
-
-// nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
-// slashes are collapsed and a trailing slash is dropped: a careless URL join, forwarded uncaptured
-// as Gym does (SPEC §1.6), of which the operator should hear.
-func nearMissEndpoint(rest string) bool {
-	for strings.Contains(rest, "//") {
-		rest = strings.ReplaceAll(rest, "//", "/")
-	}
-	if len(rest) > 1 {
-		rest = strings.TrimSuffix(rest, "/")
-	}
-	return CapturedDialect(rest) != ""
-}
-
 // warnRefusedID logs a call answered with D12's 400 (SPEC §0 D12), naming the path as sent.
 func (h *Handler) warnRefusedID(r *http.Request, err error) {
 	h.cfg.logger.Warn("gymtrace capture: invalid rollout id: call answered 400, neither forwarded nor captured", "path", r.URL.EscapedPath(), "error", err)
-}
-
-// warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client
-// never looks like a quiet run.
-func (h *Handler) warnNotCaptured(path, why string) {
-	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
 }

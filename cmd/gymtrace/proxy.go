@@ -127,6 +127,7 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	o.limits.warn(logger)
 	sigs := watchShutdownSignals(cmd.Context(), logger)
 	defer sigs.stop()
 	ctx := sigs.ctx

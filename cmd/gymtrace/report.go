@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -66,9 +67,16 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
+	var htmlMode fs.FileMode
 	if f.html != "" {
 		if err := checkOutputPath("html", f.html, []string{f.dir, runDir}, map[string]string{"rollouts": f.rollouts}); err != nil {
 			return err
+		}
+		if htmlMode, err = outputMode("html", f.html); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := checkOutputDir("html", f.html); err != nil {
+			return fmt.Errorf("report: %w", err)
 		}
 	}
 	jaeger, err := report.CheckJaegerURL(f.jaeger)
@@ -121,11 +129,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html == "" {
 		return nil
 	}
-	mode, err := outputMode("html", f.html)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := atomicfile.Write(f.html, f.html, mode, func(w io.Writer) error {
+	if err := atomicfile.Write(f.html, f.html, htmlMode, func(w io.Writer) error {
 		if err := report.WriteHTML(w, rep, jaeger); err != nil {
 			return fmt.Errorf("write %s: %w", f.html, err)
 		}
