@@ -40,9 +40,9 @@ type killableProxy struct {
 
 // startKillableProxy runs the binary's proxy on a free 127.0.0.1 port and waits for its ready line.
 // At cleanup a still running process is killed and reaped.
-func startKillableProxy(t *testing.T, bin, upstream, dir string) *killableProxy {
+func startKillableProxy(t *testing.T, bin, upstream, dir string, extra ...string) *killableProxy {
 	t.Helper()
-	cmd := exec.Command(bin, "proxy", "--upstream", upstream, "--capture-dir", dir, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"proxy", "--upstream", upstream, "--capture-dir", dir, "--listen", "127.0.0.1:0"}, extra...)...)
 	p := &killableProxy{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
