@@ -69,6 +69,7 @@ type segment struct {
 	path     string
 	fd       int
 	size     int64               // bytes written; guarded by wmu
+	alloc    int64               // bytes allocated ahead (preallocate); guarded by wmu
 	records  int                 // frames written; guarded by wmu
 	inflight int                 // records journaled whose rollout-file append has not finished
 	dirty    map[string]struct{} // rollout files those appends went to
@@ -176,24 +177,48 @@ func createExact(path string, flags int, mode os.FileMode) (int, error) {
 func (j *journal) newSegment() (*segment, error) {
 	j.seq++
 	path := filepath.Join(j.dir, fmt.Sprintf(journalSegPattern, j.seq))
-	fd, err := createExact(path, unix.O_WRONLY|unix.O_APPEND, j.s.cfg.fileMode)
+	fd, err := createExact(path, unix.O_WRONLY, j.s.cfg.fileMode)
 	if err != nil {
 		return nil, pathErr("create", path, err)
 	}
-	if err := writeAll(fd, [][]byte{[]byte(journalMagic)}); err != nil {
+	seg := &segment{path: path, fd: fd, size: int64(len(journalMagic)), dirty: make(map[string]struct{})}
+	seg.preallocate(0)
+	err = pathErr("write", path, pwriteFull(fd, []byte(journalMagic), 0))
+	if err == nil {
+		j.s.counts.journalSyncs.Add(1)
+		err = pathErr("fsync", path, fsync(fd))
+	}
+	if err == nil {
+		err = pathErr("fsync", j.dir, j.syncDir(j.dir))
+	}
+	if err != nil {
 		_ = closeFile(fd)
 		_, _ = unlink(path)
-		return nil, pathErr("write", path, err)
+		return nil, err
 	}
 	if j.s.cfg.syncedHook != nil {
-		j.s.cfg.syncedHook(path, 0) // the header is synced with the first batch
+		j.s.cfg.syncedHook(path, seg.size)
 	}
-	if err := j.syncDir(j.dir); err != nil {
-		_ = closeFile(fd)
-		_, _ = unlink(path)
-		return nil, pathErr("fsync", j.dir, err)
+	return seg, nil
+}
+
+// journalPrealloc is how much segment space is allocated ahead of the records, so that a batch's
+// fdatasync overwrites allocated blocks of an unchanged size and needs no metadata commit of the
+// file system's own journal (measured on ext4: about a quarter less latency than an appending
+// fdatasync).
+const journalPrealloc = 4 << 20
+
+// preallocate extends the segment's allocated space (zeros, counted in its size) to cover need
+// more bytes after its records, by at least journalPrealloc. It is best effort: on a file system
+// without fallocate the writes extend the file.
+func (seg *segment) preallocate(need int64) {
+	if seg.size+need <= seg.alloc {
+		return
 	}
-	return &segment{path: path, fd: fd, size: int64(len(journalMagic)), dirty: make(map[string]struct{})}, nil
+	n := max(need, journalPrealloc)
+	if ignoringEINTR(func() error { return unix.Fallocate(seg.fd, 0, seg.size, n) }) == nil {
+		seg.alloc = seg.size + n
+	}
 }
 
 func (j *journal) syncDir(dir string) error {
@@ -246,19 +271,22 @@ func (j *journal) append(path string, line []byte) (*segment, error) {
 	return seg, err
 }
 
-// commit writes the batch's frames to the current segment with one writev and fdatasyncs it. On
-// success the batch's records count as in flight in the segment (until finish).
+// commit writes the batch's frames after the current segment's records with one pwrite and
+// fdatasyncs it. On success the batch's records count as in flight in the segment (until finish).
 func (j *journal) commit(batch []*journalReq) (*segment, error) {
-	bufs := make([][]byte, len(batch))
 	n := 0
-	for i, r := range batch {
-		bufs[i] = r.frame
+	for _, r := range batch {
 		n += len(r.frame)
+	}
+	buf := make([]byte, 0, n)
+	for _, r := range batch {
+		buf = append(buf, r.frame...)
 	}
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	seg := j.cur
-	err := pathErr("write", seg.path, writeAll(seg.fd, bufs))
+	seg.preallocate(int64(n))
+	err := pathErr("write", seg.path, pwriteFull(seg.fd, buf, seg.size))
 	if hook := j.s.cfg.syncHook; err == nil && hook != nil {
 		err = hook(seg.path)
 	}

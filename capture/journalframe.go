@@ -59,15 +59,16 @@ type journalRecord struct {
 var errJournalName = errors.New("journal frame names no file of the store directory")
 
 // parseJournalSegment returns the intact frames of a segment's bytes in order and the number of
-// bytes after the last of them (a torn tail, cut: nothing after a damaged frame is trusted, since
-// frames are only ever appended). A segment without the header is all tail. An intact frame whose
+// torn bytes after the last of them, up to the last non-zero byte (a torn tail, cut: nothing after
+// a damaged frame is trusted, since frames are only ever appended; the zeros of the segment's
+// preallocated end are not torn). A segment without the header is all tail. An intact frame whose
 // name is not a plain file name of the store directory (empty, ".", "..", holding "/" or a NUL,
 // or the journal directory) is an error wrapping errJournalName, one whose line breaks
 // [Store.Append]'s contract an error naming the file: neither was written by a store.
 func parseJournalSegment(b []byte) ([]journalRecord, int, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(journalMagic))
 	if !ok {
-		return nil, len(b), nil
+		return nil, len(bytes.TrimRight(b, "\x00")), nil
 	}
 	var recs []journalRecord
 	for len(rest) >= journalFrameHeader {
@@ -90,7 +91,7 @@ func parseJournalSegment(b []byte) ([]journalRecord, int, error) {
 		recs = append(recs, journalRecord{name: string(name), line: line})
 		rest = rest[journalFrameHeader+int(n):]
 	}
-	return recs, len(rest), nil
+	return recs, len(bytes.TrimRight(rest, "\x00")), nil
 }
 
 // validJournalName reports whether name is a plain file name in the store directory other than the
