@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,27 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 )
-
-// deadJournalSegment is a journal segment in SPEC §0 D17's format holding one record for file.
-func deadJournalSegment(file, line string) []byte {
-	payload := file + "\x00" + line
-	b := []byte("gymtrace-journal 1\n")
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
-	tab := crc32.MakeTable(crc32.Castagnoli)
-	sum := crc32.Update(0, tab, b[len(b)-4:])
-	b = binary.LittleEndian.AppendUint32(b, crc32.Update(sum, tab, []byte(payload)))
-	return append(b, payload...)
-}
 
 // A journaled proxy recovers the journal a crashed proxy left (SPEC §0 D17), captures through its
 // own journal, and removes it on Shutdown after fsyncing the files.
 func TestProxyJournalDurability(t *testing.T) {
 	dir := t.TempDir()
-	dead := filepath.Join(dir, capture.JournalDirName, "crashed-1-00")
-	require.NoError(t, os.MkdirAll(dead, 0o700))
 	old := `{"model_call_id":"0123456789abcdef0123456789abcdef","v":1}` + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dead, "00000000000000000001.seg"), deadJournalSegment("old"+capture.CaptureFileSuffix, old), 0o600))
+	dead := capturetest.WriteDeadJournal(t, dir, "old"+capture.CaptureFileSuffix, old)
 
 	up := newUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
