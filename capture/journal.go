@@ -144,10 +144,14 @@ func journalOwnerName() string {
 	return fmt.Sprintf("%s-%d-%s", cmp.Or(host, "host"), os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// openSetupLock opens (creating it) <root>/setup.lock and takes flock how on it.
+// openSetupLock opens <root>/setup.lock (read-only when it exists, so that a reader without write
+// access can still take it; else creating it) and takes flock how on it.
 func openSetupLock(root string, mode os.FileMode, how int) (int, error) {
 	path := filepath.Join(root, journalSetupLock)
-	fd, err := openFile(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, uint32(mode.Perm()))
+	fd, err := openFile(path, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if isNotExist(err) {
+		fd, err = openFile(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW, uint32(mode.Perm()))
+	}
 	if err != nil {
 		return -1, fmt.Errorf("capture journal: %w", pathErr("open", path, err))
 	}
@@ -418,6 +422,16 @@ func (j *journal) syncedSize(fd int) int64 {
 	return st.Size
 }
 
+// rmdir removes the empty directory dir; one already gone (a recovery that found it without its
+// lock removed it first) is no error.
+func rmdir(dir string) error {
+	err := ignoringEINTR(func() error { return unix.Rmdir(dir) })
+	if isNotExist(err) {
+		return nil
+	}
+	return err
+}
+
 // close stops the syncer, refuses later appends, makes every rollout file it wrote durable and
 // removes the journal; a journal whose files could not all be made durable keeps its remaining
 // segments, which the next recovery replays once this process's lock is gone. The error joins
@@ -438,8 +452,7 @@ func (j *journal) close() error {
 		if len(j.errs) == 0 {
 			lockPath := filepath.Join(j.dir, journalOwnerLock)
 			_, err := unlink(lockPath)
-			j.errs = append(j.errs, pathErr("remove", lockPath, err),
-				pathErr("remove", j.dir, ignoringEINTR(func() error { return unix.Rmdir(j.dir) })))
+			j.errs = append(j.errs, pathErr("remove", lockPath, err), pathErr("remove", j.dir, rmdir(j.dir)))
 		}
 		j.errs = append(j.errs, pathErr("close", j.dir, closeFile(j.lockFD)))
 	})

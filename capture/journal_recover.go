@@ -76,7 +76,7 @@ func (s *Store) RecoverJournals() (JournalRecovery, error) {
 // recoverJournal replays and removes the owner directory dir unless its owner is alive.
 func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err error) {
 	lockPath := filepath.Join(dir, journalOwnerLock)
-	fd, err := openFile(lockPath, unix.O_RDWR|unix.O_NOFOLLOW, 0)
+	fd, err := openFile(lockPath, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
 	switch {
 	case isNotExist(err): // its owner died setting up, or closed it and was removing it
 	case err != nil:
@@ -120,7 +120,7 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 			return false, pathErr("remove", p, err)
 		}
 	}
-	return false, pathErr("remove", dir, ignoringEINTR(func() error { return unix.Rmdir(dir) }))
+	return false, pathErr("remove", dir, rmdir(dir))
 }
 
 // journalSegments returns the segment files of an owner directory in write order.
