@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,6 +58,8 @@ type journal struct {
 	pending []*journalReq
 	busy    bool
 	closed  bool
+
+	dirCreated atomic.Bool // a journaled commit created a file in the store directory since the last sync
 
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the syncer returned
@@ -379,8 +382,8 @@ func (j *journal) rotate(final bool) {
 }
 
 // syncFiles fsyncs the rollout files of paths (a file removed meanwhile, e.g. by Clear, needs
-// nothing) and then the store directory, so files created since the last rotation keep their
-// entries.
+// nothing) and then, when a journaled commit created a file since the last sync, the store
+// directory, so that the file keeps its entry.
 func (j *journal) syncFiles(paths map[string]struct{}) error {
 	if len(paths) == 0 {
 		return nil
@@ -403,7 +406,12 @@ func (j *journal) syncFiles(paths map[string]struct{}) error {
 		}
 		errs = append(errs, err, pathErr("close", p, closeFile(fd)))
 	}
-	errs = append(errs, pathErr("fsync", j.s.dir, j.syncDir(j.s.dir)))
+	if j.dirCreated.Swap(false) {
+		if err := j.syncDir(j.s.dir); err != nil {
+			j.dirCreated.Store(true) // again next time
+			errs = append(errs, pathErr("fsync", j.s.dir, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 

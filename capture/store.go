@@ -470,7 +470,12 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 	}
 	s.counts.lines.Add(int64(len(write)))
 	if !slices.ContainsFunc(batch, func(r *appendReq) bool { return !r.journaled }) {
-		return nil // journal mode: the lines are durable in the journal, the file is synced later
+		// Journal mode: the lines are durable in the journal; the file, and the directory entry
+		// of a file created here, are synced by the journal's next rotation.
+		if created {
+			s.journal.dirCreated.Store(true)
+		}
+		return nil
 	}
 	// An all-duplicate batch still fsyncs: the lines it found may be another writer's not yet
 	// flushed.
