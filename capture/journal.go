@@ -36,7 +36,7 @@ const (
 var errStoreClosed = errors.New("capture store closed")
 
 // journal is a journaled store's write-ahead log (SPEC §0 D17). Appends of whole lines to any
-// rollout files are group-committed into the current segment with one writev and one fdatasync per
+// rollout files are group-committed into the current segment with one pwrite and one fdatasync per
 // batch (the first request that finds no commit running leads; the rest wait for it and the next
 // leader takes every request queued meanwhile). Every syncInterval the background syncer starts a
 // new segment, waits until every record of the old one has been appended to its rollout file (or
@@ -125,8 +125,10 @@ func openJournal(s *Store) (*journal, error) {
 	if j.cur, err = j.newSegment(); err != nil {
 		return fail(err)
 	}
-	if err := j.syncDir(root); err != nil {
-		return fail(pathErr("fsync", root, err))
+	for _, d := range []string{root, s.dir} { // the owner's entry, and the journal directory's
+		if err := j.syncDir(d); err != nil {
+			return fail(pathErr("fsync", d, err))
+		}
 	}
 	go j.syncer()
 	return j, nil
