@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,7 @@ func TestProxyDurability(t *testing.T) {
 		path          string
 		flowing, held string // flowing reaches the client before the record is durable, held after
 		status        int
+		durability    capture.Durability
 	}{
 		{
 			name: "SSE terminal event held", header: sseHeaders, path: "/v1/chat/completions",
@@ -180,91 +182,93 @@ func TestProxyDurability(t *testing.T) {
 			name: "204 held whole", header: func(w http.ResponseWriter) {}, path: "/v1/responses", status: 204,
 		},
 	}
-	// In journal mode (SPEC §0 D17) the hook blocks the journal's fdatasync instead of the file's fsync.
-	for _, d := range []capture.Durability{capture.DurabilityPerRecord, capture.DurabilityJournal} {
-		for _, tt := range tests {
-			t.Run(d.String()+"/"+tt.name, func(t *testing.T) {
-				release := make(chan struct{})
-				proceed := make(chan struct{})
-				var syncing atomic.Bool
-				store := newTestStore(t, capture.WithDurability(d), capture.WithSyncHook(func(string) error {
-					syncing.Store(true)
-					<-release
-					return nil
-				}))
-				t.Cleanup(func() { assert.NoError(t, store.Close()) })
-				up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-					tt.header(w)
-					w.WriteHeader(tt.status)
-					if tt.status == http.StatusNoContent {
-						return
-					}
-					_, _ = io.WriteString(w, tt.flowing)
-					flush(w)
-					select {
-					case <-proceed:
-					case <-time.After(5 * time.Second):
-					}
-					_, _ = io.WriteString(w, tt.held)
-				})
-				env := newProxyEnv(t, up.URL, store)
-				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, env.srv.URL+"/ng-rollout/dur"+tt.path, strings.NewReader(chatRequest))
-				require.NoError(t, err)
-
-				type result struct {
-					resp *http.Response
-					err  error
-				}
-				respCh := make(chan result, 1)
-				go func() {
-					resp, err := env.client.Do(req)
-					respCh <- result{resp, err}
-				}()
+	// Every case again in journal mode (SPEC §0 D17): the hook then blocks the journal's fdatasync.
+	for _, tt := range slices.Clone(tests) {
+		tt.name, tt.durability = "journal/"+tt.name, capture.DurabilityJournal
+		tests = append(tests, tt)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			proceed := make(chan struct{})
+			var syncing atomic.Bool
+			store := newTestStore(t, capture.WithDurability(tt.durability), capture.WithSyncHook(func(string) error {
+				syncing.Store(true)
+				<-release
+				return nil
+			}))
+			t.Cleanup(func() { assert.NoError(t, store.Close()) })
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				tt.header(w)
+				w.WriteHeader(tt.status)
 				if tt.status == http.StatusNoContent {
-					waitFor(t, "the record write to start", syncing.Load)
-					select {
-					case r := <-respCh:
-						close(release)
-						r.resp.Body.Close()
-						t.Fatalf("response headers seen before the record was durable: %v", r.resp.Status)
-					case <-time.After(100 * time.Millisecond):
-					}
-					close(release)
-					r := <-respCh
-					require.NoError(t, r.err)
-					defer r.resp.Body.Close()
-					assert.Equal(t, tt.status, r.resp.StatusCode)
-					assert.Len(t, mustRecords(t, env, "dur"), 1)
 					return
 				}
-				r := <-respCh
-				require.NoError(t, r.err)
-				resp := r.resp
-				defer resp.Body.Close()
-				assert.Equal(t, tt.status, resp.StatusCode)
-				first := make([]byte, len(tt.flowing))
-				_, err = io.ReadFull(resp.Body, first)
-				require.NoError(t, err)
-				assert.Equal(t, tt.flowing, string(first))
-				close(proceed)
+				_, _ = io.WriteString(w, tt.flowing)
+				flush(w)
+				select {
+				case <-proceed:
+				case <-time.After(5 * time.Second):
+				}
+				_, _ = io.WriteString(w, tt.held)
+			})
+			env := newProxyEnv(t, up.URL, store)
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, env.srv.URL+"/ng-rollout/dur"+tt.path, strings.NewReader(chatRequest))
+			require.NoError(t, err)
 
-				restCh := make(chan []byte, 1)
-				go func() {
-					b, _ := io.ReadAll(resp.Body)
-					restCh <- b
-				}()
+			type result struct {
+				resp *http.Response
+				err  error
+			}
+			respCh := make(chan result, 1)
+			go func() {
+				resp, err := env.client.Do(req)
+				respCh <- result{resp, err}
+			}()
+			if tt.status == http.StatusNoContent {
 				waitFor(t, "the record write to start", syncing.Load)
 				select {
-				case b := <-restCh:
+				case r := <-respCh:
 					close(release)
-					t.Fatalf("the end of the call (%q) was seen before the record was durable", b)
+					r.resp.Body.Close()
+					t.Fatalf("response headers seen before the record was durable: %v", r.resp.Status)
 				case <-time.After(100 * time.Millisecond):
 				}
 				close(release)
-				assert.Equal(t, tt.held, string(<-restCh))
+				r := <-respCh
+				require.NoError(t, r.err)
+				defer r.resp.Body.Close()
+				assert.Equal(t, tt.status, r.resp.StatusCode)
 				assert.Len(t, mustRecords(t, env, "dur"), 1)
-			})
-		}
+				return
+			}
+			r := <-respCh
+			require.NoError(t, r.err)
+			resp := r.resp
+			defer resp.Body.Close()
+			assert.Equal(t, tt.status, resp.StatusCode)
+			first := make([]byte, len(tt.flowing))
+			_, err = io.ReadFull(resp.Body, first)
+			require.NoError(t, err)
+			assert.Equal(t, tt.flowing, string(first))
+			close(proceed)
+
+			restCh := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(resp.Body)
+				restCh <- b
+			}()
+			waitFor(t, "the record write to start", syncing.Load)
+			select {
+			case b := <-restCh:
+				close(release)
+				t.Fatalf("the end of the call (%q) was seen before the record was durable", b)
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(release)
+			assert.Equal(t, tt.held, string(<-restCh))
+			assert.Len(t, mustRecords(t, env, "dur"), 1)
+		})
 	}
 }
 
