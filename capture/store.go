@@ -252,7 +252,7 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // In journal mode ([DurabilityJournal], SPEC §0 D17) the line is first made durable in the
 // store's journal (one fdatasync shared with the concurrent Appends to any files), then appended
 // as above without the fsyncs (the background sync makes the file and a new directory entry
-// durable), and Append returns after both; it never returns an error wrapping [ErrDirNotSynced].
+// durable), and Append returns after both.
 //
 // ctx is checked once before the line is queued (an already cancelled ctx returns its error and
 // writes nothing); once queued, the write is never abandoned, so the result always tells whether the
