@@ -103,9 +103,6 @@ func openJournal(s *Store) (*journal, error) {
 	}
 	defer closeFile(setup) //nolint:errcheck // releases LOCK_SH; nothing was written through it
 	dir := filepath.Join(root, journalOwnerName())
-	if err := mkdirAllMode(dir, s.cfg.dirMode); err != nil {
-		return nil, fmt.Errorf("capture journal: create %s: %w", dir, err)
-	}
 	j := &journal{s: s, dir: dir, interval: s.cfg.journalInterval, lockFD: -1, stop: make(chan struct{}), done: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	fail := func(err error) (*journal, error) {
@@ -115,12 +112,8 @@ func openJournal(s *Store) (*journal, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("capture journal: %w", err)
 	}
-	lockPath := filepath.Join(dir, journalOwnerLock)
-	if j.lockFD, err = createExact(lockPath, unix.O_RDWR, s.cfg.fileMode); err != nil {
-		return fail(pathErr("create", lockPath, err))
-	}
-	if err := ignoringEINTR(func() error { return unix.Flock(j.lockFD, unix.LOCK_EX|unix.LOCK_NB) }); err != nil {
-		return fail(pathErr("flock", lockPath, err))
+	if err := j.takeOwnerLock(); err != nil {
+		return fail(err)
 	}
 	if j.cur, err = j.newSegment(); err != nil {
 		return fail(err)
@@ -132,6 +125,52 @@ func openJournal(s *Store) (*journal, error) {
 	}
 	go j.syncer()
 	return j, nil
+}
+
+// takeOwnerLock creates the owner directory (if missing) and its lock file and takes
+// flock(LOCK_EX|LOCK_NB) on it, in place of the lock held so far. The caller holds the setup lock.
+func (j *journal) takeOwnerLock() error {
+	if err := mkdirAllMode(j.dir, j.s.cfg.dirMode); err != nil {
+		return fmt.Errorf("create %s: %w", j.dir, err)
+	}
+	path := filepath.Join(j.dir, journalOwnerLock)
+	fd, err := createExact(path, unix.O_RDWR, j.s.cfg.fileMode)
+	if err != nil {
+		return pathErr("create", path, err)
+	}
+	if err := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }); err != nil {
+		_ = closeFile(fd)
+		return pathErr("flock", path, err)
+	}
+	if j.lockFD >= 0 {
+		_ = closeFile(j.lockFD) // the lock of a removed file
+	}
+	j.lockFD = fd
+	return nil
+}
+
+// rehome sets the journal up again after its directory was removed (with the capture directory,
+// which the store recreates at its next append): the journal directory, the owner directory and
+// its lock, under the setup lock, all fsynced. It runs under rotMu.
+func (j *journal) rehome() error {
+	root := filepath.Dir(j.dir)
+	if err := mkdirAllMode(root, j.s.cfg.dirMode); err != nil {
+		return fmt.Errorf("capture journal: create %s: %w", root, err)
+	}
+	setup, err := openSetupLock(root, j.s.cfg.fileMode, unix.LOCK_SH)
+	if err != nil {
+		return err
+	}
+	defer closeFile(setup) //nolint:errcheck // releases LOCK_SH; nothing was written through it
+	if err := j.takeOwnerLock(); err != nil {
+		return fmt.Errorf("capture journal: %w", err)
+	}
+	for _, d := range []string{j.dir, root, j.s.dir} {
+		if err := j.syncDir(d); err != nil {
+			return fmt.Errorf("capture journal: %w", pathErr("fsync", d, err))
+		}
+	}
+	return nil
 }
 
 // journalOwnerName names a new owner directory: host, pid and 8 random bytes, so that no two
@@ -359,7 +398,13 @@ func (j *journal) rotate(final bool) {
 	var next *segment
 	if !final {
 		var err error
-		if next, err = j.newSegment(); err != nil {
+		next, err = j.newSegment()
+		if isNotExist(err) { // the journal's directory is gone (the capture directory was removed)
+			if err = j.rehome(); err == nil {
+				next, err = j.newSegment()
+			}
+		}
+		if err != nil {
 			j.errs = append(j.errs, err) // keep writing the old segment; retried next interval
 			return
 		}

@@ -491,3 +491,26 @@ func TestMultiProcessJournalAppendAtScale(t *testing.T) {
 	require.Len(t, seen, writers*count)
 	assert.Empty(t, owners(t, dir))
 }
+
+// A capture directory removed under a journaled store (README "What a fault costs"): the store
+// recreates it at the next append, the next sync sets the journal up again under a live lock, and
+// every record is in its file.
+func TestJournalCaptureDirRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "caps")
+	s := newJournalStore(t, dir)
+	mustAppend(t, s, "a", string(recordLine(0, 0)))
+	require.NoError(t, os.RemoveAll(dir))
+	mustAppend(t, s, "a", string(recordLine(0, 1)))
+	s.journal.rotate(false)
+	require.Empty(t, s.journal.errs)
+	require.Len(t, owners(t, dir), 1, "the journal is set up again")
+	r, err := NewStore(dir)
+	require.NoError(t, err)
+	rec, err := r.RecoverJournals()
+	require.NoError(t, err)
+	assert.Equal(t, 1, rec.Live, "under a lock that is held")
+	mustAppend(t, s, "a", string(recordLine(0, 2)))
+	require.NoError(t, s.Close())
+	assert.Equal(t, map[int]int{1: 1, 2: 1}, countRecords(t, r), "the records after the removal")
+	assert.Empty(t, owners(t, dir))
+}
