@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // journalKillEnv makes the test binary a journaled writer that appends until it is killed
@@ -513,4 +515,24 @@ func TestJournalCaptureDirRemoved(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, map[int]int{1: 1, 2: 1}, countRecords(t, r), "the records after the removal")
 	assert.Empty(t, owners(t, dir))
+}
+
+// A failed journal fdatasync fails the append before the line reaches its file; the next append
+// succeeds.
+func TestJournalSyncFailure(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	s := newJournalStore(t, t.TempDir(), WithSyncHook(func(path string) error {
+		if strings.HasSuffix(path, journalSegSuffix) && fail.Load() {
+			return unix.EIO
+		}
+		return nil
+	}))
+	err := s.Append(t.Context(), "a", recordLine(0, 0))
+	require.ErrorIs(t, err, unix.EIO)
+	assert.Empty(t, countRecords(t, s), "not appended to its file")
+	fail.Store(false)
+	mustAppend(t, s, "a", string(recordLine(0, 1)))
+	require.NoError(t, s.Close())
+	assert.Equal(t, map[int]int{1: 1}, countRecords(t, s))
 }
