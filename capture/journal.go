@@ -405,7 +405,7 @@ func (j *journal) rotate(final bool) {
 			}
 		}
 		if err != nil {
-			j.errs = append(j.errs, err) // keep writing the old segment; retried next interval
+			j.fail(err) // keep writing the old segment; retried next interval
 			return
 		}
 	}
@@ -424,6 +424,16 @@ func (j *journal) rotate(final bool) {
 		err = pathErr("remove", old.path, err)
 	}
 	if err != nil {
+		j.fail(err)
+	}
+}
+
+// maxJournalErrs bounds the background failures a journal keeps for Close.
+const maxJournalErrs = 8
+
+// fail keeps a background failure for Close (the first maxJournalErrs). It runs under rotMu.
+func (j *journal) fail(err error) {
+	if len(j.errs) < maxJournalErrs {
 		j.errs = append(j.errs, err)
 	}
 }
