@@ -44,9 +44,11 @@ const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
 // nothing is forwarded (a capture proxy never forwards calls it cannot capture).
 type Handler struct {
-	next       http.Handler
-	cfg        config
-	store      *capture.Store
+	next  http.Handler
+	cfg   config
+	store *capture.Store
+	// ownStore: the store was opened by WithCaptureDir, so Shutdown closes it.
+	ownStore   bool
 	tp         *sdktrace.TracerProvider
 	tracer     trace.Tracer
 	durable    *exporter.DurableProcessor
@@ -97,25 +99,29 @@ func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	return newHandler(next, newConfig(opts))
 }
 
-func newHandler(next http.Handler, cfg config) (*Handler, error) {
+func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	if err := cfg.corr.validate(); err != nil {
 		return nil, fmt.Errorf("proxy capture handler: %w", err)
 	}
-	store := cfg.store
+	store, ownStore := cfg.store, false
 	switch {
 	case store != nil && cfg.captureDir != "":
 		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
 	case store == nil:
-		s, err := capture.NewStore(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts...)
+		s, err := openCaptureDir(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts)
 		if err != nil {
 			return nil, fmt.Errorf("proxy capture handler: %w", err)
 		}
-		store = s
+		store, ownStore = s, true
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, s.Close())
+			}
+		}()
 	}
 	var durable *exporter.DurableProcessor
-	var err error
 	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
 	if cfg.captureExporter != nil {
 		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
@@ -147,16 +153,17 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
-		metrics: metrics,
-		tok:     tok,
-		budget:  &inFlightBudget{limit: cfg.bounds.inFlight},
-		next:    next,
-		cfg:     cfg,
-		store:   store,
-		tp:      tp,
-		tracer:  tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
-		durable: durable,
-		prop:    propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		metrics:  metrics,
+		tok:      tok,
+		budget:   &inFlightBudget{limit: cfg.bounds.inFlight},
+		next:     next,
+		cfg:      cfg,
+		store:    store,
+		ownStore: ownStore,
+		tp:       tp,
+		tracer:   tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		durable:  durable,
+		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}, nil
 }
 
@@ -172,7 +179,8 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
 // calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
 // rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
-// first result. The capture store needs no closing.
+// first result. The store of [WithCaptureDir] is closed last (a journaled one fsyncs its rollout
+// files and removes its journal, [WithDurability]); a store given with [WithStore] is the caller's.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
 		var errs []error
@@ -190,11 +198,29 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 				t.CloseIdleConnections()
 			}
 		}
+		if h.ownStore {
+			if err := h.store.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", err)
 		}
 	})
 	return h.shutdownErr
+}
+
+// openCaptureDir recovers the journals crashed proxies left in dir (SPEC §0 D17), then opens the
+// store of [WithCaptureDir] with opts.
+func openCaptureDir(dir string, opts []capture.StoreOption) (*capture.Store, error) {
+	s, err := capture.NewStore(dir, append(slices.Clone(opts), capture.WithDurability(capture.DurabilityPerRecord))...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.RecoverJournals(); err != nil {
+		return nil, err
+	}
+	return capture.NewStore(dir, opts...)
 }
 
 // endSpan ends the model-call span, which makes the durable processor write the record (or mark the

@@ -113,6 +113,11 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html != "" {
 		opts.PayloadBytes = report.DefaultPayloadBytes
 	}
+	if fi, err := os.Stat(runDir); err == nil && fi.IsDir() { // report.Build reports any other case
+		if _, err := existingCaptureStore(runDir); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	rep, err := report.Build(cmd.Context(), runDir, opts)
 	if errors.Is(err, report.ErrNoCaptureDir) {
 		return fmt.Errorf("report: capture directory %s does not exist: no call of this run was captured there (check --%s and --%s)", runDir, captureDirFlag, runIDFlag)
