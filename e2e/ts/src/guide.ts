@@ -1,7 +1,8 @@
 // The TypeScript part of the README's guide "Agents in any language". The README includes each
-// `#region guide-*` of this file verbatim (e2e/ts_test.go fails when they differ), and
+// `#region guide-*` of this file verbatim (e2e/ts_guide_test.go fails when they differ), and
 // e2e/ts/src/run.ts calls these functions against the real proxy, so the guide is what CI runs.
 
+// #region guide-imports
 import { createHash } from "node:crypto";
 
 import Anthropic from "@anthropic-ai/sdk";
@@ -9,10 +10,11 @@ import OpenAI from "openai";
 import { context, propagation, trace, TraceFlags, type Context } from "@opentelemetry/api";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+// #endregion
 
 // #region guide-trace
-// The rollout's trace (SPEC §1, README "OpenTelemetry"): SHA-256("gymtrace/rollout/<id>");
-// bytes 0-15 are the trace id, bytes 16-23 the span id of the rollout's root span.
+// The rollout's trace (DESIGN.md "Trace per rollout"): of SHA-256("gymtrace/rollout/<id>"),
+// bytes 0-15 are the trace id and bytes 16-23 the span id of the rollout's root span.
 export function rolloutTrace(rolloutId: string) {
   const digest = createHash("sha256").update(`gymtrace/rollout/${rolloutId}`).digest("hex");
   const traceId = digest.slice(0, 32);
