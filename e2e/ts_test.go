@@ -21,6 +21,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // tsDir holds the TypeScript guide's package (README "Agents in any language"): package.json,
@@ -180,6 +181,12 @@ func TestTypeScriptAgent(t *testing.T) {
 		tsRunner(t) // compiles; the agent needs the proxy
 		return
 	}
+	// The proxy binary exports its model-call spans to recv, so the test sees their parents.
+	recv := startOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
 	p := startProxy(t, startUpstream(t).URL)
 	collector := startCollector(t, p.CaptureDir)
 	id := rolloutID(t)
@@ -249,10 +256,59 @@ func TestTypeScriptAgent(t *testing.T) {
 	assert.Equal(t, inv.InvocationID, tool.InvocationID, "the tool call belongs to the invocation")
 	require.NotNil(t, tool.DurationMS)
 
-	obs, err := os.ReadFile(filepath.Join(p.CaptureDir, id+capture.ObservationsFileSuffix))
-	require.NoError(t, err, "the Collector wrote the observations file")
-	assert.Equal(t, 2, bytes.Count(obs, []byte("\n")), "one line per observation span")
+	checkTSAgentTrace(t, p, recv, id, inv.InvocationID)
 	if _, err := os.Stat(filepath.Join(p.CaptureDir, id+capture.MarkerFileSuffix)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the rollout is marked incomplete: %v", err)
+	}
+}
+
+// checkTSAgentTrace checks the agent's spans are in the rollout's trace (the guide's derivation and
+// traceparent): the Collector's observation lines carry the rollout's trace id, the invoke_agent
+// span (whose span id is the invocation id) has the rollout's root span as its parent, the
+// execute_tool span the invocation, and — when the proxy runs as the binary and exports its spans —
+// each call's model-call span (the capture line's span_id) has the invocation as its parent.
+func checkTSAgentTrace(t *testing.T, p *proxyProc, recv *otlpReceiver, id, invocationID string) {
+	t.Helper()
+	traceID := rolloutTraceID(id)
+	obs, err := os.ReadFile(filepath.Join(p.CaptureDir, id+capture.ObservationsFileSuffix))
+	require.NoError(t, err, "the Collector wrote the observations file")
+	spans := map[string]struct{ TraceID, SpanID, ParentSpanID string }{}
+	sc := bufio.NewScanner(bytes.NewReader(obs))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var l struct {
+			TraceID      string `json:"trace_id"`
+			SpanID       string `json:"span_id"`
+			ParentSpanID string `json:"parent_span_id"`
+			Name         string `json:"name"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+		require.NotContains(t, spans, l.Name, "one line per observation span")
+		spans[l.Name] = struct{ TraceID, SpanID, ParentSpanID string }{l.TraceID, l.SpanID, l.ParentSpanID}
+	}
+	require.Len(t, spans, 2, "the invoke_agent and execute_tool lines: %s", obs)
+	inv, tool := spans["invoke_agent weather-agent"], spans["execute_tool get_weather"]
+	assert.Equal(t, traceID, inv.TraceID, "the invocation is in the rollout's trace")
+	assert.Equal(t, traceID, tool.TraceID, "the tool call is in the rollout's trace")
+	assert.Equal(t, rollout.ID{Rollout: id}.RootSpanID().String(), inv.ParentSpanID, "the invocation is under the rollout's root span")
+	assert.Equal(t, invocationID, inv.SpanID, "the invocation id is its span id")
+	assert.Equal(t, inv.SpanID, tool.ParentSpanID, "the tool call is under the invocation")
+	if *inProcess {
+		return // the in-process proxy exports no spans
+	}
+	records := readRecords(t, p.capturePath(id))
+	var got []receivedSpan
+	require.Eventually(t, func() bool {
+		got = recv.trace(traceID)
+		return len(got) >= len(records)
+	}, 20*time.Second, 50*time.Millisecond, "the proxy's model-call spans arrive")
+	byID := map[string]receivedSpan{}
+	for _, s := range got {
+		byID[s.spanID()] = s
+	}
+	for i, r := range records {
+		s, ok := byID[fmt.Sprint(r.Fields["span_id"])]
+		require.True(t, ok, "the proxy exported the span of call %d", i)
+		assert.Equal(t, inv.SpanID, s.parentID(), "call %d: the invocation's traceparent made the proxy's span its child", i)
 	}
 }
