@@ -1,5 +1,5 @@
 // The TypeScript part of the README's guide "Agents in any language". The README includes each
-// `#region guide-*` of this file verbatim (e2e/ts_guide_test.go fails when they differ), and
+// `#region guide-*` of this file verbatim (e2e/guide_test.go fails when they differ), and
 // e2e/ts/src/run.ts calls these functions against the real proxy, so the guide is what CI runs.
 
 // #region guide-imports

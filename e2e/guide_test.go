@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +54,38 @@ func TestTypeScriptGuideInREADME(t *testing.T) {
 	assert.Equal(t, names, included, "README.md includes every region of %s once, in file order", guideFile)
 	markers := regexp.MustCompile(regexp.QuoteMeta("<!-- "+guideFile+"#")).FindAll(readme, -1)
 	assert.Len(t, markers, len(included), "every include marker in README.md is followed by its ```ts block")
+}
+
+// curlGuideRE matches the README's curl guide: the sh block after its heading and note.
+var curlGuideRE = regexp.MustCompile("(?s)\n### curl\n\nRun by `e2e/guide_test.go`[^\n]*\n\n```sh\n(.*?)```\n")
+
+// TestCurlGuideInREADME runs the README's curl guide with bash against the real proxy (its address
+// for the guide's 127.0.0.1:8000): the call leaves one record in the rollout 3-1, the grep prints
+// the X-Gymtrace-Model-Call-Id that is its model_call_id, and the traceparent the guide derives
+// with sha256sum puts it in the rollout's trace.
+func TestCurlGuideInREADME(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	m := curlGuideRE.FindSubmatch(readme)
+	require.NotNil(t, m, "README.md has the curl guide under ### curl")
+	require.Contains(t, string(m[1]), "http://127.0.0.1:8000/")
+	if *directOnly {
+		return
+	}
+	p := startProxy(t, startUpstream(t).URL)
+	script := strings.ReplaceAll(string(m[1]), "http://127.0.0.1:8000/", p.URL+"/")
+
+	cmd := exec.CommandContext(ctx(t), "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the curl guide:\n%s", out)
+	header := regexp.MustCompile(`(?mi)^x-gymtrace-model-call-id: ([0-9a-f]{32})\r?$`).FindSubmatch(out)
+	require.NotNil(t, header, "the guide prints the model-call id header:\n%s", out)
+
+	const id = "3-1"
+	records := readRecords(t, p.capturePath(id))
+	require.Len(t, records, 1, "one record in the guide's rollout")
+	assert.Equal(t, string(header[1]), records[0].Fields["model_call_id"], "the header names the call's record")
+	assert.Equal(t, rolloutTraceID(id), records[0].Fields["trace_id"], "the call is in the rollout's trace")
+	assert.Equal(t, json.Number("200"), records[0].Fields["status_code"])
 }
