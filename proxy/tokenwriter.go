@@ -245,8 +245,11 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	return append(out, ev[at+len(data):]...)
 }
 
-// emptyDeltaChunk reports a chat chunk with one choice whose delta is {} and that has no
-// finish_reason and no usage.
+// emptyDeltaChunk reports a chat chunk with one choice whose delta is empty and that has no
+// finish_reason and no usage. A delta is empty when it has no member other than nulls: vLLM's
+// DeltaMessage() for a held-back token dumps as {} in releases before the reasoning rename and as
+// {"reasoning_content":null} after it (its validator assigns reasoning_content from reasoning, and
+// an assigned member counts as set for exclude_unset).
 func emptyDeltaChunk(data []byte) bool {
 	v, err := ojson.Parse(data)
 	if err != nil {
@@ -262,7 +265,15 @@ func emptyDeltaChunk(data []byte) bool {
 	c := cs.Elems()[0]
 	d, _ := c.Get("delta")
 	f, _ := c.Get("finish_reason")
-	return d.Kind() == ojson.KindObject && d.Len() == 0 && f.IsNull()
+	if d.Kind() != ojson.KindObject || !f.IsNull() {
+		return false
+	}
+	for _, m := range d.Members() {
+		if !m.Value.IsNull() {
+			return false
+		}
+	}
+	return true
 }
 
 // sseData is the value of a "data:" line: after the field name and one optional space, without
