@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,16 +44,19 @@ const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
 // nothing is forwarded (a capture proxy never forwards calls it cannot capture).
 type Handler struct {
-	next    http.Handler
-	cfg     config
-	store   *capture.Store
-	tp      *sdktrace.TracerProvider
-	tracer  trace.Tracer
-	durable *exporter.DurableProcessor
-	prop    propagation.TextMapPropagator
-	metrics *callMetrics    // nil without WithMeterProvider (metrics.go)
-	tok     *tokenCapture   // training token capture (tokens.go)
-	budget  *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	next  http.Handler
+	cfg   config
+	store *capture.Store
+	// ownStore: the store was opened by WithCaptureDir, so Shutdown closes it.
+	ownStore   bool
+	tp         *sdktrace.TracerProvider
+	tracer     trace.Tracer
+	durable    *exporter.DurableProcessor
+	prop       propagation.TextMapPropagator
+	metrics    *callMetrics    // nil without WithMeterProvider (metrics.go)
+	tok        *tokenCapture   // training token capture (tokens.go)
+	budget     *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	nearMisses nearMissLog     // the near-miss shapes logged (nearmiss.go)
 
 	fwd        *forwarder // New only
 	serverAttr []attribute.KeyValue
@@ -78,6 +80,10 @@ type Handler struct {
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages ([CapturedDialect]) under a
 //     prefix are captured, other paths are served uncaptured; an unprefixed call is captured when
 //     its rollout.Header or baggage names a rollout (or under [WithUncorrelatedRolloutID]).
+//   - A path that is almost a captured endpoint ([rollout.ClassifyNearMiss]: "/v1/v1/messages",
+//     a missing "/v1", a trailing slash, an empty id, an encoded separator after the prefix, ...)
+//     is served as above and logged once per shape with the likely fix, every call counted in
+//     gymtrace.capture.near_miss_calls ([WithMeterProvider]).
 //
 // A captured call reads the request body whole (replayed to next; bounded by [WithMaxRequestBytes]
 // and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to the client
@@ -93,25 +99,29 @@ func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	return newHandler(next, newConfig(opts))
 }
 
-func newHandler(next http.Handler, cfg config) (*Handler, error) {
+func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	if err := cfg.corr.validate(); err != nil {
 		return nil, fmt.Errorf("proxy capture handler: %w", err)
 	}
-	store := cfg.store
+	store, ownStore := cfg.store, false
 	switch {
 	case store != nil && cfg.captureDir != "":
 		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
 	case store == nil:
-		s, err := capture.NewStore(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts...)
+		s, err := openCaptureDir(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts)
 		if err != nil {
 			return nil, fmt.Errorf("proxy capture handler: %w", err)
 		}
-		store = s
+		store, ownStore = s, true
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, s.Close())
+			}
+		}()
 	}
 	var durable *exporter.DurableProcessor
-	var err error
 	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
 	if cfg.captureExporter != nil {
 		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
@@ -143,16 +153,17 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
-		metrics: metrics,
-		tok:     tok,
-		budget:  &inFlightBudget{limit: cfg.bounds.inFlight},
-		next:    next,
-		cfg:     cfg,
-		store:   store,
-		tp:      tp,
-		tracer:  tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
-		durable: durable,
-		prop:    propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		metrics:  metrics,
+		tok:      tok,
+		budget:   &inFlightBudget{limit: cfg.bounds.inFlight},
+		next:     next,
+		cfg:      cfg,
+		store:    store,
+		ownStore: ownStore,
+		tp:       tp,
+		tracer:   tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		durable:  durable,
+		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}, nil
 }
 
@@ -168,7 +179,8 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
 // calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
 // rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
-// first result. The capture store needs no closing.
+// first result. The store of [WithCaptureDir] is closed last (a journaled one fsyncs its rollout
+// files and removes its journal, [WithDurability]); a store given with [WithStore] is the caller's.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
 		var errs []error
@@ -186,11 +198,29 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 				t.CloseIdleConnections()
 			}
 		}
+		if h.ownStore {
+			if err := h.store.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", err)
 		}
 	})
 	return h.shutdownErr
+}
+
+// openCaptureDir recovers the journals crashed proxies left in dir (SPEC §0 D17), then opens the
+// store of [WithCaptureDir] with opts.
+func openCaptureDir(dir string, opts []capture.StoreOption) (*capture.Store, error) {
+	s, err := capture.NewStore(dir, append(slices.Clone(opts), capture.WithDurability(capture.DurabilityPerRecord))...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.RecoverJournals(); err != nil {
+		return nil, err
+	}
+	return capture.NewStore(dir, opts...)
 }
 
 // endSpan ends the model-call span, which makes the durable processor write the record (or mark the
@@ -224,10 +254,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
 	if !ok {
-		if strings.HasPrefix(r.URL.Path, prefixSegment) {
-			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
-		}
-		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath()) // "/ng-rollout//v1/..." (nearmiss.go)
+		h.serveUnprefixed(w, r)                                      // header or baggage correlation (correlation.go)
 		return
 	}
 	if err != nil {
@@ -238,10 +266,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r2 := stripPrefix(r, p.Rest)
 	dialect := CapturedDialect(p.Rest)
+	if dialect == "" || r.URL.RawPath != "" { // a near miss, or an escaped path (an encoded separator?)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath())
+	}
 	if dialect == "" {
-		if nearMissEndpoint(p.Rest) {
-			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
-		}
 		if p.TokenCapture {
 			h.tok.markUnobserved(p.ID, p.Rest) // before forwarding (TOKENS.md §1.3 step 2)
 		}
@@ -573,29 +601,7 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
-const prefixSegment = "/" + rollout.PathSegment + "/"
-
-// nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
-// slashes are collapsed and a trailing slash is dropped: a careless URL join, forwarded uncaptured
-// as Gym does (SPEC §1.6), of which the operator should hear.
-func nearMissEndpoint(rest string) bool {
-	for strings.Contains(rest, "//") {
-		rest = strings.ReplaceAll(rest, "//", "/")
-	}
-	if len(rest) > 1 {
-		rest = strings.TrimSuffix(rest, "/")
-	}
-	return CapturedDialect(rest) != ""
-}
-
 // warnRefusedID logs a call answered with D12's 400 (SPEC §0 D12), naming the path as sent.
 func (h *Handler) warnRefusedID(r *http.Request, err error) {
 	h.cfg.logger.Warn("gymtrace capture: invalid rollout id: call answered 400, neither forwarded nor captured", "path", r.URL.EscapedPath(), "error", err)
-}
-
-// warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client
-// never looks like a quiet run.
-func (h *Handler) warnNotCaptured(path, why string) {
-	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
 }

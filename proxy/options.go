@@ -160,6 +160,18 @@ func WithDirMode(mode fs.FileMode) Option {
 	})
 }
 
+// WithDurability sets how the store of [WithCaptureDir] makes each record durable before the
+// call's end is released (SPEC §0 "Durability contract", D17): [capture.DurabilityPerRecord] (the
+// default) fsyncs each record in its rollout file, [capture.DurabilityJournal] makes it durable in
+// the proxy's own journal (one fdatasync per batch of concurrent calls of any rollouts) and fsyncs
+// the rollout files in the background; Handler.Shutdown then fsyncs them and removes the journal.
+// Either way the handler first recovers the journals that crashed proxies left in the directory
+// ([capture.Store.RecoverJournals]); a recovery error fails construction. It has no effect with
+// [WithStore] (build that store with capture.WithDurability and recover it yourself).
+func WithDurability(d capture.Durability) Option {
+	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithDurability(d)) })
+}
+
 // WithModelServerName sets the model server name written as the record's model_ref
 // {"type":"responses_api_models","name":name} (SPEC §3.1 #3). Default "": model_ref is null.
 func WithModelServerName(name string) Option {

@@ -8,10 +8,10 @@ import (
 	"github.com/gymtrace/gymtrace/proxy"
 )
 
-// Flag names of the proxy's training token capture (docs/TOKENS.md §0 T1).
+// Flag names of the proxy's training token capture (docs/TOKENS.md §0 T1); --token-dir is
+// tokenDirFlag (tokenflags.go), shared with the commands that read token captures.
 const (
 	tokenSourceFlag       = "token-source"
-	tokenDirFlag          = "token-dir"
 	tokenIDsFromLogprobsF = "vllm-token-ids-from-logprobs"
 )
 
