@@ -196,10 +196,15 @@ func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
 // a one-data-line event is fed to the token accumulator and its injected members restored.
 func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	var dataLines [][]byte
+	dataAt, off := 0, 0 // the offset of the (first) data line in ev
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
 		if bytes.HasPrefix(line, []byte("data:")) {
+			if dataLines == nil {
+				dataAt = off
+			}
 			dataLines = append(dataLines, line)
 		}
+		off += len(line)
 	}
 	switch len(dataLines) {
 	case 0:
@@ -237,8 +242,12 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	if bytes.Equal(edited, data) {
 		return ev
 	}
-	// The data line is "data:" [" "] data line-end; keep everything around data.
-	at := bytes.Index(ev, data)
+	// The data line is "data:" [" "] data line-end; keep everything around data, the other
+	// lines too (a comment or event name may hold the same text as the data).
+	at := dataAt + len("data:")
+	if ev[at] == ' ' {
+		at++
+	}
 	out := make([]byte, 0, len(ev))
 	out = append(out, ev[:at]...)
 	out = append(out, edited...)
