@@ -227,7 +227,7 @@ type tokenScenario struct {
 // TestTokenCaptureVLLM: through `gymtrace proxy --token-source vllm` in front of the fake vLLM,
 // every multi-turn rollout — chat and Responses, streamed and not — gives the client exactly the
 // bytes the fake sends that client's request directly (T2), writes one canonical token entry per
-// chat call holding the engine's ids (T3, T7, §2.2.3) under the call's one model_call_id (T4), and
+// chat call holding the engine's ids (T3, T7, TOKENS.md §2.2.3) under the call's one model_call_id (T4), and
 // `gymtrace attach` finalizes it as TOKENS.md §3.4–§3.7 say: a chained rollout into one
 // prefix-contiguous response.output, not masked, its capture retired; a retokenized turn into a
 // second chain, masked; vLLM's Responses API (no token ids, README "Training runs") into a masked

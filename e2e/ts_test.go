@@ -202,7 +202,7 @@ func TestTypeScriptAgent(t *testing.T) {
 
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "rollouts.jsonl"), filepath.Join(dir, "rollouts.attached.jsonl")
-	require.NoError(t, os.WriteFile(in, fmt.Appendf(nil, "{\"_ng_rollout_id\":%q}\n", id), 0o600))
+	require.NoError(t, os.WriteFile(in, fmt.Appendf(nil, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0,\"_ng_rollout_id\":%q}\n", id), 0o600))
 	attach, err := exec.Command(gymtraceBinary(t), "attach", "--capture-dir", p.CaptureDir,
 		"--input", in, "--output", out, "--strict").CombinedOutput()
 	require.NoError(t, err, "gymtrace attach --strict: %s", attach)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -89,14 +90,34 @@ func TestRunWorkload(t *testing.T) {
 }
 
 func TestRolloutLine(t *testing.T) {
-	line, err := rolloutLine("3-1", "a <task>", "done & dusted", nil)
+	body, err := runBody(3, 1, "")
 	require.NoError(t, err)
-	assert.Equal(t, `{"_ng_rollout_id":"3-1","prompt":"a <task>","response":"done & dusted"}`+"\n", string(line))
+	line, err := rolloutLine(body, "a <task>", "done & dusted", nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"_ng_task_index":3,"_ng_rollout_index":1,"prompt":"a <task>","response":"done & dusted"}`+"\n", string(line))
 
-	b := agentobs.AgentObservationBundle{Source: "gymtrace"}
-	line, err = rolloutLine("3-1", "t", "a", &b)
+	body, err = runBody(0, 2, "s7-3-2")
 	require.NoError(t, err)
-	assert.Equal(t, `{"_ng_rollout_id":"3-1","prompt":"t","response":"a","ng_agent_observations":{"source":"gymtrace","records":[],"gaps":[]}}`+"\n", string(line))
+	b := agentobs.AgentObservationBundle{Source: "gymtrace"}
+	line, err = rolloutLine(body, "t", "a", &b)
+	require.NoError(t, err)
+	assert.Equal(t, `{"_ng_task_index":0,"_ng_rollout_index":2,"_ng_rollout_id":"s7-3-2","prompt":"t","response":"a","ng_agent_observations":{"source":"gymtrace","records":[],"gaps":[]}}`+"\n", string(line))
+}
+
+// TestParseFlagsRolloutID: the rollout id is Gym's (SPEC §1.2): the explicit one, else the indices.
+func TestParseFlagsRolloutID(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task-index", "3", "--rollout-index", "1"}, "3-1"},
+		{nil, "0-0"},
+		{[]string{"--task-index", "3", "--rollout-id", "s7-3-2"}, "s7-3-2"},
+	} {
+		cfg, err := parseFlags(append([]string{"--base-url", "http://127.0.0.1:1"}, tc.args...), io.Discard)
+		require.NoError(t, err, "args %q", tc.args)
+		assert.Equal(t, tc.want, cfg.rolloutID, "args %q", tc.args)
+	}
 }
 
 func TestRunUsageErrors(t *testing.T) {
@@ -106,7 +127,8 @@ func TestRunUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no base url", []string{"--rollout-id", "r-1"}, "--base-url is required"},
-		{"no rollout id", []string{"--base-url", "http://127.0.0.1:1"}, "--rollout-id is required"},
+		{"negative task index", []string{"--base-url", "http://127.0.0.1:1", "--task-index", "-1"}, "--task-index -1: must be >= 0"},
+		{"negative rollout index", []string{"--base-url", "http://127.0.0.1:1", "--rollout-index", "-2"}, "--rollout-index -2: must be >= 0"},
 		{"bad rollout id", []string{"--base-url", "http://127.0.0.1:1", "--rollout-id", "../x"}, "--rollout-id"},
 		{"negative memory limit", []string{"--base-url", "http://127.0.0.1:1", "--rollout-id", "r", "--tool-memory-limit-mib", "-1"}, "must be >= 0"},
 		{"positional argument", []string{"--base-url", "http://127.0.0.1:1", "--rollout-id", "r", "extra"}, `unexpected argument "extra"`},

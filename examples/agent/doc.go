@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	agent --base-url http://127.0.0.1:8000 --rollout-id 3-1 --capture-dir /abs/captures \
+//	agent --base-url http://127.0.0.1:8000 --task-index 3 --rollout-index 1 --capture-dir /abs/captures \
 //	      [--otlp-endpoint http://127.0.0.1:4318] [--bundle-out bundle.json] [--embed-observations] > rollout.jsonl
 //	gymtrace attach --capture-dir /abs/captures --input rollout.jsonl --output rollout.attached.jsonl
 //
@@ -40,7 +40,8 @@
 //
 // # Output
 //
-// Stdout gets the rollout line, {"_ng_rollout_id", "prompt", "response"} plus, with
+// Stdout gets the rollout line, {"_ng_task_index", "_ng_rollout_index", ["_ng_rollout_id",] "prompt",
+// "response"} (the identity keys as Gym's collector copies them, SPEC §5.5 step 1) plus, with
 // --embed-observations, "ng_agent_observations": the recorder's bundle. `gymtrace attach` joins that
 // bundle — or, when the line has none, the bundle of the observations file — with the captured
 // calls (SPEC §5.4, §6.5). --bundle-out writes the bundle alone. Progress goes to stderr. Exit status

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,7 +58,11 @@ func main() {
 // config is the agent's command line.
 type config struct {
 	baseURL           string
-	rolloutID         string
+	taskIndex         int
+	rolloutIndex      int
+	explicitID        string
+	runBody           []byte // the run request's identity keys (SPEC §1.2)
+	rolloutID         string // from runBody by Gym's rule (SPEC §1.2)
 	captureDir        string
 	otlpEndpoint      string
 	model             string
@@ -79,7 +82,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.baseURL, "base-url", "", "base URL of the gymtrace capture proxy, e.g. http://127.0.0.1:8000 (required); "+
 		"the agent calls <base-url>/ng-rollout/<rollout-id>/v1/chat/completions")
-	fs.StringVar(&cfg.rolloutID, "rollout-id", "", "the rollout id (required; ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes)")
+	fs.IntVar(&cfg.taskIndex, "task-index", 0, "_ng_task_index of the dispatched row (>= 0); the rollout id is <task-index>-<rollout-index> unless --rollout-id names one")
+	fs.IntVar(&cfg.rolloutIndex, "rollout-index", 0, "_ng_rollout_index of the dispatched row (>= 0)")
+	fs.StringVar(&cfg.explicitID, "rollout-id", "", "explicit rollout id (_ng_rollout_id; ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; default: derived from the indices)")
 	fs.StringVar(&cfg.captureDir, "capture-dir", "", "the proxy's capture directory: <rollout-id>.observations.jsonl is written there (default: no observations file)")
 	fs.StringVar(&cfg.otlpEndpoint, "otlp-endpoint", "", "OTLP/HTTP base URL to export the agent's spans to, e.g. http://127.0.0.1:4318 (default: no export)")
 	fs.StringVar(&cfg.model, "model", defaultModel, "model to ask for")
@@ -102,14 +107,27 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	case cfg.baseURL == "":
 		return cfg, fmt.Errorf("%w: --base-url is required", errUsage)
-	case cfg.rolloutID == "":
-		return cfg, fmt.Errorf("%w: --rollout-id is required", errUsage)
+	case cfg.taskIndex < 0:
+		return cfg, fmt.Errorf("%w: --task-index %d: must be >= 0", errUsage, cfg.taskIndex)
+	case cfg.rolloutIndex < 0:
+		return cfg, fmt.Errorf("%w: --rollout-index %d: must be >= 0", errUsage, cfg.rolloutIndex)
 	case cfg.toolMemoryLimit < 0:
 		return cfg, fmt.Errorf("%w: --tool-memory-limit-mib %d: must be >= 0", errUsage, cfg.toolMemoryLimit)
 	}
-	if err := rollout.ValidateID(cfg.rolloutID); err != nil {
-		return cfg, fmt.Errorf("%w: --rollout-id: %w", errUsage, err)
+	if cfg.explicitID != "" {
+		if err := rollout.ValidateID(cfg.explicitID); err != nil {
+			return cfg, fmt.Errorf("%w: --rollout-id: %w", errUsage, err)
+		}
 	}
+	var err error
+	if cfg.runBody, err = runBody(cfg.taskIndex, cfg.rolloutIndex, cfg.explicitID); err != nil {
+		return cfg, err
+	}
+	id, _, err := rollout.IDFromRunBody(cfg.runBody)
+	if err != nil {
+		return cfg, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	cfg.rolloutID = id
 	if cfg.apiKey == "" {
 		cfg.apiKey = "sk-gymtrace-example-agent" // the fake model server checks none
 	}
@@ -144,11 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	// The rollout's base URL: the proxy's, with the /ng-rollout/<id> prefix that names the rollout
 	// of every call (SPEC §1.3-§1.4).
-	runBody, err := json.Marshal(map[string]string{rollout.IDKey: cfg.rolloutID})
-	if err != nil {
-		return err
-	}
-	base, err := rollout.BaseURLForRun(cfg.baseURL, runBody)
+	base, err := rollout.BaseURLForRun(cfg.baseURL, cfg.runBody)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -192,7 +206,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if cfg.embedObservations {
 		embedded = &bundle
 	}
-	line, err := rolloutLine(cfg.rolloutID, cfg.task, res.Answer, embedded)
+	line, err := rolloutLine(cfg.runBody, cfg.task, res.Answer, embedded)
 	if err != nil {
 		return err
 	}
