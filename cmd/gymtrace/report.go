@@ -44,7 +44,9 @@ it such rollouts cannot be seen, and the report says so.
 
 With --html the same report is also written as one self-contained HTML file (no network access):
 a sortable table, charts as inline SVG, each rollout's calls with their payloads (up to 64 KiB each)
-in collapsed sections, and a link per rollout to its trace at --jaeger-url (the trace id is derived
+in collapsed sections, each rollout's trace view (a waterfall of its agent invocations, tool
+calls, compactions, sandbox runs and model calls from the capture and observations files, with the
+details of each span on a click), and a link per rollout to its trace at --jaeger-url (the trace id is derived
 from the rollout id, and --run-id, as the capture proxy derives it). Progress is reported on stderr
 while many files are read. Exit status 0 also when there are findings.`,
 		Args: noPositionalArgs,
@@ -104,6 +106,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	if f.html != "" {
 		opts.PayloadBytes = report.DefaultPayloadBytes
+		opts.TraceViews = true
 	}
 	rep, err := report.Build(cmd.Context(), runDir, opts)
 	if errors.Is(err, report.ErrNoCaptureDir) {

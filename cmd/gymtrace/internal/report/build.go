@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
@@ -91,6 +92,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
 		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
+		if opts.TraceViews {
+			r.Trace = readTraceView(store, &a)
+		}
 		if err := tokenMask(&r, opts.TokenStore); err != nil {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
@@ -132,6 +136,17 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 	r.TTFTP50MS = Percentile(ttft, 50)
 	r.Errors, r.FailedCalls = countCategories(r.Calls)
 	return r
+}
+
+// readTraceView builds the trace view of a's rollout with its observations file in store; a file
+// that cannot be read leaves the model calls alone, and the view says why.
+func readTraceView(store *capture.Store, a *capture.Attachment) *TraceView {
+	lines, damaged, exists, err := agentobs.ReadObservations(store, a.RolloutID)
+	v := NewTraceView(a.Calls, lines, exists, damaged)
+	if err != nil {
+		v.ObservationsError = err.Error()
+	}
+	return v
 }
 
 // tokenMask sets r's token mask cause from its capture in store (nil: none), read without freezing.

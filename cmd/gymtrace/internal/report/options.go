@@ -50,6 +50,11 @@ type Options struct {
 	// later payloads are left out (Payload.Omitted). 0 or less means DefaultPayloadBudget.
 	PayloadBudget int64
 
+	// TraceViews, when true, builds each rollout's trace view (Rollout.Trace, [NewTraceView]) from
+	// its capture records and its observations file (agentobs.ReadObservations), for the HTML
+	// report. Default false: the observations files are not read.
+	TraceViews bool
+
 	// OnProgress, when not nil, is called from Build's goroutine after ProgressEvery rollouts (0 or
 	// less: DefaultProgressEvery) were read since the last call, or ProgressInterval (0 or less:
 	// DefaultProgressInterval) passed, whichever comes first, and once at the end when it was
