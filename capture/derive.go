@@ -80,45 +80,35 @@ func BuildModelCallRecord(line []byte, callIndex int) (ModelCallRecord, error) {
 	if err != nil {
 		return ModelCallRecord{}, errorf("line is not strict JSON: %w", err)
 	}
-	return buildRecord(v.CollapseDuplicates(), callIndex, nil)
+	return buildRecord(v.CollapseDuplicates(), callIndex)
 }
 
 // buildSharedRecord is [BuildModelCallRecord] for a line of a buffer the caller never modifies
-// (a capture file read whole): the record's strings and payloads share line's memory where they
-// can, so reading a line allocates its decoded escaped strings (at most its length), its parse
-// tree and the record (README "Reading a large capture line holds it at most twice", #14 finding
-// 2), never a copy of line. When line is exactly what the record encoder writes for its
-// value (compact, orjson's escapes, no duplicate keys: every gymtrace and Gym line), request and
-// response are sub-slices of line instead of encoded again; else they are encoded as
-// BuildModelCallRecord encodes them (the same bytes).
+// (a capture file read whole). It builds no parse tree ([ojson.ParseLazy]): the line is validated
+// by the jsontext pass and each field's value is read from the line's text where the record needs
+// it, so reading a line allocates only the record, its decoded escaped strings (at most the
+// line's length) and the tool calls' texts, never a tree of payload parts it only copies or skips
+// (README "Reading a large capture line holds it at most twice", #14 finding 2: a tree node per
+// value cost 36 times a response of many `0,`). When a payload is exactly what the record encoder
+// writes for it (compact, orjson's escapes, no duplicate keys: what gymtrace and Gym write for
+// an answer in that form), request and response are sub-slices of line; else they are encoded
+// from the line's text as BuildModelCallRecord encodes them (the same bytes).
 func buildSharedRecord(line []byte, callIndex int) (ModelCallRecord, error) {
-	v, err := ojson.ParseShared(line)
+	v, err := ojson.ParseLazy(line)
 	if err != nil {
 		return ModelCallRecord{}, errorf("line is not strict JSON: %w", err)
 	}
-	v = v.CollapseDuplicates()
-	texts, _ := v.MatchEncoding(line)
-	return buildRecord(v, callIndex, texts)
+	return buildRecord(v, callIndex)
 }
 
-// payloadText returns the JSON text of ex's member key when it is an object: texts' entry for
-// it when texts holds ex's members' texts ([ojson.Value.MatchEncoding]), else encoded anew; nil
+// payloadText returns the JSON text of ex's member key when it is an object ([encodedText]); nil
 // when the member is missing or not an object.
-func payloadText(ex ojson.Value, key string, texts [][]byte) json.RawMessage {
-	members := ex.Members()
-	for i := len(members) - 1; i >= 0; i-- {
-		if members[i].Key != key {
-			continue
-		}
-		if members[i].Value.Kind() != ojson.KindObject {
-			return nil
-		}
-		if texts != nil {
-			return texts[i]
-		}
-		return members[i].Value.AppendJSON(nil)
+func payloadText(ex ojson.Value, key string) json.RawMessage {
+	v, _ := ex.Get(key)
+	if v.Kind() != ojson.KindObject {
+		return nil
 	}
-	return nil
+	return encodedText(v)
 }
 
 // ModelCallRecord derives e's record (SPEC §3.2) as a reader of e's capture line would, with
@@ -128,20 +118,16 @@ func (e *Exchange) ModelCallRecord(callIndex int) (ModelCallRecord, error) {
 	return BuildModelCallRecord(e.AppendJSON(nil), callIndex)
 }
 
-func buildRecord(ex ojson.Value, callIndex int, texts [][]byte) (ModelCallRecord, error) {
+// responseKeys are the members of a response the record reads (SPEC §3.2, §3.5, §3.6).
+var responseKeys = []string{"usage", "output", "choices", "content", "stop_reason", "model", "id", "status", "incomplete_details"}
+
+func buildRecord(ex ojson.Value, callIndex int) (ModelCallRecord, error) {
 	if ex.Kind() != ojson.KindObject {
 		return ModelCallRecord{}, errorf("line is a JSON %s, not an object", ex.Kind())
 	}
-	rawResponse := get(ex, "response")
-	response := rawResponse
-	if response.Kind() != ojson.KindObject {
-		response = ojson.Object()
-	}
-	rawRequest := get(ex, "request")
-	request := rawRequest
-	if request.Kind() != ojson.KindObject {
-		request = ojson.Object()
-	}
+	ex = ojson.Object(ex.Members()...) // the line's outer level, read once
+	response := get(ex, "response").Pick(responseKeys...)
+	request := get(ex, "request")
 
 	r := ModelCallRecord{CallIndex: callIndex}
 	usage := get(response, "usage")
@@ -159,8 +145,8 @@ func buildRecord(ex ojson.Value, callIndex int, texts [][]byte) (ModelCallRecord
 	}
 	r.ResponseID = strPtr(get(response, "id"))
 	r.ResponseStatus = strPtr(get(response, "status"))
-	r.Request = payloadText(ex, "request", texts)
-	r.Response = payloadText(ex, "response", texts)
+	r.Request = payloadText(ex, "request")
+	r.Response = payloadText(ex, "response")
 	r.RequestRaw = strPtr(get(ex, "request_raw"))
 	r.ResponseRaw = strPtr(get(ex, "response_raw"))
 
@@ -199,8 +185,11 @@ func buildRecord(ex ojson.Value, callIndex int, texts [][]byte) (ModelCallRecord
 // and response.incomplete_details.reason (incomplete_details an object) (SPEC §3.2 #9).
 func finishReason(response ojson.Value) *string {
 	candidates := []ojson.Value{get(response, "stop_reason")}
-	if choices := get(response, "choices").Elems(); len(choices) > 0 && choices[0].Kind() == ojson.KindObject {
-		candidates = append(candidates, get(choices[0], "finish_reason"))
+	for first := range get(response, "choices").Elements() {
+		if first.Kind() == ojson.KindObject {
+			candidates = append(candidates, get(first, "finish_reason"))
+		}
+		break
 	}
 	if details := get(response, "incomplete_details"); details.Kind() == ojson.KindObject {
 		candidates = append(candidates, get(details, "reason"))

@@ -41,7 +41,7 @@ func TestToolCallsVectors(t *testing.T) {
 			in := testvectors.Value(t, c.Input)
 			switch fn := mustString(t, get(in, "fn")); fn {
 			case "args":
-				assert.Equal(t, testvectors.Canonical(t, c.Expected), asArguments(get(in, "value")).String())
+				assert.Equal(t, testvectors.Canonical(t, c.Expected), string(argumentsText(get(in, "value"))))
 			case "tool_calls_and_reasoning":
 				calls, reasoning, err := toolCallsAndReasoning(get(in, "response"))
 				if vecWantsError(t, c.Expected) {

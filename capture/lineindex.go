@@ -161,6 +161,24 @@ func (x *lineIndex) failed(batch []*appendReq) {
 	}
 }
 
+// pwriteFull writes b at offset off.
+func pwriteFull(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pwrite(fd, b, off)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return io.ErrShortWrite
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}
+
 // preadFull reads len(b) bytes at offset off.
 func preadFull(fd int, b []byte, off int64) error {
 	for len(b) > 0 {

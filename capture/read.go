@@ -55,7 +55,7 @@ func parseStrict(data []byte) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	var parseErr error
 	eachLine(data, func(lineNo, _ int, line []byte) bool {
-		if _, err := ojson.Parse(line); err != nil {
+		if _, err := ojson.ParseLazy(line); err != nil { // validates, builds no tree
 			parseErr = fmt.Errorf("line %d: %w", lineNo, err)
 			return false
 		}
@@ -75,7 +75,7 @@ func parseAvailable(data []byte) (lines []IndexedLine, invalid int) {
 			invalid++
 			return true
 		}
-		if _, err := ojson.Parse(line); err != nil {
+		if !ojson.Valid(line) {
 			invalid++
 			return true
 		}

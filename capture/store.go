@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -71,6 +73,13 @@ type storeConfig struct {
 	syncHook    func(path string) error
 	dirSyncHook func(dir string) error
 	writeHook   func(path string, size int) (int, error) // WithWriteHook (writehook.go)
+
+	durability      Durability    // WithDurability (durability.go)
+	journalInterval time.Duration // WithJournalSyncInterval
+
+	// syncedHook, set only by tests, learns each file's size after every fsync or fdatasync of it
+	// (rollout files and journal segments): the part a machine crash cannot take back.
+	syncedHook func(path string, size int64)
 }
 
 type storeOptionFunc func(*storeConfig)
@@ -97,6 +106,9 @@ func WithFileMode(mode fs.FileMode) StoreOption {
 // WithSyncHook installs a function called with the capture file's path once per group commit, after
 // the batch was written and while the file's exclusive flock is held, right before fsync. If it
 // returns an error the fsync is skipped and every [Store.Append] of the batch returns that error.
+// In journal mode ([DurabilityJournal]) it is called with the journal segment's path instead, once
+// per journal batch, after the batch was written and right before the fdatasync (and still with the
+// file's path for a line given in pieces, which is fsynced in its file).
 // It is meant for tests (a slow or blocking fsync, counting commits, injecting failures); default none.
 // The hook may be called from many goroutines at once (one per file being committed).
 func WithSyncHook(hook func(path string) error) StoreOption {
@@ -126,11 +138,18 @@ var ErrDirNotSynced = errors.New("line written and fsynced, but the fsync of the
 // file from this process share one lock, one write and one fsync; different files never wait for each
 // other. Other processes (including Gym's Python writers and readers) are excluded by BSD flock.
 //
-// A Store holds no open files and starts no goroutines, so it needs no Close. It is safe for
-// concurrent use by multiple goroutines.
+// In journal mode ([WithDurability], SPEC §0 D17) a line is made durable in the store's own journal
+// first (one fdatasync for a batch of concurrent appends to any files), then appended to its file
+// under the same flock without an fsync of its own; the files are fsynced in the background. Such a
+// store holds its journal open and runs one goroutine until [Store.Close].
+//
+// A per-record Store holds no open files and starts no goroutines; Close is then a no-op. It is
+// safe for concurrent use by multiple goroutines.
 type Store struct {
-	dir string
-	cfg storeConfig
+	dir     string
+	cfg     storeConfig
+	journal *journal // journal mode only
+	counts  syncCounters
 
 	mu      sync.Mutex            // guards files and indexes; never held across I/O
 	files   map[string]*fileQueue // capture path -> in-process append queue, present while in use
@@ -143,7 +162,7 @@ type Store struct {
 // (only the files inside it are never opened through one). The error names dir or the mode and the
 // rule, or wraps the mkdir failure.
 func NewStore(dir string, opts ...StoreOption) (*Store, error) {
-	cfg := storeConfig{dirMode: DefaultDirMode, fileMode: DefaultFileMode}
+	cfg := storeConfig{dirMode: DefaultDirMode, fileMode: DefaultFileMode, journalInterval: DefaultJournalSyncInterval}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
@@ -156,10 +175,44 @@ func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 	if err := ValidateFileMode(cfg.fileMode); err != nil {
 		return nil, err
 	}
+	if cfg.durability > DurabilityJournal {
+		return nil, fmt.Errorf("capture store: unknown durability %v", cfg.durability)
+	}
+	if cfg.journalInterval <= 0 {
+		return nil, fmt.Errorf("capture store: journal sync interval %v must be positive", cfg.journalInterval)
+	}
 	if err := mkdirAllMode(dir, cfg.dirMode); err != nil {
 		return nil, fmt.Errorf("capture store: create directory %q: %w", dir, err)
 	}
-	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue), indexes: make(map[string]*lineIndex)}, nil
+	s := newStore(dir, cfg)
+	if cfg.durability == DurabilityJournal {
+		j, err := openJournal(s)
+		if err != nil {
+			return nil, fmt.Errorf("capture store: %w", err)
+		}
+		s.journal = j
+	}
+	return s, nil
+}
+
+func newStore(dir string, cfg storeConfig) *Store {
+	return &Store{dir: dir, cfg: cfg, files: make(map[string]*fileQueue), indexes: make(map[string]*lineIndex)}
+}
+
+// Durability returns the store's durability mode ([WithDurability]).
+func (s *Store) Durability() Durability { return s.cfg.durability }
+
+// Close ends a journaled store ([DurabilityJournal]): later appends fail, every rollout file it
+// appended to is fsynced, then its journal is removed. When a file cannot be made durable, the
+// journal segments that cover it are kept (the next recovery, [Store.RecoverJournals], replays them
+// once this process has ended) and the error names the file. Call it after the last Append has
+// returned. For a per-record store it does nothing. Safe to call more than once: later calls return
+// the first result.
+func (s *Store) Close() error {
+	if s.journal == nil {
+		return nil
+	}
+	return s.journal.close()
 }
 
 // Dir returns the store's root directory exactly as given to [NewStore].
@@ -196,6 +249,10 @@ func (s *Store) markerPath(id string) string  { return filepath.Join(s.dir, id+M
 // callers mark the rollout incomplete), except an error wrapping [ErrDirNotSynced]: the line is on
 // stable storage in a file this commit created, only the directory's fsync failed. A batch whose
 // write fails is cut back to the file's previous length, so no partial line of ours stays behind.
+// In journal mode ([DurabilityJournal], SPEC §0 D17) the line is first made durable in the
+// store's journal (one fdatasync shared with the concurrent Appends to any files), then appended
+// as above without the fsyncs (the background sync makes the file and a new directory entry
+// durable), and Append returns after both.
 //
 // ctx is checked once before the line is queued (an already cancelled ctx returns its error and
 // writes nothing); once queued, the write is never abandoned, so the result always tells whether the
@@ -240,8 +297,18 @@ func (s *Store) appendTo(ctx context.Context, op, id, suffix string, req *append
 	return nil
 }
 
-// enqueue queues req on path's group-commit queue and waits for its commit's result.
+// enqueue queues req on path's group-commit queue and waits for its commit's result. In journal
+// mode a whole line is made durable in the journal first (SPEC §0 D17), and its commit then skips
+// the file's fsync.
 func (s *Store) enqueue(path string, req *appendReq) error {
+	if s.journal != nil && req.write == nil {
+		seg, err := s.journal.append(path, req.line)
+		if err != nil {
+			return err
+		}
+		defer s.journal.finish(seg, path)
+		req.journaled = true
+	}
 	q := s.acquire(path)
 	defer s.release(path, q)
 	return q.append(s, path, req)
@@ -281,10 +348,12 @@ type appendReq struct {
 	keyOf  func(line []byte) string
 	keyNew bool // key added to the file's index by this request's commit
 	dup    bool
-	wake   chan struct{}
-	lead   bool
-	done   bool
-	err    error
+	// journaled: the line is already durable in the store's journal, so its commit needs no fsync.
+	journaled bool
+	wake      chan struct{}
+	lead      bool
+	done      bool
+	err       error
 }
 
 func (s *Store) acquire(path string) *fileQueue {
@@ -403,6 +472,15 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 			return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
 		}
 	}
+	s.counts.lines.Add(int64(len(write)))
+	if !slices.ContainsFunc(batch, func(r *appendReq) bool { return !r.journaled }) {
+		// Journal mode: the lines are durable in the journal; the file, and the directory entry
+		// of a file created here, are synced by the journal's next rotation.
+		if created {
+			s.journal.dirCreated.Store(true)
+		}
+		return nil
+	}
 	// An all-duplicate batch still fsyncs: the lines it found may be another writer's not yet
 	// flushed.
 	if s.cfg.syncHook != nil {
@@ -410,8 +488,12 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 			return fmt.Errorf("sync %s: %w", path, err)
 		}
 	}
+	s.counts.fileSyncs.Add(1)
 	if err := fsync(fd); err != nil {
 		return pathErr("fsync", path, err)
+	}
+	if s.cfg.syncedHook != nil && fstat(fd, &st) == nil {
+		s.cfg.syncedHook(path, st.Size)
 	}
 	if created {
 		if err := s.syncCreatedDir(); err != nil {
@@ -429,6 +511,7 @@ func (s *Store) syncCreatedDir() error {
 			return err
 		}
 	}
+	s.counts.dirSyncs.Add(1)
 	return syncDir(s.dir)
 }
 

@@ -32,6 +32,7 @@ const (
 	childWriterEnv = "GYMTRACE_CAPTURE_CHILD_WRITER"
 	childCountEnv  = "GYMTRACE_CAPTURE_CHILD_COUNT"
 	childPadEnv    = "GYMTRACE_CAPTURE_CHILD_PAD"
+	childJournal   = "GYMTRACE_CAPTURE_CHILD_JOURNAL" // "1": the writer's store is journaled
 )
 
 // TestMain is the package's only TestMain: it turns the binary into a writer process when started by
@@ -44,6 +45,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if dir := os.Getenv(journalKillEnv); dir != "" {
+		runJournalKillChild(dir) // appends until killed
 	}
 	if dir := os.Getenv(childDirEnv); dir != "" {
 		if err := runChildWriter(dir); err != nil {
@@ -86,20 +90,24 @@ func runChildWriter(dir string) error {
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
-	s, err := NewStore(dir)
+	var opts []StoreOption
+	if os.Getenv(childJournal) == "1" {
+		opts = append(opts, WithDurability(DurabilityJournal))
+	}
+	s, err := NewStore(dir, opts...)
 	if err != nil {
 		return err
 	}
 	for seq := range count {
 		if err := s.Append(context.Background(), id, childRecord(writer, seq, count, pad)); err != nil {
-			return err
+			return errors.Join(err, s.Close())
 		}
 	}
-	return nil
+	return s.Close()
 }
 
 // startWriters runs `writers` processes of this test binary, each appending count records to id.
-func startWriters(t *testing.T, dir, id string, writers, count, pad int) {
+func startWriters(t *testing.T, dir, id string, writers, count, pad int, env ...string) {
 	t.Helper()
 	cmds := make([]*exec.Cmd, writers)
 	outs := make([]*strings.Builder, writers)
@@ -111,6 +119,7 @@ func startWriters(t *testing.T, dir, id string, writers, count, pad int) {
 			childDirEnv+"="+dir, childIDEnv+"="+id,
 			childWriterEnv+"="+strconv.Itoa(w), childCountEnv+"="+strconv.Itoa(count),
 			childPadEnv+"="+strconv.Itoa(pad))
+		cmd.Env = append(cmd.Env, env...)
 		require.NoError(t, cmd.Start())
 		cmds[w] = cmd
 	}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"iter"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -12,7 +13,8 @@ import (
 // text of ANY JSON value, because the reference copies them from the response unchecked: CallID
 // and Name are usually strings but may be null or anything the provider sent; Arguments is usually
 // an object but may be any value (a JSON string argument that parses to a list gives that list).
-// Dumped with keys call_id, name, arguments in that order.
+// Dumped with keys call_id, name, arguments in that order. The texts may share the memory of the
+// line they were read from: never modify them.
 type ToolCall struct {
 	CallID    json.RawMessage
 	Name      json.RawMessage
@@ -29,12 +31,18 @@ func (tc *ToolCall) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-func newToolCall(callID, name, args ojson.Value) ToolCall {
-	return ToolCall{
-		CallID:    callID.AppendJSON(nil),
-		Name:      name.AppendJSON(nil),
-		Arguments: args.AppendJSON(nil),
+func newToolCall(callID, name ojson.Value, args json.RawMessage) ToolCall {
+	return ToolCall{CallID: encodedText(callID), Name: encodedText(name), Arguments: args}
+}
+
+// encodedText is v's JSON text as the record writes it ([ojson.Value.AppendJSON]): the text of the
+// line itself when it already is that ([ojson.Value.EncodedText]), else encoded into a buffer of
+// its own.
+func encodedText(v ojson.Value) json.RawMessage {
+	if text, ok := v.EncodedText(); ok {
+		return text
 	}
+	return v.AppendJSON(make([]byte, 0, v.SizeHint()))
 }
 
 // get is Python's d.get(key): the value, or null when missing (or when d is not an object).
@@ -54,35 +62,35 @@ func or(a, b ojson.Value) ojson.Value {
 // iterOrEmpty returns the objects Python's `for x in (v or [])` would visit. Iterating a string
 // (characters) or an object (keys) never yields an object, so those give nothing; iterating a
 // truthy number or boolean raises TypeError in the reference, which makes the record unbuildable.
-func iterOrEmpty(v ojson.Value, what string) ([]ojson.Value, error) {
-	if !python.Truthy(v) {
-		return nil, nil
-	}
+// The elements are read one at a time ([ojson.Value.Elements]), never all built at once.
+func iterOrEmpty(v ojson.Value, what string) (iter.Seq[ojson.Value], error) {
 	switch v.Kind() {
 	case ojson.KindArray:
-		return v.Elems(), nil
-	case ojson.KindString, ojson.KindObject:
-		return nil, nil
+		return v.Elements(), nil
+	case ojson.KindNumber, ojson.KindBool:
+		if python.Truthy(v) {
+			return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
+		}
 	}
-	return nil, errorf("%s: TypeError: '%s' object is not iterable", what, python.TypeName(v))
+	return func(func(ojson.Value) bool) {}, nil
 }
 
-// asArguments is the reference's _as_arguments (SPEC §3.6 args): an object as is; a string parsed
-// with Python json.loads semantics (any JSON value), or {"_raw": s} when that fails (including "");
-// anything else {}.
-func asArguments(v ojson.Value) ojson.Value {
+// argumentsText is the JSON text of the reference's _as_arguments (SPEC §3.6 args): an object as
+// is; a string parsed with Python json.loads semantics (any JSON value), or {"_raw": s} when that
+// fails (including ""); anything else {}. A string is read without a tree ([python.LoadsText]):
+// its own text when json.loads and orjson give it back unchanged, else re-encoded in one pass.
+func argumentsText(v ojson.Value) json.RawMessage {
 	switch v.Kind() {
 	case ojson.KindObject:
-		return v
+		return encodedText(v)
 	case ojson.KindString:
 		s, _ := v.AsString()
-		parsed, err := python.Loads([]byte(s))
-		if err != nil {
-			return ojson.Object(ojson.Member{Key: "_raw", Value: v})
+		if text, err := python.LoadsText(s); err == nil {
+			return text
 		}
-		return parsed
+		return ojson.Object(ojson.Member{Key: "_raw", Value: v}).AppendJSON(nil)
 	}
-	return ojson.Object()
+	return json.RawMessage("{}")
 }
 
 // joinReasoning is `"\n".join(parts) or None`.
@@ -104,7 +112,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	var reasoning []string
 
 	if output := get(response, "output"); output.Kind() == ojson.KindArray { // Responses
-		for _, item := range output.Elems() {
+		for item := range output.Elements() {
 			if item.Kind() != ojson.KindObject {
 				continue
 			}
@@ -114,14 +122,14 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 				calls = append(calls, newToolCall(
 					or(get(item, "call_id"), get(item, "id")),
 					get(item, "name"),
-					asArguments(get(item, "arguments")),
+					argumentsText(get(item, "arguments")),
 				))
 			case "reasoning":
 				summaries, err := iterOrEmpty(get(item, "summary"), "output[].summary")
 				if err != nil {
 					return nil, nil, err
 				}
-				for _, sm := range summaries {
+				for sm := range summaries {
 					if sm.Kind() != ojson.KindObject {
 						continue
 					}
@@ -135,7 +143,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	}
 
 	if choices := get(response, "choices"); choices.Kind() == ojson.KindArray { // Chat Completions
-		for _, choice := range choices.Elems() {
+		for choice := range choices.Elements() {
 			if choice.Kind() != ojson.KindObject {
 				continue
 			}
@@ -147,7 +155,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, tc := range tcs {
+			for tc := range tcs {
 				if tc.Kind() != ojson.KindObject {
 					continue
 				}
@@ -155,7 +163,7 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 				if fn.Kind() != ojson.KindObject {
 					fn = ojson.Object()
 				}
-				calls = append(calls, newToolCall(get(tc, "id"), get(fn, "name"), asArguments(get(fn, "arguments"))))
+				calls = append(calls, newToolCall(get(tc, "id"), get(fn, "name"), argumentsText(get(fn, "arguments"))))
 			}
 			text := or(get(message, "reasoning_content"), get(message, "reasoning"))
 			if s, ok := text.AsString(); ok && s != "" {
@@ -166,14 +174,14 @@ func toolCallsAndReasoning(response ojson.Value) ([]ToolCall, *string, error) {
 	}
 
 	if content := get(response, "content"); content.Kind() == ojson.KindArray { // Anthropic Messages
-		for _, block := range content.Elems() {
+		for block := range content.Elements() {
 			if block.Kind() != ojson.KindObject {
 				continue
 			}
 			typ, _ := get(block, "type").AsString()
 			switch typ {
 			case "tool_use":
-				calls = append(calls, newToolCall(get(block, "id"), get(block, "name"), or(get(block, "input"), ojson.Object())))
+				calls = append(calls, newToolCall(get(block, "id"), get(block, "name"), encodedText(or(get(block, "input"), ojson.Object()))))
 			case "thinking", "redacted_thinking":
 				if s, ok := get(block, "thinking").AsString(); ok {
 					reasoning = append(reasoning, s)

@@ -6,6 +6,10 @@
 // (SPEC.md §3.1, §3.2, §3.5, §3.6). TestHTMLReportInBrowser opens the file of the real
 // `gymtrace report --html` in headless Chromium (chromedp); it needs a Chromium binary and fails
 // without one (GYMTRACE_REQUIRE_CHROMIUM=1, as CI sets it, insists on Debian's /usr/bin/chromium).
+// TestTypeScriptClients and TestTypeScriptAgent run the README's TypeScript guide (e2e/ts, the
+// official openai and @anthropic-ai/sdk packages and the OpenTelemetry JS SDK, compiled with its
+// pinned tsc) with node against the binary and a gymtrace-otelcol built from ../collectorext; they
+// need node on PATH and `npm ci` run in e2e/ts, and fail without them.
 //
 // It is a module of its own (STYLE.md: e2e/ keeps the SDK clients out of the root module).
 // Run from this directory:

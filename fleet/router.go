@@ -136,8 +136,13 @@ func (r *Router) export(ctx context.Context, traceID [16]byte, spans []sdktrace.
 				r.answered(i)
 				r.count(ctx, i, semconv.GymtraceCaptureGatewayOutcomeOK)
 				return nil
-			case ctx.Err() != nil:
-				return r.budgetErr(ctx, fmt.Errorf("gateway %s: %w", r.keys[i], err))
+			case ctx.Err() != nil: // the call's budget ended during the attempt
+				if Unanswered(err) {
+					err = fmt.Errorf("gateway %s did not answer: %w", r.keys[i], err)
+				} else {
+					err = fmt.Errorf("gateway %s: %w", r.keys[i], err)
+				}
+				return r.budgetErr(ctx, err)
 			case Unanswered(err):
 				r.unanswered(i, err)
 				r.count(ctx, i, semconv.GymtraceCaptureGatewayOutcomeUnanswered)

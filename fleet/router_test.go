@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // gateway is a test exporter: it records the trace ids it accepted and fails with err while set.
 type gateway struct {
 	mu     sync.Mutex
+	hook   func() // called on every export, before the answer
 	err    error
 	got    []trace.TraceID
 	closed bool
@@ -36,6 +38,9 @@ type gateway struct {
 func (g *gateway) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.hook != nil {
+		g.hook()
+	}
 	if g.err != nil {
 		return g.err
 	}
@@ -208,11 +213,24 @@ func TestRouterRetriesUntilTheBudgetEnds(t *testing.T) {
 	for _, g := range f.gws {
 		g.set(status.Error(codes.Unavailable, "connection refused"))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
+	// The budget ends after the sixth attempt: three rounds over both gateways.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var attempts atomic.Int32
+	for _, g := range f.gws {
+		g.hook = func() {
+			if attempts.Add(1) == 6 {
+				cancel(context.DeadlineExceeded)
+			}
+		}
+	}
 	err := f.r.ExportSpans(ctx, []sdktrace.ReadOnlySpan{span(id)})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "did not answer")
+	assert.Equal(t, int32(6), attempts.Load(), "retried while the budget lasted, not after")
+	for _, g := range f.gws {
+		g.hook = nil
+	}
 
 	// A gateway that comes back within the budget takes the call.
 	f.rank(id)[1].set(nil)

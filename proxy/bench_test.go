@@ -40,3 +40,37 @@ func BenchmarkCaptureHandlerChatStream(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTokenCapture measures one chat call through CaptureHandler over an in-process vLLM-like
+// handler: without the token segment, and token-captured with --token-source vllm (the request
+// extended, the answer held or edited, the intent and the entry fsynced), JSON and SSE.
+func BenchmarkTokenCapture(b *testing.B) {
+	for _, c := range []struct {
+		name, path, body string
+	}{
+		{"plain/json", "/ng-rollout/bench/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"vllm/json", "/ng-rollout/bench/training-token-capture/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"plain/sse", "/ng-rollout/bench/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		{"vllm/sse", "/ng-rollout/bench/training-token-capture/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f := &fakeVLLM{inline: true}
+			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				f.requests = f.requests[:0]
+				f.handler(w, r)
+			})
+			h, err := CaptureHandler(next, WithStore(newTestStore(b)), WithTokenSource(TokenSourceVLLM), WithTokenDir(b.TempDir()))
+			require.NoError(b, err)
+			defer func() { require.NoError(b, h.Shutdown(b.Context())) }()
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(c.body))
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatal(rec.Code)
+				}
+			}
+		})
+	}
+}

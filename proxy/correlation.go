@@ -91,5 +91,5 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.gate.Leave()
-	h.serveCaptured(w, r, id, dialect)
+	h.serveCaptured(w, r, id, dialect, false)
 }

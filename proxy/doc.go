@@ -19,4 +19,11 @@
 //     rollout's fixed ids (with RolloutIDGenerator) and NewHTTPClient sends traceparent and
 //     baggage, so rollout root → agent spans → HTTP client spans → model-call spans form one tree.
 //     A Go agent points its model client at rollout.BaseURLForRun(base, runBody) + "/v1".
+//   - Training token capture (docs/TOKENS.md §0 T1–T8): calls under the
+//     /ng-rollout/<id>/training-token-capture/ segment also write Gym's token store (package
+//     tokens): an intent before forwarding, then the token entry or the rollout's incomplete mark
+//     before the end of the call is released. WithTokenSource says what the upstream is (vLLM,
+//     SGLang, a Gym model server, or none); for vLLM and SGLang the proxy adds only what the client's
+//     chat request lacks and restores the answer, so the client gets the upstream's answer to its
+//     own request (tokens.go, tokenadapter.go, tokenwriter.go).
 package proxy

@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,15 +44,19 @@ const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
 // nothing is forwarded (a capture proxy never forwards calls it cannot capture).
 type Handler struct {
-	next    http.Handler
-	cfg     config
-	store   *capture.Store
-	tp      *sdktrace.TracerProvider
-	tracer  trace.Tracer
-	durable *exporter.DurableProcessor
-	prop    propagation.TextMapPropagator
-	metrics *callMetrics    // nil without WithMeterProvider (metrics.go)
-	budget  *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	next  http.Handler
+	cfg   config
+	store *capture.Store
+	// ownStore: the store was opened by WithCaptureDir, so Shutdown closes it.
+	ownStore   bool
+	tp         *sdktrace.TracerProvider
+	tracer     trace.Tracer
+	durable    *exporter.DurableProcessor
+	prop       propagation.TextMapPropagator
+	metrics    *callMetrics    // nil without WithMeterProvider (metrics.go)
+	tok        *tokenCapture   // training token capture (tokens.go)
+	budget     *inFlightBudget // the captured bytes of all calls in flight (SPEC §0 D15)
+	nearMisses nearMissLog     // the near-miss shapes logged (nearmiss.go)
 
 	fwd        *forwarder // New only
 	serverAttr []attribute.KeyValue
@@ -77,6 +80,10 @@ type Handler struct {
 //   - Calls to /v1/responses, /v1/chat/completions and /v1/messages ([CapturedDialect]) under a
 //     prefix are captured, other paths are served uncaptured; an unprefixed call is captured when
 //     its rollout.Header or baggage names a rollout (or under [WithUncorrelatedRolloutID]).
+//   - A path that is almost a captured endpoint ([rollout.ClassifyNearMiss]: "/v1/v1/messages",
+//     a missing "/v1", a trailing slash, an empty id, an encoded separator after the prefix, ...)
+//     is served as above and logged once per shape with the likely fix, every call counted in
+//     gymtrace.capture.near_miss_calls ([WithMeterProvider]).
 //
 // A captured call reads the request body whole (replayed to next; bounded by [WithMaxRequestBytes]
 // and [WithRequestReadTimeout], answered 413 / 408 beyond), streams next's response to the client
@@ -92,25 +99,29 @@ func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	return newHandler(next, newConfig(opts))
 }
 
-func newHandler(next http.Handler, cfg config) (*Handler, error) {
+func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	if err := cfg.corr.validate(); err != nil {
 		return nil, fmt.Errorf("proxy capture handler: %w", err)
 	}
-	store := cfg.store
+	store, ownStore := cfg.store, false
 	switch {
 	case store != nil && cfg.captureDir != "":
 		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
 	case store == nil:
-		s, err := capture.NewStore(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts...)
+		s, err := openCaptureDir(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts)
 		if err != nil {
 			return nil, fmt.Errorf("proxy capture handler: %w", err)
 		}
-		store = s
+		store, ownStore = s, true
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, s.Close())
+			}
+		}()
 	}
 	var durable *exporter.DurableProcessor
-	var err error
 	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
 	if cfg.captureExporter != nil {
 		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
@@ -136,17 +147,23 @@ func newHandler(next http.Handler, cfg config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy capture handler: %w", err)
 	}
+	tok, err := newTokenCapture(cfg, store.Dir(), cfg.meterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("proxy capture handler: %w", err)
+	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	return &Handler{
-		metrics: metrics,
-		budget:  &inFlightBudget{limit: cfg.bounds.inFlight},
-		next:    next,
-		cfg:     cfg,
-		store:   store,
-		tp:      tp,
-		tracer:  tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
-		durable: durable,
-		prop:    propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		metrics:  metrics,
+		tok:      tok,
+		budget:   &inFlightBudget{limit: cfg.bounds.inFlight},
+		next:     next,
+		cfg:      cfg,
+		store:    store,
+		ownStore: ownStore,
+		tp:       tp,
+		tracer:   tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
+		durable:  durable,
+		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}, nil
 }
 
@@ -162,7 +179,8 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
 // calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
 // rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
-// first result. The capture store needs no closing.
+// first result. The store of [WithCaptureDir] is closed last (a journaled one fsyncs its rollout
+// files and removes its journal, [WithDurability]); a store given with [WithStore] is the caller's.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
 		var errs []error
@@ -180,11 +198,29 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 				t.CloseIdleConnections()
 			}
 		}
+		if h.ownStore {
+			if err := h.store.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", err)
 		}
 	})
 	return h.shutdownErr
+}
+
+// openCaptureDir recovers the journals crashed proxies left in dir (SPEC §0 D17), then opens the
+// store of [WithCaptureDir] with opts.
+func openCaptureDir(dir string, opts []capture.StoreOption) (*capture.Store, error) {
+	s, err := capture.NewStore(dir, append(slices.Clone(opts), capture.WithDurability(capture.DurabilityPerRecord))...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.RecoverJournals(); err != nil {
+		return nil, err
+	}
+	return capture.NewStore(dir, opts...)
 }
 
 // endSpan ends the model-call span, which makes the durable processor write the record (or mark the
@@ -218,10 +254,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok, err := rollout.ParseRequestPath(r.URL.Path, r.URL.EscapedPath())
 	if !ok {
-		if strings.HasPrefix(r.URL.Path, prefixSegment) {
-			h.warnNotCaptured(r.URL.Path, "it starts with "+prefixSegment+" but names no rollout id (SPEC §1.6: /ng-rollout/<id>/...); forwarded unchanged")
-		}
-		h.serveUnprefixed(w, r) // header or baggage correlation (correlation.go)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath()) // "/ng-rollout//v1/..." (nearmiss.go)
+		h.serveUnprefixed(w, r)                                      // header or baggage correlation (correlation.go)
 		return
 	}
 	if err != nil {
@@ -232,9 +266,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r2 := stripPrefix(r, p.Rest)
 	dialect := CapturedDialect(p.Rest)
+	if dialect == "" || r.URL.RawPath != "" { // a near miss, or an escaped path (an encoded separator?)
+		h.noteNearMiss(r.Context(), r.URL.Path, r.URL.EscapedPath())
+	}
 	if dialect == "" {
-		if nearMissEndpoint(p.Rest) {
-			h.warnNotCaptured(r.URL.Path, "after the prefix its path "+strconv.Quote(p.Rest)+" is not exactly a captured endpoint (SPEC §1.6: /v1/responses, /v1/chat/completions, /v1/messages; no doubled or trailing slash); forwarded uncaptured")
+		if p.TokenCapture {
+			h.tok.markUnobserved(p.ID, p.Rest) // before forwarding (TOKENS.md §1.3 step 2)
 		}
 		h.next.ServeHTTP(w, r2)
 		return
@@ -244,7 +281,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.gate.Leave()
-	h.serveCaptured(w, r2, p.ID, dialect)
+	h.serveCaptured(w, r2, p.ID, dialect, p.TokenCapture)
 }
 
 // writeShutDown answers a request that arrives after Shutdown.
@@ -291,7 +328,8 @@ func escapedSuffix(escaped, rest string) string {
 }
 
 // serveCaptured runs one captured call (SPEC §3.1, §4.1, §0 "Durability contract").
-func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string) {
+// tokenCapture: the call came under the training-token-capture segment (TOKENS.md §0 T1).
+func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string, tokenCapture bool) {
 	startWall, startMono := h.cfg.clock()
 	id := h.cfg.newID()
 	call := &callState{}
@@ -301,6 +339,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		return
 	}
 	secrets := h.cfg.creds.secrets(r.Header) // read before next sees the headers (credentials.go)
+	var tcall *tokenCall
+	if tokenCapture {
+		// Refusals (n != 1, a finalized rollout) and the intent come before forwarding (T3, T5).
+		if tcall, refused = h.tok.begin(w, r.URL.Path, body, rolloutID, id, dialect); refused {
+			return
+		}
+	}
 
 	ctx := h.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	ctx, links := rollout.ID{Run: h.cfg.corr.runID, Rollout: rolloutID}.ParentForModelCall(ctx)
@@ -316,11 +361,17 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 			semconv.GymtraceDialectKey.String(dialect),
 		))
 	r2 := r.WithContext(ctx)
+	sent := body // the request body as forwarded (the token adapter's additions included)
+	if readErr == nil && tcall.injects() && tcall.ad.active() {
+		sent = tcall.ad.requestBody(body)
+		r2.Header = r.Header.Clone()
+		r2.Header.Set("Accept-Encoding", "identity") // the answer is edited (T2)
+	}
 	if readErr == nil {
-		r2.Body = io.NopCloser(bytes.NewReader(body))
-		r2.ContentLength = int64(len(body))
+		r2.Body = io.NopCloser(bytes.NewReader(sent))
+		r2.ContentLength = int64(len(sent))
 		r2.TransferEncoding = nil
-		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
 	} else {
 		// Replay what arrived, then the same error, so next sees the client's broken body.
 		r2.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
@@ -335,7 +386,15 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		// The built-in forwarder reports to the call's state (the transport break, the terminal grace).
 		serve = func(w http.ResponseWriter, r *http.Request) { h.fwd.serve(w, r, call) }
 	}
-	pv, stack, panicked := runHandler(serve, cw, r2)
+	var hw http.ResponseWriter = cw
+	if tcall.injects() && readErr == nil {
+		tcall.tw = newTokenWriter(cw, tcall.ad.restore, budget.bounds.maxResponse)
+		hw = tcall.tw
+	}
+	pv, stack, panicked := runHandler(serve, hw, r2)
+	if tcall != nil && tcall.tw != nil {
+		tcall.tw.finish(!panicked)
+	}
 	endWall, endMono := h.cfg.clock()
 
 	transport, _ := call.reported()
@@ -352,6 +411,15 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	var tokenAttrs []attribute.KeyValue
+	if tcall != nil {
+		// Durable before the span ends and the held end of the call is released (T5).
+		status := 0
+		if ex.StatusCode != nil {
+			status = *ex.StatusCode
+		}
+		tokenAttrs = tcall.commit(ex.Response, status, clean && readErr == nil, ex.CaptureBound != nil, endWall, sent, h.sender(r2))
+	}
 	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
 	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
 	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
@@ -360,6 +428,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		attrs = append(attrs, semconv.GymtraceCaptureRecordedKey.Bool(true))
 	}
 	attrs = append(attrs, h.serverAttr...)
+	attrs = append(attrs, tokenAttrs...)
 	span.SetAttributes(attrs...)
 	if m, ok := lastAttr(attrs, semconv.GenAIRequestModelKey); ok && m.AsString() != "" {
 		span.SetName(semconv.ChatSpanName(m.AsString()))
@@ -532,29 +601,7 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// prefixSegment is how a rollout-prefixed path starts (SPEC §1.6).
-const prefixSegment = "/" + rollout.PathSegment + "/"
-
-// nearMissEndpoint reports whether rest, which is not a captured endpoint, becomes one once doubled
-// slashes are collapsed and a trailing slash is dropped: a careless URL join, forwarded uncaptured
-// as Gym does (SPEC §1.6), of which the operator should hear.
-func nearMissEndpoint(rest string) bool {
-	for strings.Contains(rest, "//") {
-		rest = strings.ReplaceAll(rest, "//", "/")
-	}
-	if len(rest) > 1 {
-		rest = strings.TrimSuffix(rest, "/")
-	}
-	return CapturedDialect(rest) != ""
-}
-
 // warnRefusedID logs a call answered with D12's 400 (SPEC §0 D12), naming the path as sent.
 func (h *Handler) warnRefusedID(r *http.Request, err error) {
 	h.cfg.logger.Warn("gymtrace capture: invalid rollout id: call answered 400, neither forwarded nor captured", "path", r.URL.EscapedPath(), "error", err)
-}
-
-// warnNotCaptured logs a call that was probably meant to be captured, so that a misconfigured client
-// never looks like a quiet run.
-func (h *Handler) warnNotCaptured(path, why string) {
-	h.cfg.logger.Warn("gymtrace capture: call not captured: "+why, "path", path)
 }

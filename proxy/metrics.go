@@ -27,7 +27,9 @@ import (
 // (each when known) and error.type (SPEC §3.3, on failure); and the counters gymtrace.capture.calls
 // (by gymtrace.dialect and gymtrace.error_category), gymtrace.capture.bytes (by
 // gymtrace.capture.direction), gymtrace.capture.uncorrelated_calls and gymtrace.capture.bounded_calls
-// (by gymtrace.capture_bound.kind: calls whose capture stopped at a bound, SPEC §0 D15). mp also reaches the durable
+// (by gymtrace.capture_bound.kind: calls whose capture stopped at a bound, SPEC §0 D15) and
+// gymtrace.capture.near_miss_calls (by gymtrace.capture.near_miss.kind: calls whose path is almost a
+// captured endpoint, rollout.ClassifyNearMiss; each shape also logged once). mp also reaches the durable
 // processor ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.* counters.
 // Metrics are recorded after the call's record was written. A nil mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
@@ -44,6 +46,7 @@ type callMetrics struct {
 	bytes        metric.Int64Counter
 	uncorrelated metric.Int64Counter
 	bounded      metric.Int64Counter
+	nearMisses   metric.Int64Counter
 }
 
 // newCallMetrics creates the instruments on mp's meter. A nil mp gives a nil *callMetrics.
@@ -78,6 +81,8 @@ func newCallMetrics(mp metric.MeterProvider) (*callMetrics, error) {
 		semconv.GymtraceCaptureUncorrelatedCallsDescription)
 	counter(&m.bounded, semconv.GymtraceCaptureBoundedCallsName, semconv.GymtraceCaptureBoundedCallsUnit,
 		semconv.GymtraceCaptureBoundedCallsDescription)
+	counter(&m.nearMisses, semconv.GymtraceCaptureNearMissCallsName, semconv.GymtraceCaptureNearMissCallsUnit,
+		semconv.GymtraceCaptureNearMissCallsDescription)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

@@ -79,6 +79,7 @@ type config struct {
 	maxRequestBytes       int64
 	requestReadTimeout    time.Duration // < 0: disabled
 	bounds                captureBounds // SPEC §0 D15 (capturebounds.go)
+	tokens                tokenConfig   // WithTokenSource, WithTokenDir (tokens.go)
 
 	// Test hooks (unexported).
 	clock func() (wall time.Time, mono time.Duration)
@@ -140,15 +141,35 @@ func WithCaptureExporter(exp sdktrace.SpanExporter, timeout time.Duration) Optio
 }
 
 // WithFileMode sets the permission bits of capture files and markers created by the store of
-// [WithCaptureDir] (default 0600). It has no effect with [WithStore].
+// [WithCaptureDir] (default 0600). It has no effect with [WithStore]. The token store's files get
+// the same mode ([WithTokenDir]).
 func WithFileMode(mode fs.FileMode) Option {
-	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithFileMode(mode)) })
+	return optionFunc(func(c *config) {
+		c.storeOpts = append(c.storeOpts, capture.WithFileMode(mode))
+		c.tokens.fileMode = mode
+	})
 }
 
 // WithDirMode sets the permission bits of the capture directory created by [WithCaptureDir]
-// (default 0700). It has no effect with [WithStore].
+// (default 0700). It has no effect with [WithStore]. The token store's directory gets the same
+// mode ([WithTokenDir]).
 func WithDirMode(mode fs.FileMode) Option {
-	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithDirMode(mode)) })
+	return optionFunc(func(c *config) {
+		c.storeOpts = append(c.storeOpts, capture.WithDirMode(mode))
+		c.tokens.dirMode = mode
+	})
+}
+
+// WithDurability sets how the store of [WithCaptureDir] makes each record durable before the
+// call's end is released (SPEC §0 "Durability contract", D17): [capture.DurabilityPerRecord] (the
+// default) fsyncs each record in its rollout file, [capture.DurabilityJournal] makes it durable in
+// the proxy's own journal (one fdatasync per batch of concurrent calls of any rollouts) and fsyncs
+// the rollout files in the background; Handler.Shutdown then fsyncs them and removes the journal.
+// Either way the handler first recovers the journals that crashed proxies left in the directory
+// ([capture.Store.RecoverJournals]); a recovery error fails construction. It has no effect with
+// [WithStore] (build that store with capture.WithDurability and recover it yourself).
+func WithDurability(d capture.Durability) Option {
+	return optionFunc(func(c *config) { c.storeOpts = append(c.storeOpts, capture.WithDurability(d)) })
 }
 
 // WithModelServerName sets the model server name written as the record's model_ref

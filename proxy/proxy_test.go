@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,7 @@ func TestProxyDurability(t *testing.T) {
 		path          string
 		flowing, held string // flowing reaches the client before the record is durable, held after
 		status        int
+		durability    capture.Durability
 	}{
 		{
 			name: "SSE terminal event held", header: sseHeaders, path: "/v1/chat/completions",
@@ -180,16 +182,22 @@ func TestProxyDurability(t *testing.T) {
 			name: "204 held whole", header: func(w http.ResponseWriter) {}, path: "/v1/responses", status: 204,
 		},
 	}
+	// Every case again in journal mode (SPEC §0 D17): the hook then blocks the journal's fdatasync.
+	for _, tt := range slices.Clone(tests) {
+		tt.name, tt.durability = "journal/"+tt.name, capture.DurabilityJournal
+		tests = append(tests, tt)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			release := make(chan struct{})
 			proceed := make(chan struct{})
 			var syncing atomic.Bool
-			store := newTestStore(t, capture.WithSyncHook(func(string) error {
+			store := newTestStore(t, capture.WithDurability(tt.durability), capture.WithSyncHook(func(string) error {
 				syncing.Store(true)
 				<-release
 				return nil
 			}))
+			t.Cleanup(func() { assert.NoError(t, store.Close()) })
 			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 				tt.header(w)
 				w.WriteHeader(tt.status)

@@ -42,7 +42,7 @@ gws=() urls=()
 for i in \$(seq 1 $n); do
   g=\$(free_port) h=\$(free_port)
   GYMTRACE_OTLP_GRPC_ENDPOINT=127.0.0.1:\$g GYMTRACE_OTLP_HTTP_ENDPOINT=127.0.0.1:\$h GYMTRACE_CAPTURE_DIR="\$dir" \
-    GYMTRACE_JAEGER_OTLP_ENDPOINT=127.0.0.1:1 "$work/gymtrace-otelcol" --config="$root/collectorext/config/gymtrace-otelcol-gateway.yaml" \
+    GYMTRACE_JAEGER_OTLP_HTTP_ENDPOINT=http://127.0.0.1:1 "$work/gymtrace-otelcol" --config="$root/collectorext/config/gymtrace-otelcol-gateway.yaml" \
     >>"$work/gateways.log" 2>&1 &
   gws+=(\$!) urls+=("http://127.0.0.1:\$h")
 done

@@ -16,6 +16,7 @@ go test -race -count=1 -timeout 25m ./... 2>&1 | tee /tmp/gymtrace-root-test.log
 
 echo "== go test without -race (root module: peak RSS of the real proxy under decompression bombs and a 1 GB stream, SPEC §0 D15; the race detector's shadow memory would distort RSS)"
 go test -count=1 -timeout 10m -run '^TestProxyCmdBoundedUnderAttack$' -v ./cmd/gymtrace/ 2>&1 | grep -v '^=== ' | tee -a /tmp/gymtrace-root-test.log
+go test -count=1 -timeout 10m -run '^TestReadHoldsAnyLineAtMostTwice$' -v ./capture/ 2>&1 | grep -v '^=== ' | tee -a /tmp/gymtrace-root-test.log
 
 echo "== go test (e2e module)"
 (cd e2e && go vet ./... && go test -count=1 -timeout 25m ./... 2>&1) | tee /tmp/gymtrace-e2e-test.log

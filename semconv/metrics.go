@@ -93,7 +93,21 @@ const (
 	GymtraceCaptureBoundedCallsUnit = "{call}"
 	// GymtraceCaptureBoundedCallsDescription is the description of gymtrace.capture.bounded_calls.
 	GymtraceCaptureBoundedCallsDescription = "Captured calls whose response capture stopped at a capture bound; forwarding went on."
+
+	// GymtraceCaptureNearMissCallsName counts calls under the rollout prefix whose path is almost
+	// a captured endpoint (SPEC §1.6; rollout.ClassifyNearMiss: forwarded, not captured, or captured
+	// under another path than forwarded; unit {call}), by [GymtraceCaptureNearMissKindKey].
+	GymtraceCaptureNearMissCallsName = "gymtrace.capture.near_miss_calls"
+	// GymtraceCaptureNearMissCallsUnit is the unit of gymtrace.capture.near_miss_calls.
+	GymtraceCaptureNearMissCallsUnit = "{call}"
+	// GymtraceCaptureNearMissCallsDescription is the description of gymtrace.capture.near_miss_calls.
+	GymtraceCaptureNearMissCallsDescription = "Calls under the rollout prefix whose path is almost a captured endpoint; forwarded as sent."
 )
+
+// GymtraceCaptureNearMissKindKey is the class of a gymtrace.capture.near_miss_calls measurement:
+// one of rollout.NearMiss's kinds ("doubled_v1", "missing_v1", "slashes", ...). Not a semantic
+// convention.
+const GymtraceCaptureNearMissKindKey = attribute.Key("gymtrace.capture.near_miss.kind")
 
 // GymtraceCaptureDirectionKey is the payload side a gymtrace.capture.bytes measurement counts:
 // [GymtraceCaptureDirectionRequest] or [GymtraceCaptureDirectionResponse]. Not a semantic convention.

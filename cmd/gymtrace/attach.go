@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,8 @@ Then, as Gym's collector does, every attached row gets ng_trajectory, the standa
 (SPEC §5.5 step 3, §5.6): the producer's trajectory, the observations and one model call per captured
 call. The captured payloads (request, response, request_raw, response_raw) move into
 ng_trajectory.model_calls and the attached calls drop them; a row whose projection fails keeps them
-and gets the gap trajectory_projection_failed. A row whose ng_trajectory or ng_agent_observations
+and gets the gap trajectory_projection_failed (reported on stderr; with --strict, exit 1 after
+writing OUT.jsonl). A row whose ng_trajectory or ng_agent_observations
 has a multimodal_history_redacted gap never gets payloads. The trajectory's task_id comes from the
 dispatched input row: --inputs names the run's input rows (e.g. Gym's *_materialized_inputs.jsonl),
 joined by _ng_task_index and _ng_rollout_index; without it the row's own task_id, problem_id or
@@ -132,7 +134,7 @@ OUT.jsonl is not written and nothing is retired.`,
 	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "with --no-trajectory: keep request/response payloads in the attached calls (the projection always moves them into ng_trajectory)")
 	cmd.Flags().BoolVar(&noTrajectory, "no-trajectory", false, "skip the ng_trajectory projection (SPEC §5.5 step 3): only the attachment and the observations join")
 	cmd.Flags().StringVar(&inputs, inputsFlag, "", "the run's dispatched input rows (JSONL, e.g. *_materialized_inputs.jsonl): each trajectory's task_id comes from the row with the same _ng_task_index and _ng_rollout_index")
-	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem or a refused Claude Code transcript reported on stderr")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem, a refused Claude Code transcript or a failed ng_trajectory projection reported on stderr")
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
 	cmd.Flags().StringVar(&opts.ClaudeCodeModelServerName, "claude-code-model-server-name", "policy_model", "model server name of the Claude Code transcripts' calls (their refs' model_ref.name; \"\" adds the ownership gap)")
 	addMaxTranscriptBytesFlag(cmd, &opts.ClaudeCodeMaxTranscriptBytes)
@@ -185,26 +187,36 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
 	}
 	if n := problemRollouts(sum); strict && n > 0 {
-		what := "capture problems"
-		if len(sum.TranscriptErrors) > 0 {
-			what = "capture problems or refused Claude Code transcripts"
+		var what []string
+		for _, k := range []struct {
+			n    int
+			what string
+		}{
+			{len(sum.Rollouts), "capture problems"},
+			{len(sum.TranscriptErrors), "refused Claude Code transcripts"},
+			{len(sum.TrajectoryErrors), "failed ng_trajectory projections"},
+			{len(sum.Tokens.Masked), "masked token captures"},
+		} {
+			if k.n > 0 {
+				what = append(what, k.what)
+			}
 		}
-		if len(sum.Tokens.Masked) > 0 {
-			what += " or masked token captures"
-		}
-		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above); %s was written", n, pluralSuffix(n), what, output)
+		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above); %s was written", n, pluralSuffix(n), strings.Join(what, " or "), output)
 	}
 	return nil
 }
 
-// problemRollouts counts the rows with capture problems or refused Claude Code transcripts.
+// problemRollouts counts the rows with capture problems, refused Claude Code transcripts or a
+// failed ng_trajectory projection.
 func problemRollouts(sum rollouts.Summary) int {
 	lines := make(map[int]bool)
 	for _, h := range sum.Rollouts {
 		lines[h.Line] = true
 	}
-	for _, r := range sum.TranscriptErrors {
-		lines[r.Line] = true
+	for _, errs := range [][]rollouts.RowError{sum.TranscriptErrors, sum.TrajectoryErrors} {
+		for _, r := range errs {
+			lines[r.Line] = true
+		}
 	}
 	for _, m := range sum.Tokens.Masked {
 		lines[m.Line] = true

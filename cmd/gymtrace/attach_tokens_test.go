@@ -227,7 +227,7 @@ func TestAttachTokenStrictAndFlags(t *testing.T) {
 	output := filepath.Join(t.TempDir(), "out.jsonl")
 	r := runGymtrace(t, "attach", "--capture-dir", run.dir, "--input", run.input, "--output", output, "--strict")
 	require.Error(t, r.err)
-	assert.Contains(t, r.err.Error(), "attach --strict: 1 rollout with capture problems or masked token captures")
+	assert.Contains(t, r.err.Error(), "attach --strict: 1 rollout with masked token captures (listed above)")
 
 	for _, tt := range []struct{ flag, value, want string }{
 		{"--max-mask-fraction", "1.5", "want a fraction from 0 to 1"},

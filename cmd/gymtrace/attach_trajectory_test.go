@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 )
 
@@ -50,4 +51,37 @@ func TestAttachCommandTrajectory(t *testing.T) {
 	r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output, "--inputs", filepath.Join(dir, "missing.jsonl"))
 	require.Error(t, r.err)
 	assert.Contains(t, r.err.Error(), "attach: --inputs:")
+}
+
+// A failed ng_trajectory projection (gap trajectory_projection_failed; here the row names its
+// rollout only by _ng_rollout_id, so it has no _ng_task_index) is reported on stderr; attach exits
+// 0, with --strict 1 after writing the output, as for a capture problem (a fresh-user trial found
+// --strict exiting 0).
+func TestAttachStrictProjectionFailure(t *testing.T) {
+	dir := t.TempDir()
+	rec := `{"model_call_id":"c1","dialect":"chat","model_ref":{"type":"responses_api_models","name":"p"},` +
+		`"started_at":1.0,"completed_at":2.0,"latency_ms":1000.0,"status_code":200,"error_category":null,` +
+		`"request":{"model":"m"},"response":{"id":"r","model":"m","usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "r1"+capture.CaptureFileSuffix), []byte(rec), 0o600))
+	input := filepath.Join(t.TempDir(), "rollouts.jsonl")
+	require.NoError(t, os.WriteFile(input, []byte(`{"_ng_rollout_id":"r1"}`+"\n"), 0o600))
+	for _, strict := range []bool{false, true} {
+		output := filepath.Join(t.TempDir(), "out.jsonl")
+		args := []string{"attach", "--capture-dir", dir, "--input", input, "--output", output}
+		if strict {
+			args = append(args, "--strict")
+		}
+		r := runGymtrace(t, args...)
+		assert.Contains(t, r.stderr, "ng_trajectory projection failed (gap trajectory_projection_failed): line 1: KeyError: '_ng_task_index'")
+		got, err := os.ReadFile(output)
+		require.NoError(t, err, "the output is written")
+		assert.Contains(t, string(got), `"trajectory_projection_failed"`)
+		if !strict {
+			assert.NoError(t, r.err)
+			continue
+		}
+		require.Error(t, r.err)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.err.Error(), "attach --strict: 1 rollout with failed ng_trajectory projections (listed above); "+output+" was written")
+	}
 }

@@ -79,7 +79,7 @@ closest cell run). With --json the report is one JSON object instead (capture_pl
 				}
 				plain, capt := bench.GymtraceCommand(self), bench.GymtraceCommand(captureExe)
 				cfg.Command = func(ctx context.Context, target, upstream, dir string) (*exec.Cmd, error) {
-					if target == bench.TargetCapture {
+					if target == bench.TargetCapture || target == bench.TargetJournal {
 						return capt(ctx, target, upstream, dir)
 					}
 					return plain(ctx, target, upstream, dir)

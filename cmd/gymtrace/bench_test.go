@@ -64,9 +64,11 @@ func TestBenchCmdRuns(t *testing.T) {
 			assert.Contains(t, stdout, "small c=4 ")
 			assert.Contains(t, stdout, "every answered call has its record")
 			assert.Regexp(t, `(?m)^fsync in .*: p50 \d+\.\d{3} ms`, stdout)
-			for _, target := range []string{"direct", "plain", "capture"} {
+			for _, target := range []string{"direct", "plain", "capture", "capture-journal"} {
 				assert.Regexp(t, `(?m)^(small\s+4\s+)?\s*`+target+`\s+\d+\s+0\s`, stdout, "a %s row without failed calls", target)
 			}
+			assert.Regexp(t, `(?m)^\s*capture-journal\s.*\s\d+\.\d{3}$`, stdout, "the journal row ends with its fsyncs per record")
+			assert.Regexp(t, `(?m)^capture-journal/plain throughput ratio: \d+\.\d\d$`, lines[len(lines)-2])
 		}},
 		{"json", []string{"--json"}, func(t *testing.T, stdout string) {
 			var rep struct {
@@ -74,8 +76,13 @@ func TestBenchCmdRuns(t *testing.T) {
 				Cell  string  `json:"headline_cell"`
 				Cells []struct {
 					Capture struct {
-						Calls int `json:"calls"`
+						Calls           int      `json:"calls"`
+						FsyncsPerRecord *float64 `json:"fsyncs_per_record"`
 					} `json:"capture"`
+					Journal struct {
+						Calls           int      `json:"calls"`
+						FsyncsPerRecord *float64 `json:"fsyncs_per_record"`
+					} `json:"capture_journal"`
 					Ratio  float64 `json:"throughput_ratio_capture_plain"`
 					Verify struct {
 						Records int `json:"records"`
@@ -88,6 +95,10 @@ func TestBenchCmdRuns(t *testing.T) {
 			assert.Equal(t, "small c=4", rep.Cell)
 			assert.Equal(t, rep.Cells[0].Ratio, rep.Ratio)
 			assert.Positive(t, rep.Cells[0].Capture.Calls)
+			assert.Positive(t, rep.Cells[0].Journal.Calls)
+			require.NotNil(t, rep.Cells[0].Capture.FsyncsPerRecord, "the proxy reported its store's fsyncs")
+			require.NotNil(t, rep.Cells[0].Journal.FsyncsPerRecord)
+			assert.GreaterOrEqual(t, *rep.Cells[0].Capture.FsyncsPerRecord, 1.0, "per-record: at least one fsync per record at c=4")
 			assert.Equal(t, rep.Cells[0].Verify.Calls, rep.Cells[0].Verify.Records)
 		}},
 	}
@@ -105,7 +116,7 @@ func TestBenchCmdRuns(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tc.check(t, stdout.String())
-			assert.Equal(t, 3, strings.Count(stderr.String(), "bench: small c=4 "), "one progress line per target on stderr: %s", stderr.String())
+			assert.Equal(t, 4, strings.Count(stderr.String(), "bench: small c=4 "), "one progress line per target on stderr: %s", stderr.String())
 			entries, err := os.ReadDir(tmp)
 			require.NoError(t, err)
 			assert.Empty(t, entries, "temporary capture files removed")

@@ -39,10 +39,10 @@ type killableProxy struct {
 }
 
 // startKillableProxy runs the binary's proxy on a free 127.0.0.1 port and waits for its ready line.
-// At cleanup a still running process is killed and reaped.
-func startKillableProxy(t *testing.T, bin, upstream, dir string) *killableProxy {
+// At cleanup a still running process is killed and reaped. args are further proxy flags.
+func startKillableProxy(t *testing.T, bin, upstream, dir string, args ...string) *killableProxy {
 	t.Helper()
-	cmd := exec.Command(bin, "proxy", "--upstream", upstream, "--capture-dir", dir, "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"proxy", "--upstream", upstream, "--capture-dir", dir, "--listen", "127.0.0.1:0"}, args...)...)
 	p := &killableProxy{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()

@@ -70,7 +70,9 @@ var errNoCaptureDir = errors.New("capture directory does not exist")
 
 // existingCaptureStore returns the store of an existing capture directory without creating it (reading
 // commands must not leave a directory behind on a typo); a missing one is an error matching
-// errNoCaptureDir.
+// errNoCaptureDir. It is how every command that reads a capture directory opens it, so it first
+// replays the journals that crashed journaled writers left there (SPEC §0 D17,
+// capture.Store.RecoverJournals): no command reads a rollout file that lacks an acknowledged record.
 func existingCaptureStore(dir string) (*capture.Store, error) {
 	fi, err := os.Stat(dir)
 	switch {
@@ -81,7 +83,14 @@ func existingCaptureStore(dir string) (*capture.Store, error) {
 	case !fi.IsDir():
 		return nil, fmt.Errorf("capture directory %s is not a directory", dir)
 	}
-	return capture.NewStore(dir)
+	store, err := capture.NewStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.RecoverJournals(); err != nil {
+		return nil, fmt.Errorf("recover the journals of %s: %w", dir, err)
+	}
+	return store, nil
 }
 
 // cmdNotef writes one "gymtrace <cmd>: ..." line to the command's stderr.

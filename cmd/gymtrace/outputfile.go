@@ -62,6 +62,22 @@ func splitLast(path string) (dir, name string) {
 	return path[:i], path[i+1:]
 }
 
+// checkOutputDir fails unless the directory path is to be written in exists, so that a command
+// refuses a path it cannot write before it prints anything (a fresh-user trial saw `report
+// --html` in a missing directory print the whole text report, then fail). The error names the
+// flag, the path and the directory.
+func checkOutputDir(flag, path string) error {
+	dir, _ := splitLast(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--%s %q: directory %s: %w", flag, path, dir, pathErrCause(err))
+	case !fi.IsDir():
+		return fmt.Errorf("--%s %q: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}
+
 // samePath reports whether a and b name the same file: equal cleaned absolute paths, or both
 // existing and the same file (a link or another spelling).
 func samePath(a, b string) (bool, error) {

@@ -30,12 +30,14 @@ type proxyOptions struct {
 	captureViaOTLP        captureViaOTLPOptions
 	corr                  correlationOptions
 	limits                dataPathOptions
+	tokens                tokenOptions // proxytokens.go
 	redact                redactOptions
 	dialTimeout           time.Duration
 	responseHeaderTimeout time.Duration
 	fileMode              string
 	dirMode               string
 	fdReserve             int
+	durability            durabilityOptions
 }
 
 // otlpShutdownTimeout bounds draining the OTLP exporter after the last call finished.
@@ -78,9 +80,11 @@ exits 1; a repeat within 1s is ignored (timeout(1) and process-group kills deliv
 	fl.DurationVar(&o.dialTimeout, "dial-timeout", proxy.DefaultDialTimeout, "timeout for connecting to the upstream (answered 504 on expiry)")
 	fl.DurationVar(&o.responseHeaderTimeout, "response-header-timeout", proxy.DefaultResponseHeaderTimeout, "timeout for the upstream's status line (answered 504 on expiry)")
 	addDataPathFlags(cmd, &o.limits)
+	addTokenFlags(cmd, &o.tokens)
 	addRedactFlags(cmd, &o.redact)
 	fl.StringVar(&o.fileMode, "file-mode", "0600", "permission bits (octal) of the capture files created")
 	fl.StringVar(&o.dirMode, "dir-mode", "0700", "permission bits (octal) of the capture directory when created")
+	addDurabilityFlags(cmd, &o.durability)
 	fl.IntVar(&o.fdReserve, fdReserveFlag, defaultFDReserve, "file descriptors kept free for writing records and markers: connections are accepted only while every open one can still get "+fmt.Sprint(fdsPerConn)+" more (upstream connection, capture file, directory fsync) and this many stay free; below that the proxy stops accepting, backs off and logs it")
 	return cmd
 }
@@ -123,8 +127,13 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if limitOpts, err = o.redact.appendTo(limitOpts); err != nil {
 		return err
 	}
+	durability, err := o.durability.option()
+	if err != nil {
+		return err
+	}
 
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	o.limits.warn(logger)
 	sigs := watchShutdownSignals(cmd.Context(), logger)
 	defer sigs.stop()
 	ctx := sigs.ctx
@@ -139,6 +148,7 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		proxy.WithCaptureDir(o.captureDir),
 		proxy.WithFileMode(fileMode),
 		proxy.WithDirMode(dirMode),
+		durability,
 		proxy.WithModelServerName(o.modelServerName),
 		proxy.WithMessageContent(o.messageContent),
 		proxy.WithDialTimeout(o.dialTimeout),
@@ -148,6 +158,11 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	}
 	opts = append(opts, corrOpts...)
 	opts = append(opts, limitOpts...)
+	tokenOpts, err := o.tokens.sdkOptions()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, tokenOpts...)
 	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger)
 	if err != nil {
 		return err
@@ -169,7 +184,8 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 			logger.Error("gymtrace proxy: shutdown", "error", err)
 		}
 	}
-	defer shutdown(otlp.shutdown) // after the handler's Shutdown: the last metrics include every call
+	defer o.durability.writeStats(h.Store(), logger) // after the handler's Shutdown closed the store
+	defer shutdown(otlp.shutdown)                    // after the handler's Shutdown: the last metrics include every call
 	defer shutdown(h.Shutdown)
 
 	if err := probeWritable(h.Store().Dir()); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,7 +40,7 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 	fl.DurationVar(&o.terminalGrace, terminalGraceFlag, proxy.DefaultTerminalGrace,
 		"after the terminal SSE event ([DONE], response.completed, message_stop, error), how long to wait for the upstream to end the response "+
 			"before the call is recorded and its end released to the client; bytes the upstream sends later are forwarded but not captured "+
-			"(a negative value waits for the upstream's end)")
+			"(a positive duration; to wait for the upstream's end, give one as long as --idle-read-timeout)")
 	fl.DurationVar(&o.requestReadTimeout, requestReadTimeoutFlag, proxy.DefaultRequestReadTimeout,
 		"time allowed to receive the body of a captured request (answered 408 on expiry, nothing forwarded; never limits the response; a negative value disables it)")
 	fl.Int64Var(&o.maxRequestBytes, maxRequestBytesFlag, proxy.DefaultMaxRequestBytes,
@@ -59,8 +61,9 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 // sdkOptions validates the flags and returns their proxy options; usage errors name the flag, the
 // value and the rule.
 func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
-	if o.terminalGrace == 0 {
-		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to wait for the upstream's end", terminalGraceFlag)
+	if o.terminalGrace <= 0 {
+		return nil, usageErrorf("--%s %s must be a positive duration: the longest wait for the upstream to end a response after its terminal event (SPEC §4.2); to wait for the end itself, give one as long as --%s",
+			terminalGraceFlag, o.terminalGrace, idleReadTimeoutFlag)
 	}
 	if o.requestReadTimeout == 0 {
 		return nil, usageErrorf("--%s 0 is not allowed: give a positive duration, or a negative one to disable it", requestReadTimeoutFlag)
@@ -92,4 +95,20 @@ func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
 		proxy.WithMaxRequestBytes(o.maxRequestBytes),
 		proxy.WithIdleReadTimeout(o.idleReadTimeout),
 	}, nil
+}
+
+// warn logs the limits that are valid but probably not meant (SPEC §0 D15): an in-flight budget
+// smaller than one call's own bound stops a call's capture at the budget while it is the only call
+// in flight, so its record says in_flight_budget where the operator expected response_bytes or
+// decoded_bytes.
+func (o dataPathOptions) warn(logger *slog.Logger) {
+	flag, bound := maxResponseBytesFlag, o.maxResponseBytes
+	if o.maxDecodedBytes > bound {
+		flag, bound = maxDecodedBytesFlag, o.maxDecodedBytes
+	}
+	if o.maxCaptureBytesInFlight < bound {
+		logger.Warn("gymtrace proxy: --"+maxCaptureBytesInFlightFlag+" is smaller than one call's bound (--"+flag+"): a call may stop capturing at the budget "+
+			"(capture_bound kind in_flight_budget, SPEC §0 D15) with no other call in flight; lower --"+flag+" to the budget or raise the budget",
+			maxCaptureBytesInFlightFlag, strconv.FormatInt(o.maxCaptureBytesInFlight, 10), flag, strconv.FormatInt(bound, 10))
+	}
 }

@@ -26,7 +26,8 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "zero grace", args: []string{"--terminal-grace", "0s"}, want: "--terminal-grace 0 is not allowed"},
+		{name: "zero grace", args: []string{"--terminal-grace", "0s"}, want: "--terminal-grace 0s must be a positive duration"},
+		{name: "negative grace", args: []string{"--terminal-grace", "-1s"}, want: "--terminal-grace -1s must be a positive duration: the longest wait for the upstream to end a response after its terminal event (SPEC §4.2); to wait for the end itself, give one as long as --idle-read-timeout"},
 		{name: "zero read timeout", args: []string{"--request-read-timeout", "0"}, want: "--request-read-timeout 0 is not allowed"},
 		{name: "zero max bytes", args: []string{"--max-request-bytes", "0"}, want: "--max-request-bytes 0 must be a positive number of bytes"},
 		{name: "negative max bytes", args: []string{"--max-request-bytes", "-5"}, want: "--max-request-bytes -5 must be a positive number of bytes"},
@@ -35,6 +36,7 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		{name: "negative decoded bound", args: []string{"--max-decoded-bytes", "-1"}, want: "--max-decoded-bytes -1 must be a positive number"},
 		{name: "zero ratio", args: []string{"--max-decode-ratio", "0"}, want: "--max-decode-ratio 0 must be a positive number"},
 		{name: "zero budget", args: []string{"--max-capture-bytes-in-flight", "0"}, want: "--max-capture-bytes-in-flight 0 must be a positive number"},
+		{name: "unknown token source", args: []string{"--token-source", "tgi"}, want: `--token-source: token source "tgi": want one of vllm, sglang, gym, none`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,4 +119,32 @@ func TestProxyCmdDataPathFlags(t *testing.T) {
 		defer resp.Body.Close()
 		assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 	})
+}
+
+// A budget smaller than one call's bound is valid (SPEC §0 D15 bounds the calls in flight
+// together) but stops a lone call's capture at the budget: the proxy starts and says so, naming
+// both flags; the default limits say nothing.
+func TestProxyCmdWarnsBudgetBelowOneCall(t *testing.T) {
+	bin := buildGymtrace(t)
+	tests := []struct {
+		name, want string
+		args       []string
+	}{
+		{name: "below the response bound", args: []string{"--max-capture-bytes-in-flight", "1048576"},
+			want: "--max-capture-bytes-in-flight is smaller than one call's bound (--max-response-bytes)"},
+		{name: "below the decoded bound", args: []string{"--max-capture-bytes-in-flight", "2048", "--max-response-bytes", "1024"},
+			want: "--max-capture-bytes-in-flight is smaller than one call's bound (--max-decoded-bytes)"},
+		{name: "defaults"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProxy(t, bin, "http://127.0.0.1:9", t.TempDir(), tt.args...)
+			if tt.want == "" {
+				assert.NotContains(t, p.stderr.String(), "smaller than one call's bound")
+				return
+			}
+			assert.Contains(t, p.stderr.String(), tt.want)
+			assert.Contains(t, p.stderr.String(), "in_flight_budget")
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -68,9 +69,16 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
+	var htmlMode fs.FileMode
 	if f.html != "" {
 		if err := checkOutputPath("html", f.html, []string{f.dir, runDir}, map[string]string{"rollouts": f.rollouts}); err != nil {
 			return err
+		}
+		if htmlMode, err = outputMode("html", f.html); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := checkOutputDir("html", f.html); err != nil {
+			return fmt.Errorf("report: %w", err)
 		}
 	}
 	jaeger, err := report.CheckJaegerURL(f.jaeger)
@@ -108,6 +116,11 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 		opts.PayloadBytes = report.DefaultPayloadBytes
 		opts.TraceViews = true
 	}
+	if fi, err := os.Stat(runDir); err == nil && fi.IsDir() { // report.Build reports any other case
+		if _, err := existingCaptureStore(runDir); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	rep, err := report.Build(cmd.Context(), runDir, opts)
 	if errors.Is(err, report.ErrNoCaptureDir) {
 		return fmt.Errorf("report: capture directory %s does not exist: no call of this run was captured there (check --%s and --%s)", runDir, captureDirFlag, runIDFlag)
@@ -124,11 +137,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if f.html == "" {
 		return nil
 	}
-	mode, err := outputMode("html", f.html)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := atomicfile.Write(f.html, f.html, mode, func(w io.Writer) error {
+	if err := atomicfile.Write(f.html, f.html, htmlMode, func(w io.Writer) error {
 		if err := report.WriteHTML(w, rep, jaeger); err != nil {
 			return fmt.Errorf("write %s: %w", f.html, err)
 		}

@@ -183,3 +183,24 @@ func TestAttachStrict(t *testing.T) {
 		require.NoError(t, r.err, "without --strict findings exit 0")
 	})
 }
+
+// report --html into a directory that does not exist (or is a file) fails before printing
+// anything: no text report on stdout, no file, exit 1 with the flag, the path and the cause (a
+// fresh-user trial saw the whole text report printed, then the failure).
+func TestReportHTMLMissingDirFailsFirst(t *testing.T) {
+	dir := readFixtureDir(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	for _, tt := range []struct{ html, want string }{
+		{filepath.Join(t.TempDir(), "missing", "report.html"), "no such file or directory"},
+		{filepath.Join(file, "report.html"), "not a directory"},
+	} {
+		r := runGymtrace(t, "report", "--capture-dir", dir, "--html", tt.html)
+		require.Error(t, r.err)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.err.Error(), `report: --html "`+tt.html+`": `)
+		assert.Contains(t, r.err.Error(), tt.want)
+		assert.Empty(t, r.stdout, "nothing printed before the failure")
+		assert.NoFileExists(t, tt.html)
+	}
+}

@@ -65,6 +65,15 @@ type Config struct {
 	// agentobs.ObservationProcessor on the same capture directory.
 	Observations bool `mapstructure:"observations"`
 
+	// Durability is how each line is made durable before the push that carries it returns (SPEC
+	// §0 D17, capture.ParseDurability): "per-record" (default) fsyncs it in its rollout file;
+	// "journal" fsyncs it in the exporter's own journal under <capture_dir>/.gymtrace-journal/ (one
+	// fdatasync for the lines of all concurrent pushes), appends it to its rollout file without an
+	// fsync, fsyncs the rollout files every second and at Shutdown, and leaves the journal of a
+	// crashed Collector to the next Start (or gymtrace reading command) to recover. Start recovers
+	// crashed journals in either mode. "" (a Config not made by the factory) is "per-record".
+	Durability string `mapstructure:"durability"`
+
 	// TimeoutConfig is exporterhelper's `timeout`: the limit of one export attempt (default 5s; 0
 	// for none). A record whose append has started is always finished: the capture write runs on a
 	// context detached from the attempt's (the timeout can only stop records not yet started).
@@ -90,7 +99,8 @@ var _ component.Config = (*Config)(nil)
 // Validate checks the configuration without changing it. Each problem is reported with its YAML
 // key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
 // valid capture mode (permission bits only, including owner rwx for directories and owner rw for
-// files: capture.ValidateDirMode, capture.ValidateFileMode). The problems are joined. The nested
+// files: capture.ValidateDirMode, capture.ValidateFileMode); durability neither "per-record" nor
+// "journal". The problems are joined. The nested
 // timeout, sending_queue and retry_on_failure sections are validated by the Collector.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -104,6 +114,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if _, err := parseMode("file_mode", cfg.FileMode, capture.ValidateFileMode); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := cfg.durability(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -120,7 +133,23 @@ func (cfg *Config) storeOptions() ([]capture.StoreOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []capture.StoreOption{capture.WithDirMode(dm), capture.WithFileMode(fm)}, nil
+	d, err := cfg.durability()
+	if err != nil {
+		return nil, err
+	}
+	return []capture.StoreOption{capture.WithDirMode(dm), capture.WithFileMode(fm), capture.WithDurability(d)}, nil
+}
+
+// durability parses the durability key ("" is per-record).
+func (cfg *Config) durability() (capture.Durability, error) {
+	if cfg.Durability == "" {
+		return capture.DurabilityPerRecord, nil
+	}
+	d, err := capture.ParseDurability(cfg.Durability)
+	if err != nil {
+		return 0, fmt.Errorf("durability: %w", err)
+	}
+	return d, nil
 }
 
 // parseMode parses the octal mode s of YAML key key and checks it with validate.

@@ -52,6 +52,7 @@ func TestLoadConfig(t *testing.T) {
 				c.CaptureDir = "/srv/shared/captures"
 				c.DirMode, c.FileMode = "0750", "0640"
 				c.IncludePayloads = false
+				c.Durability = "journal"
 				c.TimeoutConfig.Timeout = 10 * time.Second
 				c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 				c.RetryConfig = configretry.BackOffConfig{
@@ -82,7 +83,7 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, tt.want(), cfg)
 			opts, err := cfg.storeOptions()
 			require.NoError(t, err)
-			assert.Len(t, opts, 2)
+			assert.Len(t, opts, 3)
 		})
 	}
 }
@@ -98,6 +99,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "dir_mode_without_owner_rwx", want: []string{"dir_mode: ", "must include owner rwx"}},
 		{name: "dir_mode_setuid", want: []string{`dir_mode: "4700" must hold permission bits only`}},
 		{name: "dir_mode_empty", want: []string{"dir_mode: required"}},
+		{name: "durability_unknown", want: []string{`durability: durability "fsync": want "per-record" or "journal"`}},
 		{name: "file_mode_symbolic", want: []string{`file_mode: "rw-------" is not an octal mode string`}},
 		{name: "file_mode_without_owner_rw", want: []string{"file_mode: ", "must include owner rw"}},
 		{name: "negative_timeout", want: []string{"timeout"}},

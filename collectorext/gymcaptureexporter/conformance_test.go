@@ -20,10 +20,22 @@ import (
 // newFactoryTarget builds gymcapture through its factory with the default configuration over dir
 // (queue disabled, retries enabled), starts it, and shuts it down when t ends.
 func newFactoryTarget(t *testing.T, dir string) capturetest.Target {
+	return newFactoryTargetWith(t, dir, "")
+}
+
+// newJournalTarget is newFactoryTarget with durability "journal" (SPEC §0 D17).
+func newJournalTarget(t *testing.T, dir string) capturetest.Target {
+	return newFactoryTargetWith(t, dir, "journal")
+}
+
+func newFactoryTargetWith(t *testing.T, dir, durability string) capturetest.Target {
 	t.Helper()
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.CaptureDir = dir
+	if durability != "" {
+		cfg.Durability = durability
+	}
 	require.NoError(t, cfg.Validate())
 	exp, err := f.CreateTraces(t.Context(), exportertest.NewNopSettings(metadata.Type), cfg)
 	require.NoError(t, err)
@@ -38,6 +50,25 @@ func newFactoryTarget(t *testing.T, dir string) capturetest.Target {
 // runs the same suite (exporter/capturetest_test.go) against the same golden lines.
 func TestCaptureConformance(t *testing.T) {
 	capturetest.Run(t, newFactoryTarget)
+}
+
+// TestCaptureConformanceJournal runs the same suite with the journal: the same files, lines and
+// markers.
+func TestCaptureConformanceJournal(t *testing.T) {
+	capturetest.Run(t, newJournalTarget)
+}
+
+// TestStartRecoversJournals: Start replays the journal a crashed writer left (SPEC §0 D17) before
+// the first push, in either mode, and removes it.
+func TestStartRecoversJournals(t *testing.T) {
+	for _, d := range []string{"", "journal"} {
+		dir := t.TempDir()
+		line := `{"model_call_id":"00000000000000000000000000000001","v":1}` + "\n"
+		owner := capturetest.WriteDeadJournal(t, dir, "r1"+capture.CaptureFileSuffix, line, line)
+		newFactoryTargetWith(t, dir, d)
+		assert.Equal(t, map[string]string{"r1" + capture.CaptureFileSuffix: line}, capturetest.DirContents(t, dir), "durability %q: the record once", d)
+		assert.NoDirExists(t, owner)
+	}
 }
 
 // TestObservationConformance runs the observation-line conformance suite against gymcapture with

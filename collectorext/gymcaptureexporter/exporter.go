@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/component"
@@ -42,6 +43,7 @@ type captureExporter struct {
 
 	writers atomic.Pointer[writers] // set by start
 	closed  atomic.Bool
+	store   atomic.Pointer[capture.Store] // set by start, closed by shutdown
 }
 
 // writers are the exporter's span writers over its store: records, and observation lines (nil
@@ -70,12 +72,25 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 }
 
 // start opens the capture store: it creates capture_dir and missing parents with dir_mode (SPEC
-// §2.1). The error names the directory or the mode.
-func (e *captureExporter) start(context.Context, component.Host) error {
+// §2.1), recovers the journals crashed writers left there (SPEC §0 D17) and, with durability
+// "journal", opens the exporter's own. The error names the directory, the mode or the journal.
+func (e *captureExporter) start(context.Context, component.Host) (err error) {
+	recoverer, err := capture.NewStore(e.dir, append(slices.Clone(e.storeOpts), capture.WithDurability(capture.DurabilityPerRecord))...)
+	if err != nil {
+		return fmt.Errorf("gymcapture: %w", err)
+	}
+	if _, err := recoverer.RecoverJournals(); err != nil {
+		return fmt.Errorf("gymcapture: %w", err)
+	}
 	store, err := capture.NewStore(e.dir, e.storeOpts...)
 	if err != nil {
 		return fmt.Errorf("gymcapture: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, store.Close())
+		}
+	}()
 	mp := capture.WithMeterProvider(e.meterProvider)
 	w := &writers{}
 	if w.records, err = capture.NewWriter(store, capture.ModelCallLines{WithoutPayloads: !e.includePayloads, SkipRecorded: e.skipRecorded}, mp); err != nil {
@@ -90,6 +105,7 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 		}
 	}
 	e.writers.Store(w)
+	e.store.Store(store)
 	if e.queueEnabled {
 		e.logger.Warn("gymcapture: sending_queue is enabled: OTLP requests are acknowledged before their records are on stable storage, so a Collector crash can lose acknowledged records (disable the queue to keep the capture durability contract)",
 			zap.String("capture_dir", e.dir))
@@ -98,11 +114,17 @@ func (e *captureExporter) start(context.Context, component.Host) error {
 }
 
 // shutdown stops writing: later pushes write nothing, mark the model-call spans' rollouts
-// incomplete (observation spans mark nothing) and return an error. The store holds no open files,
-// so there is nothing to flush or close: every line already pushed is on stable storage. It is
-// safe without start and when called more than once.
+// incomplete (observation spans mark nothing) and return an error. Every line already pushed is on
+// stable storage; a journaled store is closed (its rollout files fsynced, its journal removed),
+// a per-record store holds nothing to close. It is safe without start and when called more than
+// once.
 func (e *captureExporter) shutdown(context.Context) error {
 	e.closed.Store(true)
+	if s := e.store.Load(); s != nil {
+		if err := s.Close(); err != nil {
+			return fmt.Errorf("gymcapture: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/collectorext/gymcaptureexporter/internal/metadata"
 )
 
@@ -24,14 +25,15 @@ func NewFactory() exporter.Factory {
 }
 
 // createDefaultConfig returns the defaults: no capture_dir (required), dir_mode "0700", file_mode
-// "0600", include_payloads true, observations true, the Collector's default timeout and retry
-// settings, and the sending queue disabled: the Collector's default queue settings, used only when
+// "0600", include_payloads true, observations true, durability "per-record", the Collector's default
+// timeout and retry settings, and the sending queue disabled: the Collector's default queue settings, used only when
 // the configuration has a sending_queue section (configoptional.Default), so that by default every
 // OTLP request is acknowledged only after its records are on stable storage.
 func createDefaultConfig() component.Config {
 	return &Config{
 		DirMode:         defaultDirMode,
 		FileMode:        defaultFileMode,
+		Durability:      capture.DurabilityPerRecord.String(),
 		IncludePayloads: true,
 		SkipRecorded:    true,
 		Observations:    true,

@@ -22,6 +22,12 @@
 //     lives here because it is a mode of the one parser; callers reach it as
 //     internal/python.Loads, next to the other Python built-ins.
 //
+// [ParseLazy] is [Parse]'s reading (duplicates collapsed) without a tree: it validates with
+// [Valid]'s jsontext pass and keeps arrays and objects as their text, read where a caller asks
+// ([Value.Get], [Value.Pick], [Value.Elements]) and handed out whole when already encoded
+// ([Value.EncodedText]), so reading a few fields of a large document costs only those fields (the
+// capture readers, #14). [PythonText] is [ParsePython]'s reading re-encoded the same way.
+//
 // A [Walker] is [Compact]'s jsontext pass that also reports the outer members and elements to a
 // [Visitor] on the way, so a caller collects what it needs from a body in the same walk (capture's
 // payload facts). One compaction engine serves both; the fuzzers hold it to [Parse]'s verdict and

@@ -7,8 +7,12 @@ import (
 )
 
 // AppendJSON appends v to dst encoded the way orjson writes (SPEC §0 D6): compact (no spaces),
-// members in order (duplicates included), numbers as their text, strings per [AppendString].
+// members in order (duplicates included; a raw value of [ParseLazy] has them collapsed), numbers as
+// their text, strings per [AppendString].
 func (v Value) AppendJSON(dst []byte) []byte {
+	if v.isRaw() {
+		return appendRaw(dst, v.s)
+	}
 	switch v.kind {
 	case KindNull:
 		return append(dst, "null"...)

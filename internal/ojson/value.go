@@ -1,6 +1,7 @@
 package ojson
 
 import (
+	"slices"
 	"strconv"
 )
 
@@ -157,24 +158,36 @@ func (v Value) Float64() (float64, bool) {
 	return f, true
 }
 
-// Elems returns v's elements when v is an array, else nil. The slice is v's own.
+// Elems returns v's elements when v is an array, else nil. The slice is v's own, or for a raw
+// array ([ParseLazy]) built anew: iterate [Value.Elements] instead to build none.
 func (v Value) Elems() []Value {
 	if v.kind != KindArray {
 		return nil
 	}
+	if v.isRaw() {
+		return v.shallow().arr
+	}
 	return v.arr
 }
 
-// Members returns v's members in order when v is an object, else nil. The slice is v's own.
+// Members returns v's members in order when v is an object, else nil. The slice is v's own, or for
+// a raw object ([ParseLazy]) built anew (duplicates collapsed).
 func (v Value) Members() []Member {
 	if v.kind != KindObject {
 		return nil
+	}
+	if v.isRaw() {
+		return v.shallow().obj
 	}
 	return v.obj
 }
 
 // Len returns the number of elements (array), members (object) or bytes (string); 0 otherwise.
+// For a raw array or object ([ParseLazy]) it builds the outer level ([Value.IsEmpty] does not).
 func (v Value) Len() int {
+	if v.isRaw() {
+		v = v.shallow()
+	}
 	switch v.kind {
 	case KindArray:
 		return len(v.arr)
@@ -192,6 +205,9 @@ func (v Value) Get(key string) (Value, bool) {
 	if v.kind != KindObject {
 		return Value{}, false
 	}
+	if v.isRaw() {
+		return v.getRaw(key)
+	}
 	for i := len(v.obj) - 1; i >= 0; i-- {
 		if v.obj[i].Key == key {
 			return v.obj[i].Value, true
@@ -200,11 +216,47 @@ func (v Value) Get(key string) (Value, bool) {
 	return Value{}, false
 }
 
+// Pick returns an object of the members of object v named one of keys, the last of each name, in
+// the order of keys; a v that is not an object gives an empty object. [Value.Get] of a picked key
+// gives what it gives on v. It reads a raw object ([ParseLazy]) once where each Get would read it
+// again, building only the picked values.
+func (v Value) Pick(keys ...string) Value {
+	found := make([]Value, len(keys))
+	seen := make([]bool, len(keys))
+	switch {
+	case v.kind != KindObject:
+	case v.isRaw():
+		var it rawIter
+		it.start(v.s)
+		for k, e, ok := it.next(); ok; k, e, ok = it.next() {
+			if i := slices.Index(keys, rawKey(k)); i >= 0 {
+				found[i], seen[i] = rawValue(e), true
+			}
+		}
+	default:
+		for _, m := range v.obj {
+			if i := slices.Index(keys, m.Key); i >= 0 {
+				found[i], seen[i] = m.Value, true
+			}
+		}
+	}
+	out := make([]Member, 0, len(keys))
+	for i, key := range keys {
+		if seen[i] {
+			out = append(out, Member{Key: key, Value: found[i]})
+		}
+	}
+	return Object(out...)
+}
+
 // Set replaces the value of the last member named key in place, or appends the member when there
 // is none. It panics when v is not an object (a programming error, like writing to a nil map).
 func (v *Value) Set(key string, val Value) {
 	if v.kind != KindObject {
 		panic("ojson: Set on a " + v.kind.String() + " value")
+	}
+	if v.isRaw() {
+		*v = v.shallow()
 	}
 	for i := len(v.obj) - 1; i >= 0; i-- {
 		if v.obj[i].Key == key {
@@ -215,8 +267,12 @@ func (v *Value) Set(key string, val Value) {
 	v.obj = append(v.obj, Member{Key: key, Value: val})
 }
 
-// Clone returns a deep copy of v.
+// Clone returns a deep copy of v (a raw array or object, [ParseLazy], is never modified: it is
+// returned as it is).
 func (v Value) Clone() Value {
+	if v.isRaw() {
+		return v
+	}
 	switch v.kind {
 	case KindArray:
 		arr := make([]Value, len(v.arr))
@@ -237,6 +293,12 @@ func (v Value) Clone() Value {
 // Equal reports whether v and w are the same JSON value: same kinds, same strings, same number
 // TEXT (1.0 and 1 differ), same elements and the same members in the same order.
 func (v Value) Equal(w Value) bool {
+	if v.isRaw() {
+		v = v.shallow()
+	}
+	if w.isRaw() {
+		w = w.shallow()
+	}
 	if v.kind != w.kind {
 		return false
 	}
@@ -290,6 +352,9 @@ func isIntegerText(s string) bool {
 // occurrence and the value of its last, at every depth. v itself is not modified; parts without
 // duplicates are shared, not copied.
 func (v Value) CollapseDuplicates() Value {
+	if v.isRaw() {
+		return v // read collapsed (ParseLazy)
+	}
 	switch v.kind {
 	case KindArray:
 		var out []Value
@@ -379,13 +444,20 @@ func sameBacking(a, b Value) bool {
 
 // SizeHint estimates the length in bytes of v's JSON text ([Value.AppendJSON]) from its string,
 // key and number lengths, plus an eighth for escapes, without scanning any text: a capacity that
-// lets a large value be written into one buffer instead of one grown step by step.
+// lets a large value be written into one buffer instead of one grown step by step. For a raw
+// array or object ([ParseLazy]) it is the length of its text, which its encoding never exceeds.
 func (v Value) SizeHint() int {
+	if v.isRaw() {
+		return len(v.s) // its encoding is never longer than its text
+	}
 	n := v.sizeHint()
 	return n + n/8
 }
 
 func (v Value) sizeHint() int {
+	if v.isRaw() {
+		return len(v.s)
+	}
 	switch v.kind {
 	case KindString:
 		return len(v.s) + 2

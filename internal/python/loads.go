@@ -13,3 +13,8 @@ import "github.com/gymtrace/gymtrace/internal/ojson"
 // The parser itself is ojson's (its Python mode shares the scanner of the strict one); this is the
 // entry every caller that wants Python's reading uses.
 func Loads(data []byte) (ojson.Value, error) { return ojson.ParsePython(data) }
+
+// LoadsText returns the JSON text of json.loads(s) as orjson writes it, what Loads(s).AppendJSON
+// writes, building no tree when s is strict JSON ([ojson.PythonText]): s's own bytes (never
+// modify them) when s already is that text, else a new buffer. Errors are Loads's.
+func LoadsText(s string) ([]byte, error) { return ojson.PythonText(s) }

@@ -22,7 +22,7 @@ func Truthy(v ojson.Value) bool {
 		}
 		return f != 0
 	case ojson.KindString, ojson.KindArray, ojson.KindObject:
-		return v.Len() > 0
+		return !v.IsEmpty()
 	}
 	return false
 }

@@ -72,7 +72,7 @@ func childEnv(extra ...string) []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(name, "OTEL_") || strings.HasPrefix(name, "GYMTRACE_OTLP_") ||
-			name == "GYMTRACE_CAPTURE_DIR" || name == "GYMTRACE_JAEGER_OTLP_ENDPOINT" {
+			name == "GYMTRACE_CAPTURE_DIR" || name == "GYMTRACE_JAEGER_OTLP_HTTP_ENDPOINT" {
 			continue
 		}
 		env = append(env, kv)
@@ -181,16 +181,16 @@ type collectorPorts struct{ grpc, http int }
 
 // startExampleCollector runs gymtrace-otelcol with the shipped example configuration
 // (config/gymtrace-otelcol.yaml: queue disabled, no batch processor before gymcapture), its
-// receivers on free 127.0.0.1 ports, writing captureDir and forwarding traces to the OTLP/gRPC
-// endpoint jaegerGRPC (host:port).
-func startExampleCollector(t *testing.T, captureDir, jaegerGRPC string) (*proc, collectorPorts) {
+// receivers on free 127.0.0.1 ports, writing captureDir and forwarding traces to the OTLP/HTTP
+// endpoint jaegerHTTP (http://host:port).
+func startExampleCollector(t *testing.T, captureDir, jaegerHTTP string) (*proc, collectorPorts) {
 	t.Helper()
 	ports := collectorPorts{grpc: freePort(t), http: freePort(t)}
 	env := childEnv(
 		fmt.Sprintf("GYMTRACE_OTLP_GRPC_ENDPOINT=127.0.0.1:%d", ports.grpc),
 		fmt.Sprintf("GYMTRACE_OTLP_HTTP_ENDPOINT=127.0.0.1:%d", ports.http),
 		"GYMTRACE_CAPTURE_DIR="+captureDir,
-		"GYMTRACE_JAEGER_OTLP_ENDPOINT="+jaegerGRPC,
+		"GYMTRACE_JAEGER_OTLP_HTTP_ENDPOINT="+jaegerHTTP,
 	)
 	p := startProc(t, "gymtrace-otelcol", binary(t), env, "--config="+exampleConfig)
 	p.waitListening(t, ports.grpc, ports.http)
@@ -238,18 +238,18 @@ func rolloutTraceID(id string) string {
 // jaegerEndpoints is a running Jaeger on the loopback interface.
 type jaegerEndpoints struct {
 	queryURL string // http://127.0.0.1:PORT
-	otlpGRPC string // 127.0.0.1:PORT
+	otlpHTTP string // http://127.0.0.1:PORT
 }
 
 // Jaeger environment, as printed by scripts/jaeger.sh start (the root module's
 // internal/testkit/jaegertest reads the same).
 const (
 	envJaegerQueryURL = "JAEGER_QUERY_URL"
-	envJaegerOTLPGRPC = "JAEGER_OTLP_GRPC"
+	envJaegerOTLPHTTP = "JAEGER_OTLP_HTTP"
 	envRequireJaeger  = "GYMTRACE_REQUIRE_JAEGER"
 )
 
-// jaegerFromEnv returns the Jaeger named by JAEGER_QUERY_URL and JAEGER_OTLP_GRPC. When both are
+// jaegerFromEnv returns the Jaeger named by JAEGER_QUERY_URL and JAEGER_OTLP_HTTP. When both are
 // unset it fails with GYMTRACE_REQUIRE_JAEGER=1 and otherwise starts a private Jaeger with
 // scripts/jaeger.sh (stopped when the test ends). Hosts must be loopback addresses.
 func jaegerFromEnv(t *testing.T) jaegerEndpoints {
@@ -262,7 +262,7 @@ func jaegerFromEnv(t *testing.T) jaegerEndpoints {
 	if os.Getenv(envRequireJaeger) == "1" {
 		t.Fatalf("%s=1 but %s and %s are unset: start Jaeger from the repository root with "+
 			"`set -a; eval \"$(bash scripts/jaeger.sh start)\"; set +a` (stop it with `bash scripts/jaeger.sh stop`)",
-			envRequireJaeger, envJaegerQueryURL, envJaegerOTLPGRPC)
+			envRequireJaeger, envJaegerQueryURL, envJaegerOTLPHTTP)
 	}
 	return startJaeger(t)
 }
@@ -270,18 +270,22 @@ func jaegerFromEnv(t *testing.T) jaegerEndpoints {
 // resolveJaegerEnv reads the Jaeger environment through getenv; ok is false when neither
 // variable is set.
 func resolveJaegerEnv(getenv func(string) string) (j jaegerEndpoints, ok bool, err error) {
-	q, g := getenv(envJaegerQueryURL), getenv(envJaegerOTLPGRPC)
-	if q == "" && g == "" {
+	q, h := getenv(envJaegerQueryURL), getenv(envJaegerOTLPHTTP)
+	if q == "" && h == "" {
 		return j, false, nil
 	}
-	if q == "" || g == "" {
-		return j, false, fmt.Errorf("%s=%q and %s=%q: set both or neither (scripts/jaeger.sh start prints both)", envJaegerQueryURL, q, envJaegerOTLPGRPC, g)
+	if q == "" || h == "" {
+		return j, false, fmt.Errorf("%s=%q and %s=%q: set both or neither (scripts/jaeger.sh start prints both)", envJaegerQueryURL, q, envJaegerOTLPHTTP, h)
 	}
-	u, err := url.Parse(q)
-	if err != nil || u.Scheme != "http" || (u.Path != "" && u.Path != "/") {
-		return j, false, fmt.Errorf("%s=%q: want http://127.0.0.1:PORT", envJaegerQueryURL, q)
+	hosts := map[string]string{}
+	for name, raw := range map[string]string{envJaegerQueryURL: q, envJaegerOTLPHTTP: h} {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || (u.Path != "" && u.Path != "/") {
+			return j, false, fmt.Errorf("%s=%q: want http://127.0.0.1:PORT", name, raw)
+		}
+		hosts[name] = u.Host
 	}
-	for name, hp := range map[string]string{envJaegerQueryURL: u.Host, envJaegerOTLPGRPC: g} {
+	for name, hp := range hosts {
 		host, _, err := net.SplitHostPort(hp)
 		if err != nil {
 			return j, false, fmt.Errorf("%s: %q: %w", name, hp, err)
@@ -290,7 +294,7 @@ func resolveJaegerEnv(getenv func(string) string) (j jaegerEndpoints, ok bool, e
 			return j, false, fmt.Errorf("%s: host %q is not a loopback address", name, host)
 		}
 	}
-	return jaegerEndpoints{queryURL: strings.TrimSuffix(q, "/"), otlpGRPC: g}, true, nil
+	return jaegerEndpoints{queryURL: strings.TrimSuffix(q, "/"), otlpHTTP: strings.TrimSuffix(h, "/")}, true, nil
 }
 
 // startJaeger starts a private Jaeger on free 127.0.0.1 ports with scripts/jaeger.sh (which

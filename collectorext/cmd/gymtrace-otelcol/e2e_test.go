@@ -142,7 +142,7 @@ func TestE2ECaptureViaCollector(t *testing.T) {
 	require.NoError(t, direct.stop(), direct.stderr.String())
 
 	// (b) Through the Collector.
-	col, ports := startExampleCollector(t, d2, jaeger.otlpGRPC)
+	col, ports := startExampleCollector(t, d2, jaeger.otlpHTTP)
 	via, viaURL := startProxy(t, up.srv.URL, childEnv(), "--capture-dir", m,
 		"--capture-via-otlp", fmt.Sprintf("http://127.0.0.1:%d", ports.http))
 	viaRes := runRollouts(t, client, viaURL, rollouts)
@@ -298,7 +298,7 @@ func TestE2ECollectorKilled(t *testing.T) {
 	tag := runTag(t)
 
 	// Forwarding to a port nobody listens on: the kill test needs no Jaeger.
-	col, ports := startExampleCollector(t, d, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	col, ports := startExampleCollector(t, d, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
 	proxyEnv := childEnv("OTEL_TRACES_EXPORTER=none", "OTEL_METRIC_EXPORT_INTERVAL=200")
 	proxy, base := startProxy(t, up.srv.URL, proxyEnv, "--capture-dir", m,
 		"--capture-via-otlp", fmt.Sprintf("http://127.0.0.1:%d", ports.grpc), "--capture-via-otlp-protocol", "grpc",

@@ -30,13 +30,13 @@ var gatewayConfig = filepath.Join("..", "..", "config", "gymtrace-otelcol-gatewa
 
 // startGateway runs gymtrace-otelcol with the gateway configuration on the given ports, logging
 // one JSON line per record written (debug level, unsampled).
-func startGateway(t *testing.T, captureDir, jaegerGRPC string, ports collectorPorts) *proc {
+func startGateway(t *testing.T, captureDir, jaegerHTTP string, ports collectorPorts) *proc {
 	t.Helper()
 	env := childEnv(
 		fmt.Sprintf("GYMTRACE_OTLP_GRPC_ENDPOINT=127.0.0.1:%d", ports.grpc),
 		fmt.Sprintf("GYMTRACE_OTLP_HTTP_ENDPOINT=127.0.0.1:%d", ports.http),
 		"GYMTRACE_CAPTURE_DIR="+captureDir,
-		"GYMTRACE_JAEGER_OTLP_ENDPOINT="+jaegerGRPC,
+		"GYMTRACE_JAEGER_OTLP_HTTP_ENDPOINT="+jaegerHTTP,
 		"GYMTRACE_LOG_LEVEL=debug", "GYMTRACE_LOG_ENCODING=json", "GYMTRACE_LOG_SAMPLING=false",
 	)
 	p := startProc(t, "gymtrace-otelcol gateway", binary(t), env, "--config="+gatewayConfig)
@@ -94,7 +94,7 @@ func TestE2EFleet(t *testing.T) {
 	urls := make([]string, 3)
 	for i := range gws {
 		ports[i] = collectorPorts{grpc: freePort(t), http: freePort(t)}
-		gws[i] = startGateway(t, dir, jaeger.otlpGRPC, ports[i])
+		gws[i] = startGateway(t, dir, jaeger.otlpHTTP, ports[i])
 		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", ports[i].http)
 	}
 	eps, err := fleet.ParseEndpoints(urls, fleet.ProtocolHTTPProtobuf)
@@ -199,7 +199,7 @@ func TestE2EFleet(t *testing.T) {
 	phase.Store(1)
 	gws[victim].kill(t)
 	time.Sleep(2 * time.Second)
-	restarted := startGateway(t, dir, jaeger.otlpGRPC, ports[victim])
+	restarted := startGateway(t, dir, jaeger.otlpHTTP, ports[victim])
 	phase.Store(2)
 	deadline := time.Now().Add(40 * time.Second)
 	for len(written(t, restarted)) < 5 && time.Now().Before(deadline) {

@@ -21,6 +21,9 @@ const (
 	MaxConcurrency = 1024
 )
 
+// numTargets is how many targets each cell measures: direct, plain, capture and capture-journal.
+const numTargets = 4
+
 // DefaultConcurrency lists the default concurrency levels (issue 6).
 var DefaultConcurrency = []int{1, 32, 256}
 
@@ -28,9 +31,10 @@ var DefaultConcurrency = []int{1, 32, 256}
 // [Config.Command] starts it for the plain target.
 const PlainProxyCommand = "bench-plain-proxy"
 
-// CommandFunc returns the command that runs the proxy of target ([TargetPlain] or [TargetCapture])
-// in front of upstream (a base URL, http://127.0.0.1:PORT). A capture proxy writes to captureDir
-// (an absolute path; "" for the plain target). The command must listen on a free 127.0.0.1 port,
+// CommandFunc returns the command that runs the proxy of target ([TargetPlain], [TargetCapture] or
+// [TargetJournal]) in front of upstream (a base URL, http://127.0.0.1:PORT). A capture proxy writes
+// to captureDir (an absolute path; "" for the plain target) and may write its store's
+// capture.SyncStats as JSON to [SyncStatsPath](captureDir) when it exits. The command must listen on a free 127.0.0.1 port,
 // print "listening on http://HOST:PORT" as its first stdout line when ready, and exit 0 after
 // SIGTERM once the calls in flight are done. Run sets the command's Stdout, Stderr and, when unset,
 // Env and SysProcAttr.
@@ -61,14 +65,18 @@ type Config struct {
 
 // GymtraceCommand returns a [CommandFunc] running the gymtrace executable exe: the plain target is
 // `exe bench-plain-proxy --upstream U --listen 127.0.0.1:0`, the capture target
-// `exe proxy --upstream U --capture-dir D --listen 127.0.0.1:0`.
+// `exe proxy --upstream U --capture-dir D --listen 127.0.0.1:0 --sync-stats-file D.sync.json` and
+// the journal target the same with `--durability journal`.
 func GymtraceCommand(exe string) CommandFunc {
 	return func(ctx context.Context, target, upstream, captureDir string) (*exec.Cmd, error) {
+		captureArgs := []string{"proxy", "--upstream", upstream, "--capture-dir", captureDir, "--listen", "127.0.0.1:0", "--sync-stats-file", SyncStatsPath(captureDir)}
 		switch target {
 		case TargetPlain:
 			return exec.Command(exe, PlainProxyCommand, "--upstream", upstream, "--listen", "127.0.0.1:0"), nil
 		case TargetCapture:
-			return exec.Command(exe, "proxy", "--upstream", upstream, "--capture-dir", captureDir, "--listen", "127.0.0.1:0"), nil
+			return exec.Command(exe, captureArgs...), nil
+		case TargetJournal:
+			return exec.Command(exe, append(captureArgs, "--durability", "journal")...), nil
 		default:
 			return nil, fmt.Errorf("bench: no command for target %q", target)
 		}
@@ -126,13 +134,16 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// SyncStatsPath is where a capture proxy writing to captureDir reports its store's sync counts.
+func SyncStatsPath(captureDir string) string { return captureDir + ".sync.json" }
+
 // budget returns the time each target of each concurrency level of w gets: Duration split among the
-// workloads by weight, then evenly among the concurrency levels and the three targets.
+// workloads by weight, then evenly among the concurrency levels and the four targets.
 func (c Config) budget(w *Workload) time.Duration {
 	total := 0
 	for _, x := range c.Workloads {
 		total += max(x.weight, 1)
 	}
 	share := c.Duration * time.Duration(max(w.weight, 1)) / time.Duration(total)
-	return share / time.Duration(len(c.Concurrency)*3)
+	return share / time.Duration(len(c.Concurrency)*numTargets)
 }

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/proxy"
 )
 
@@ -55,8 +56,12 @@ func runTestChild(mode, upstream, captureDir string) error {
 	switch mode {
 	case TargetPlain:
 		return ServePlainProxy(ctx, upstream, "127.0.0.1:0", os.Stdout, os.Stderr)
-	case TargetCapture:
-		h, err := proxy.New(upstream, proxy.WithCaptureDir(captureDir), proxy.WithModelServerName("policy_model"))
+	case TargetCapture, TargetJournal:
+		d := capture.DurabilityPerRecord
+		if mode == TargetJournal {
+			d = capture.DurabilityJournal
+		}
+		h, err := proxy.New(upstream, proxy.WithCaptureDir(captureDir), proxy.WithModelServerName("policy_model"), proxy.WithDurability(d))
 		if err != nil {
 			return err
 		}

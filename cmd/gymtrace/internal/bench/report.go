@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/gymtrace/gymtrace/capture"
 )
 
 // Target names, in the order each cell measures them.
@@ -13,6 +15,8 @@ const (
 	TargetDirect  = "direct"  // the upstream itself
 	TargetPlain   = "plain"   // httputil.ReverseProxy, no capture
 	TargetCapture = "capture" // gymtrace proxy
+	// TargetJournal is gymtrace proxy --durability journal (SPEC §0 D17), measured beside capture.
+	TargetJournal = "capture-journal"
 )
 
 // Headline cell: the ratio the final report line gives (issue 6: small calls at concurrency 32).
@@ -48,6 +52,8 @@ type Report struct {
 	// HeadlineCell (small calls at concurrency 32 when that cell ran; see [Report.Headline]).
 	CapturePlainRatio float64 `json:"capture_plain_throughput_ratio"`
 	HeadlineCell      string  `json:"headline_cell"`
+	// JournalPlainRatio is the same cell's [Cell.JournalPlainRatio] (0 when it has no journal row).
+	JournalPlainRatio float64 `json:"journal_plain_throughput_ratio"`
 	// Interrupted is true when the run was stopped (signal, cancelled context) before every cell
 	// ran: Cells holds the ones measured.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -91,13 +97,19 @@ type Cell struct {
 	TTFBOverPlainP99MS *float64 `json:"ttfb_over_plain_p99_ms,omitempty"`
 	// Verify is the check of the capture target's records.
 	Verify Verification `json:"capture_records"`
+	// Journal is the journaled capture target's measurement, JournalVerify the check of its
+	// records and JournalPlainRatio its throughput over the plain proxy's; absent (0) when the
+	// cell did not measure it.
+	Journal           *TargetResult `json:"capture_journal,omitempty"`
+	JournalVerify     *Verification `json:"capture_journal_records,omitempty"`
+	JournalPlainRatio float64       `json:"throughput_ratio_journal_plain,omitempty"`
 	// Memory is the capture proxy's peak RSS against issue 6's bound, for the sse1m workload only.
 	Memory *MemoryCheck `json:"memory,omitempty"`
 }
 
 // TargetResult is what one target measured in one cell.
 type TargetResult struct {
-	// Target is [TargetDirect], [TargetPlain] or [TargetCapture].
+	// Target is [TargetDirect], [TargetPlain], [TargetCapture] or [TargetJournal].
 	Target string `json:"target"`
 	// Calls are the measured calls answered 200 with the whole body; Errors the measured calls
 	// that were not (FirstError says why the first one failed).
@@ -125,6 +137,11 @@ type TargetResult struct {
 	// BenchCPUS is the bench process's own CPU time (load generator and upstream) during the
 	// measured phase.
 	BenchCPUS float64 `json:"bench_cpu_s"`
+	// Syncs are a capture proxy's store counts over its life (one cell, warm-up included), from
+	// its --sync-stats-file, and FsyncsPerRecord their flushes per line appended; absent when the
+	// proxy did not report them.
+	Syncs           *capture.SyncStats `json:"syncs,omitempty"`
+	FsyncsPerRecord *float64           `json:"fsyncs_per_record,omitempty"`
 }
 
 // Verification compares the capture records of a cell with the calls that reached the end of
@@ -189,6 +206,18 @@ func (c *Cell) computeRatios() {
 	c.AddedP99MS = c.Capture.P99MS - c.Direct.P99MS
 	c.TTFBOverPlainP50MS = diffPtr(c.Capture.TTFBP50MS, c.Plain.TTFBP50MS)
 	c.TTFBOverPlainP99MS = diffPtr(c.Capture.TTFBP99MS, c.Plain.TTFBP99MS)
+	if c.Journal != nil {
+		c.JournalPlainRatio = ratio(c.Journal.Throughput, c.Plain.Throughput)
+	}
+}
+
+// targets returns the cell's measured targets in table order.
+func (c *Cell) targets() []*TargetResult {
+	ts := []*TargetResult{&c.Direct, &c.Plain, &c.Capture}
+	if c.Journal != nil {
+		ts = append(ts, c.Journal)
+	}
+	return ts
 }
 
 // Headline returns the cell whose capture/plain ratio the report's last line gives: small calls at
@@ -214,7 +243,7 @@ func (r *Report) Headline() *Cell {
 // setHeadline fills CapturePlainRatio and HeadlineCell from [Report.Headline].
 func (r *Report) setHeadline() {
 	if c := r.Headline(); c != nil {
-		r.CapturePlainRatio = c.CapturePlainRatio
+		r.CapturePlainRatio, r.JournalPlainRatio = c.CapturePlainRatio, c.JournalPlainRatio
 		r.HeadlineCell = fmt.Sprintf("%s c=%d", c.Workload, c.Concurrency)
 	}
 }
@@ -232,7 +261,7 @@ func (r *Report) Check() error {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		name := fmt.Sprintf("%s c=%d", c.Workload, c.Concurrency)
-		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+		for _, t := range c.targets() {
 			if t.Errors > 0 {
 				errs = append(errs, fmt.Errorf("%s %s: %d failed calls (first: %s)", name, t.Target, t.Errors, t.FirstError))
 			}
@@ -242,6 +271,9 @@ func (r *Report) Check() error {
 		}
 		if v := c.Verify; !v.OK() {
 			errs = append(errs, fmt.Errorf("%s: capture records %d for %d answered calls (%s)", name, v.Records, v.Calls, v.problems()))
+		}
+		if v := c.JournalVerify; v != nil && !v.OK() {
+			errs = append(errs, fmt.Errorf("%s: capture-journal records %d for %d answered calls (%s)", name, v.Records, v.Calls, v.problems()))
 		}
 	}
 	if len(errs) > 0 {

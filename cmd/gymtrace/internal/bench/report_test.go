@@ -221,9 +221,9 @@ func TestConfigDefaults(t *testing.T) {
 		assert.Equal(t, 20*time.Second, c.Duration)
 		assert.NotNil(t, c.Command)
 		assert.NotEmpty(t, c.TempDir)
-		// 20 s over weights 1+1+2, then 3 levels × 3 targets.
-		assert.Equal(t, 5*time.Second/9, c.budget(c.Workloads[0]))
-		assert.Equal(t, 10*time.Second/9, c.budget(c.Workloads[2]))
+		// 20 s over weights 1+1+2, then 3 levels × 4 targets.
+		assert.Equal(t, 5*time.Second/12, c.budget(c.Workloads[0]))
+		assert.Equal(t, 10*time.Second/12, c.budget(c.Workloads[2]))
 	})
 	for _, tc := range []struct {
 		name    string
@@ -254,7 +254,10 @@ func TestGymtraceCommand(t *testing.T) {
 	assert.Equal(t, []string{"/opt/gymtrace", "bench-plain-proxy", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"}, plain.Args)
 	capt, err := f(ctx, TargetCapture, "http://127.0.0.1:9", "/tmp/c")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/c", "--listen", "127.0.0.1:0"}, capt.Args)
+	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/c", "--listen", "127.0.0.1:0", "--sync-stats-file", "/tmp/c.sync.json"}, capt.Args)
+	journal, err := f(ctx, TargetJournal, "http://127.0.0.1:9", "/tmp/j")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/j", "--listen", "127.0.0.1:0", "--sync-stats-file", "/tmp/j.sync.json", "--durability", "journal"}, journal.Args)
 	_, err = f(ctx, TargetDirect, "http://127.0.0.1:9", "")
 	assert.ErrorContains(t, err, `no command for target "direct"`)
 }

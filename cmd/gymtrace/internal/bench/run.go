@@ -78,7 +78,7 @@ func runWorkload(ctx context.Context, cfg Config, rep *Report, tmp string, w *Wo
 	return nil
 }
 
-// runCell measures w at concurrency n against the three targets.
+// runCell measures w at concurrency n against the four targets.
 func runCell(ctx context.Context, cfg Config, tmp, upURL string, w *Workload, n int) (Cell, error) {
 	budget := cfg.budget(w)
 	cell := Cell{Workload: w.Name, Concurrency: n, BudgetS: budget.Seconds()}
@@ -98,6 +98,16 @@ func runCell(ctx context.Context, cfg Config, tmp, upURL string, w *Workload, n 
 	cell.Verify = verifyCaptures(dir, n, answered)
 	if err := os.RemoveAll(dir); err != nil {
 		return cell, fmt.Errorf("bench: remove %s: %w", dir, err)
+	}
+	jdir := dir + "-journal"
+	journal, answered, err := measureTarget(ctx, cfg, TargetJournal, upURL, jdir, w, n, budget)
+	if err != nil {
+		return cell, err
+	}
+	jv := verifyCaptures(jdir, n, answered)
+	cell.Journal, cell.JournalVerify = &journal, &jv
+	if err := os.RemoveAll(jdir); err != nil {
+		return cell, fmt.Errorf("bench: remove %s: %w", jdir, err)
 	}
 	cell.computeRatios()
 	if w.Name == WorkloadSSE1M {
@@ -145,6 +155,7 @@ func measureTarget(ctx context.Context, cfg Config, target, upURL, captureDir st
 		if err := ch.stop(); err != nil {
 			return row, res.answered, err
 		}
+		row.setSyncs(captureDir)
 	}
 	if cfg.Progress != nil {
 		_, _ = fmt.Fprintf(cfg.Progress, "bench: %s c=%d %s: %d calls in %.2fs, %.1f calls/s, %d errors\n",

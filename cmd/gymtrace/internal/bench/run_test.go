@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -50,7 +51,7 @@ func TestRunShort(t *testing.T) {
 			entries, err := os.ReadDir(tmp)
 			require.NoError(t, err)
 			assert.Empty(t, entries, "the run's temporary directory is removed")
-			assert.Equal(t, 3, strings.Count(progress.String(), "\n"), "one progress line per target: %s", progress.String())
+			assert.Equal(t, numTargets, strings.Count(progress.String(), "\n"), "one progress line per target: %s", progress.String())
 
 			assert.Equal(t, 1.0, rep.DurationS)
 			assert.Positive(t, rep.WallS)
@@ -59,13 +60,15 @@ func TestRunShort(t *testing.T) {
 			assert.LessOrEqual(t, rep.Fsync.P50MS, rep.Fsync.P99MS)
 			require.Len(t, rep.Workloads, 1)
 			assert.Equal(t, tc.workload.ResponseBytes(), rep.Workloads[0].ResponseBytes)
-			assert.InDelta(t, 1.0/3, rep.Workloads[0].BudgetS, 1e-9, "one workload, one level, three targets")
+			assert.InDelta(t, 1.0/numTargets, rep.Workloads[0].BudgetS, 1e-9, "one workload, one level, four targets")
 
 			require.Len(t, rep.Cells, 1)
 			c := rep.Cells[0]
 			assert.Equal(t, tc.workload.Name, c.Workload)
 			assert.Equal(t, 2, c.Concurrency)
-			for _, tr := range []TargetResult{c.Direct, c.Plain, c.Capture} {
+			require.NotNil(t, c.Journal)
+			assert.Equal(t, TargetJournal, c.Journal.Target)
+			for _, tr := range []TargetResult{c.Direct, c.Plain, c.Capture, *c.Journal} {
 				assert.Positive(t, tr.Calls, tr.Target)
 				assert.Zero(t, tr.Errors, tr.Target)
 				assert.GreaterOrEqual(t, tr.Throughput, float64(tr.Calls)/tr.ElapsedS*(1-1e-9), "%s: per-worker rates add up to at least the aggregate", tr.Target)
@@ -81,7 +84,7 @@ func TestRunShort(t *testing.T) {
 			assert.Equal(t, TargetDirect, c.Direct.Target)
 			assert.Nil(t, c.Direct.ProxyCPUS, "the direct target has no proxy")
 			assert.Nil(t, c.Direct.ProxyPeakRSSBytes)
-			for _, tr := range []TargetResult{c.Plain, c.Capture} {
+			for _, tr := range []TargetResult{c.Plain, c.Capture, *c.Journal} {
 				require.NotNil(t, tr.ProxyCPUS, tr.Target)
 				assert.GreaterOrEqual(t, *tr.ProxyCPUS, 0.0, tr.Target)
 				require.NotNil(t, tr.ProxyPeakRSSBytes, tr.Target)
@@ -89,6 +92,8 @@ func TestRunShort(t *testing.T) {
 			}
 
 			assert.Equal(t, c.Capture.Throughput/c.Plain.Throughput, c.CapturePlainRatio)
+			assert.Equal(t, c.Journal.Throughput/c.Plain.Throughput, c.JournalPlainRatio)
+			assert.Equal(t, c.JournalPlainRatio, rep.JournalPlainRatio)
 			assert.Equal(t, c.Capture.Throughput/c.Direct.Throughput, c.CaptureDirectRatio)
 			assert.Equal(t, c.Capture.P50MS-c.Direct.P50MS, c.AddedP50MS)
 			assert.Equal(t, c.Capture.P99MS-c.Direct.P99MS, c.AddedP99MS)
@@ -106,6 +111,9 @@ func TestRunShort(t *testing.T) {
 			assert.True(t, c.Verify.OK(), "%+v", c.Verify)
 			assert.Equal(t, c.Capture.Calls+warmup, c.Verify.Calls, "measured calls plus one warm-up call per worker for JSON")
 			assert.Equal(t, c.Verify.Calls, c.Verify.Records)
+			require.NotNil(t, c.JournalVerify)
+			assert.True(t, c.JournalVerify.OK(), "%+v", *c.JournalVerify)
+			assert.Equal(t, c.Journal.Calls+warmup, c.JournalVerify.Calls)
 
 			assert.Equal(t, c.CapturePlainRatio, rep.CapturePlainRatio)
 			assert.Equal(t, tc.workload.Name+" c=2", rep.HeadlineCell)
@@ -117,6 +125,7 @@ func TestRunShort(t *testing.T) {
 			assert.Regexp(t, ratioLineRE, last)
 			assert.Equal(t, rep.RatioLine(), last)
 			assert.Equal(t, 1, strings.Count(text.String(), "capture/plain throughput ratio"), "exactly one ratio line")
+			assert.Equal(t, fmt.Sprintf("capture-journal/plain throughput ratio: %.2f", rep.JournalPlainRatio), lines[len(lines)-2])
 			assert.Contains(t, text.String(), "was not run: the ratio below is "+tc.workload.Name+" c=2's")
 			for _, l := range lines {
 				assert.Equal(t, strings.TrimRight(l, " "), l, "no trailing spaces")

@@ -15,9 +15,10 @@ import (
 // WriteText writes the report as a header, one aligned table row per workload × concurrency ×
 // target, the capture record check and, as the very last line, [Report.RatioLine]. Columns: calls
 // and failed calls measured; throughput; p50/p99 latency; time to first byte (streams); the proxy's
-// CPU per call and peak RSS; the latency added over direct calls; and on capture rows the
-// throughput ratios capture/plain (c/b) and capture/direct (c/a). "-" marks what does not apply or
-// could not be measured.
+// CPU per call and peak RSS; the latency added over direct calls; on capture rows the throughput
+// ratios capture/plain (c/b) and capture/direct (c/a) and the store's fsyncs per record (all
+// flushes: rollout files, journal, directories). "-" marks what does not apply or could not be
+// measured. When the headline cell measured the journal, the line before the last gives its ratio.
 func (r *Report) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gymtrace bench: %s %s/%s, %d CPUs (GOMAXPROCS %d), load average %.2f %.2f %.2f at start\n",
@@ -28,7 +29,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "fsync in %s: p50 %.3f ms, p99 %.3f ms, mean %.3f ms (%d x 1 KiB write+fsync): the floor under every durable capture\n",
 		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples)
-	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process)\n")
+	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process); capture-journal = gymtrace proxy --durability journal\n")
+	b.WriteString("fsync/rec: the capture store's fsyncs and fdatasyncs (rollout files, journal, directories) per record appended, over the proxy's life\n")
 	b.WriteString("cpu us/call: proxy CPU time in 10 ms clock ticks over the cell's calls; \"~\" marks a figure from under 0.1 s of CPU (rough)\n")
 	fmt.Fprintf(&b, "workloads (%.0fs budget; seconds per target and concurrency):\n", r.DurationS)
 	for _, wl := range r.Workloads {
@@ -37,10 +39,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteByte('\n')
 
 	tbl := texttable.New(false)
-	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a"})
+	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a", "fsync/rec"})
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+		for _, t := range c.targets() {
 			wl, conc := "", ""
 			if t == &c.Direct {
 				wl, conc = c.Workload, fmt.Sprint(c.Concurrency)
@@ -50,12 +52,19 @@ func (r *Report) WriteText(w io.Writer) error {
 				added50 = fmt.Sprintf("%+.3f", t.P50MS-c.Direct.P50MS)
 				added99 = fmt.Sprintf("%+.3f", t.P99MS-c.Direct.P99MS)
 			}
-			if t == &c.Capture {
+			switch t {
+			case &c.Capture:
 				cb, ca = fmt.Sprintf("%.2f", c.CapturePlainRatio), fmt.Sprintf("%.2f", c.CaptureDirectRatio)
+			case c.Journal:
+				cb, ca = fmt.Sprintf("%.2f", c.JournalPlainRatio), fmt.Sprintf("%.2f", ratio(t.Throughput, c.Direct.Throughput))
+			}
+			fsyncs := "-"
+			if t.FsyncsPerRecord != nil {
+				fsyncs = fmt.Sprintf("%.3f", *t.FsyncsPerRecord)
 			}
 			tbl.AppendRow(table.Row{wl, conc, t.Target, strconv.Itoa(t.Calls), strconv.Itoa(t.Errors), fmt.Sprintf("%.1f", t.Throughput),
 				fmt.Sprintf("%.3f", t.P50MS), fmt.Sprintf("%.3f", t.P99MS), optMS(t.TTFBP50MS), optMS(t.TTFBP99MS),
-				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca})
+				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca, fsyncs})
 		}
 	}
 	b.WriteString(texttable.Render(tbl))
@@ -71,6 +80,14 @@ func (r *Report) WriteText(w io.Writer) error {
 			allOK = false
 			s += " MISMATCH (" + v.problems() + ")"
 		}
+		if jv := c.JournalVerify; jv != nil {
+			s += fmt.Sprintf(" (journal %d/%d", jv.Records, jv.Calls)
+			if !jv.OK() {
+				allOK = false
+				s += " MISMATCH: " + jv.problems()
+			}
+			s += ")"
+		}
 		checks = append(checks, s)
 	}
 	verdict := "every answered call has its record"
@@ -80,7 +97,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "capture records / answered calls (tolerant read, warm-up included): %s: %s\n", strings.Join(checks, ", "), verdict)
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		for _, t := range []*TargetResult{&c.Direct, &c.Plain, &c.Capture} {
+		for _, t := range c.targets() {
 			if t.Errors > 0 {
 				fmt.Fprintf(&b, "failed calls: %s c=%d %s: %d, first: %s\n", c.Workload, c.Concurrency, t.Target, t.Errors, t.FirstError)
 			}
@@ -97,6 +114,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if h := r.Headline(); h != nil && (h.Workload != headlineWorkload || h.Concurrency != headlineConcurrency) {
 		fmt.Fprintf(&b, "(%s c=%d was not run: the ratio below is %s c=%d's)\n", headlineWorkload, headlineConcurrency, h.Workload, h.Concurrency)
+	}
+	if h := r.Headline(); h != nil && h.Journal != nil {
+		fmt.Fprintf(&b, "capture-journal/plain throughput ratio: %.2f\n", r.JournalPlainRatio)
 	}
 	b.WriteString(r.RatioLine())
 	b.WriteByte('\n')

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+)
+
+// TestProxyCmdJournalKill9: `gymtrace proxy --durability journal` killed with SIGKILL at a random
+// point under load from 16 clients, five times over one capture directory. After each kill a
+// reading command (`gymtrace calls`, even runs) or the next proxy's start (odd runs) recovers the
+// dead journal (SPEC §0 D17): every call a client saw end is in its file, and no model_call_id is
+// there twice.
+func TestProxyCmdJournalKill9(t *testing.T) {
+	bin := buildGymtrace(t)
+	fm := fakemodel.New(fakemodel.WithChunkDelay(time.Millisecond))
+	up := httptest.NewServer(fm)
+	defer up.Close()
+	dir := filepath.Join(t.TempDir(), "caps")
+	const clients, rollouts, runs = 16, 8, 5
+	transport := &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	var acks []acked
+	for run := range runs {
+		p := startKillableProxy(t, bin, up.URL, dir, "--durability", "journal")
+		target := 20 + rand.IntN(100)
+		var mu sync.Mutex
+		n := 0
+		enough := make(chan struct{})
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					rq := crashRequests[(c+i)%len(crashRequests)]
+					rollout := fmt.Sprintf("jk-%d", (c+i)%rollouts)
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/ng-rollout/"+rollout+rq.path, strings.NewReader(rq.body))
+					if err != nil {
+						cancel()
+						return
+					}
+					resp, err := client.Do(req)
+					if err != nil {
+						cancel()
+						continue // the proxy is gone: not acknowledged
+					}
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					cancel()
+					if err != nil || resp.StatusCode != http.StatusOK {
+						continue
+					}
+					mu.Lock()
+					acks = append(acks, acked{rollout, resp.Header.Get("X-Gymtrace-Model-Call-Id")})
+					if n++; n == target {
+						close(enough)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		select {
+		case <-enough:
+		case <-time.After(2 * time.Minute):
+			close(stop)
+			wg.Wait()
+			t.Fatalf("run %d: only %d calls acknowledged before the deadline; stderr: %s", run, n, p.stderr)
+		}
+		require.NoError(t, p.cmd.Process.Kill())
+		<-p.exited
+		close(stop)
+		wg.Wait()
+		transport.CloseIdleConnections()
+
+		if run%2 == 0 {
+			for r := range rollouts {
+				out, err := exec.Command(bin, "calls", "--capture-dir", dir, "--json", fmt.Sprintf("jk-%d", r)).CombinedOutput()
+				require.NoError(t, err, "run %d: calls: %s", run, out)
+			}
+			des, err := os.ReadDir(filepath.Join(dir, capture.JournalDirName))
+			require.NoError(t, err)
+			for _, de := range des {
+				assert.False(t, de.IsDir(), "run %d: the reading command recovered the dead journal %s", run, de.Name())
+			}
+		} else {
+			p2 := startKillableProxy(t, bin, up.URL, dir, "--durability", "journal")
+			require.NoError(t, p2.cmd.Process.Signal(os.Interrupt))
+			<-p2.exited
+			require.NoError(t, p2.err, "run %d: a proxy that recovered and stopped cleanly; stderr: %s", run, p2.stderr)
+		}
+		checkJournalAcks(t, dir, rollouts, acks)
+	}
+	t.Logf("%d calls acknowledged over %d kills, each once in its file", len(acks), runs)
+}
+
+// checkJournalAcks asserts that every acknowledged call is in its rollout file and that no
+// model_call_id occurs twice.
+func checkJournalAcks(t *testing.T, dir string, rollouts int, acks []acked) {
+	t.Helper()
+	store, err := capture.NewStore(dir)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	for r := range rollouts {
+		rollout := fmt.Sprintf("jk-%d", r)
+		recs, _, err := store.ReadAvailableModelCallRecords(rollout)
+		require.NoError(t, err)
+		for _, rec := range recs {
+			require.NotNil(t, rec.ModelCallID)
+			seen[rollout+"/"+*rec.ModelCallID]++
+		}
+	}
+	for k, n := range seen {
+		require.Equal(t, 1, n, "record %s", k)
+	}
+	for _, a := range acks {
+		require.Len(t, a.id, 32)
+		assert.Equal(t, 1, seen[a.rollout+"/"+a.id], "acknowledged call %s of %s", a.id, a.rollout)
+	}
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gymtrace/gymtrace/proxy"
+)
+
+// Flag names of the proxy's training token capture (docs/TOKENS.md §0 T1); --token-dir is
+// tokenDirFlag (tokenflags.go), shared with the commands that read token captures.
+const (
+	tokenSourceFlag       = "token-source"
+	tokenIDsFromLogprobsF = "vllm-token-ids-from-logprobs"
+)
+
+// tokenOptions are the proxy's token capture flags.
+type tokenOptions struct {
+	source       string
+	dir          string
+	fromLogprobs bool
+}
+
+// addTokenFlags registers the token capture flags on the proxy command.
+func addTokenFlags(cmd *cobra.Command, o *tokenOptions) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.source, tokenSourceFlag, string(proxy.TokenSourceNone),
+		"what the upstream is, for calls under /ng-rollout/<id>/training-token-capture/: vllm (the proxy asks for token ids and restores the answer), "+
+			"sglang, gym (a NeMo Gym model server that returns the token bundle), or none (every such call marks its rollout incomplete)")
+	fl.StringVar(&o.dir, tokenDirFlag, "",
+		"directory of the <rollout_id>.tokens.* files (default: the capture directory; same file modes as the capture files)")
+	fl.BoolVar(&o.fromLogprobs, tokenIDsFromLogprobsF, false,
+		"with --token-source vllm: read generated ids from return_tokens_as_token_ids log probs and prompt ids from /tokenize (vLLM before 0.10.2, without return_token_ids)")
+}
+
+// sdkOptions validates the flags and returns their proxy options; usage errors name the flag.
+func (o tokenOptions) sdkOptions() ([]proxy.Option, error) {
+	src, err := proxy.ParseTokenSource(o.source)
+	if err != nil {
+		return nil, usageErrorf("--%s: %v", tokenSourceFlag, err)
+	}
+	opts := []proxy.Option{proxy.WithTokenSource(src), proxy.WithVLLMTokenIDsFromLogprobs(o.fromLogprobs)}
+	if o.dir != "" {
+		dir, err := filepath.Abs(o.dir)
+		if err != nil {
+			return nil, usageErrorf("--%s %q: %v", tokenDirFlag, o.dir, err)
+		}
+		opts = append(opts, proxy.WithTokenDir(dir))
+	}
+	return opts, nil
+}

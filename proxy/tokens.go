@@ -1,0 +1,345 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
+	"github.com/gymtrace/gymtrace/tokens"
+)
+
+// TokenSource says what the upstream behind the proxy is, for training token capture
+// (docs/TOKENS.md §0 T1): which request fields ask it for token ids and where its answer carries
+// them. It is configured, never guessed per call ([WithTokenSource], `gymtrace proxy
+// --token-source`).
+type TokenSource string
+
+// The token sources (docs/TOKENS.md §0 T1, §1.5, §4, §7).
+const (
+	// TokenSourceNone: the upstream returns no token ids (OpenAI, Anthropic, hosted APIs). Every
+	// token-captured call marks its rollout incomplete (docs/TOKENS.md §7), and the proxy logs once
+	// which source would have captured ids. The default.
+	TokenSourceNone TokenSource = "none"
+	// TokenSourceVLLM: a vLLM OpenAI-compatible server. The proxy adds what the client's chat
+	// request lacks (logprobs, top_logprobs 0, and return_token_ids, or return_tokens_as_token_ids
+	// under [WithVLLMTokenIDsFromLogprobs]), reads the ids (the /tokenize fallback for prompt ids),
+	// and restores what its additions changed, so the client receives what vLLM sends for the
+	// client's own request (T2). Streamed chat calls are captured chunk by chunk (T3).
+	TokenSourceVLLM TokenSource = "vllm"
+	// TokenSourceSGLang: an SGLang OpenAI-compatible server (docs/TOKENS.md §7): the proxy adds
+	// logprobs, top_logprobs 0, return_token_ids and return_prompt_token_ids to non-streamed chat
+	// calls, reads the ids from the choice and restores the answer.
+	TokenSourceSGLang TokenSource = "sglang"
+	// TokenSourceGym: a NeMo Gym model server that already returns the token bundle (TOKENS.md §1.6): the
+	// proxy reads it from the answer, injects and strips nothing.
+	TokenSourceGym TokenSource = "gym"
+)
+
+// ParseTokenSource returns the TokenSource named s ("" is [TokenSourceNone]); the error names s
+// and the accepted values.
+func ParseTokenSource(s string) (TokenSource, error) {
+	switch TokenSource(s) {
+	case "", TokenSourceNone:
+		return TokenSourceNone, nil
+	case TokenSourceVLLM, TokenSourceSGLang, TokenSourceGym:
+		return TokenSource(s), nil
+	}
+	return "", fmt.Errorf("token source %q: want one of vllm, sglang, gym, none", s)
+}
+
+// WithTokenSource sets what the upstream is for training token capture (docs/TOKENS.md §0 T1):
+// calls under /ng-rollout/<id>/training-token-capture/ to the three captured endpoints write an
+// intent before they are forwarded and a token entry (or the rollout's incomplete mark) before the
+// client can see their end. Default [TokenSourceNone]. An unknown value fails construction.
+func WithTokenSource(s TokenSource) Option {
+	return optionFunc(func(c *config) { c.tokens.source = s })
+}
+
+// WithTokenDir sets the directory of the token store (docs/TOKENS.md §2.1, Gym's
+// token_id_capture.dir; an absolute path, created with mkdir -p). Default: the capture store's
+// directory (with [WithRunID], its run directory). Files and directories get the capture files'
+// modes ([WithFileMode], [WithDirMode]).
+func WithTokenDir(dir string) Option {
+	return optionFunc(func(c *config) { c.tokens.dir = dir })
+}
+
+// WithVLLMTokenIDsFromLogprobs makes [TokenSourceVLLM] read generated ids from the log-prob
+// tokens (return_tokens_as_token_ids, "token_id:<n>") and prompt ids from POST /tokenize, for vLLM
+// releases without inline ids (before 0.10.2, which added return_token_ids). A call whose client
+// asked for log probs itself is then not captured (the token text it asked for would change, T2):
+// it marks its rollout incomplete. Default false: inline ids.
+func WithVLLMTokenIDsFromLogprobs(on bool) Option {
+	return optionFunc(func(c *config) { c.tokens.fromLogprobs = on })
+}
+
+// tokenConfig is the token capture part of config.
+type tokenConfig struct {
+	source       TokenSource
+	dir          string
+	fromLogprobs bool
+	fileMode     fs.FileMode // 0: the tokens package's default (the capture files' default too)
+	dirMode      fs.FileMode
+}
+
+// tokenCapture is the handler's training token capture (docs/TOKENS.md §0 T1–T8).
+type tokenCapture struct {
+	source       TokenSource
+	fromLogprobs bool
+	dir          string
+	storeOpts    []tokens.StoreOption
+	openOnce     sync.Once
+	store        *tokens.Store // opened at the first token-captured call (openStore)
+	openErr      error
+	logger       *slog.Logger
+	noneOnce     sync.Once
+	entries      metric.Int64Counter // nil without a meter provider
+	marks        metric.Int64Counter
+}
+
+// newTokenCapture opens the token store in cfg's token directory (else captureDir).
+func newTokenCapture(cfg config, captureDir string, mp metric.MeterProvider) (*tokenCapture, error) {
+	src, err := ParseTokenSource(string(cfg.tokens.source))
+	if err != nil {
+		return nil, err
+	}
+	dir := cfg.tokens.dir
+	if dir == "" {
+		dir = captureDir
+	}
+	var opts []tokens.StoreOption
+	if cfg.tokens.fileMode != 0 {
+		opts = append(opts, tokens.WithFileMode(cfg.tokens.fileMode))
+	}
+	if cfg.tokens.dirMode != 0 {
+		opts = append(opts, tokens.WithDirMode(cfg.tokens.dirMode))
+	}
+	if cfg.tokens.dir != "" && !filepath.IsAbs(cfg.tokens.dir) {
+		return nil, fmt.Errorf("token dir %q: must be an absolute path (TOKENS.md §3.9)", cfg.tokens.dir)
+	}
+	tc := &tokenCapture{source: src, fromLogprobs: cfg.tokens.fromLogprobs, dir: dir, storeOpts: opts, logger: cfg.logger}
+	if mp != nil {
+		meter := mp.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
+		var e1, e2 error
+		tc.entries, e1 = meter.Int64Counter(semconv.GymtraceTokensEntriesName, metric.WithUnit(semconv.GymtraceTokensEntriesUnit), metric.WithDescription(semconv.GymtraceTokensEntriesDescription))
+		tc.marks, e2 = meter.Int64Counter(semconv.GymtraceTokensIncompleteName, metric.WithUnit(semconv.GymtraceTokensIncompleteUnit), metric.WithDescription(semconv.GymtraceTokensIncompleteDescription))
+		if err := errors.Join(e1, e2); err != nil {
+			return nil, err
+		}
+	}
+	return tc, nil
+}
+
+// openStore opens the token store at the first call that needs it, so that a proxy whose clients
+// never use the token prefix never touches the token directory.
+func (tc *tokenCapture) openStore() (*tokens.Store, error) {
+	tc.openOnce.Do(func() {
+		tc.store, tc.openErr = tokens.OpenStore(tc.dir, tc.storeOpts...)
+		if tc.openErr != nil {
+			tc.logger.Error("gymtrace tokens: cannot open the token store", "dir", tc.dir, "error", tc.openErr)
+		}
+	})
+	return tc.store, tc.openErr
+}
+
+// markUnobserved marks rolloutID incomplete with call id "" for a call under the token prefix to a
+// path that is not captured, before it is forwarded (docs/TOKENS.md §1.3 step 2, [MW-06]). A
+// failure is logged and the call forwarded anyway.
+func (tc *tokenCapture) markUnobserved(rolloutID, rest string) {
+	store, err := tc.openStore()
+	if err == nil {
+		err = store.MarkIncomplete(rolloutID, "")
+	}
+	if err != nil {
+		tc.logger.Warn("gymtrace tokens: could not mark the rollout incomplete for an unobserved path", "rollout_id", rolloutID, "path", rest, "error", err)
+		return
+	}
+	tc.logger.Warn("gymtrace tokens: call under the token prefix to a path that is not token-captured; rollout marked incomplete (TOKENS.md §1.3)", "rollout_id", rolloutID, "path", rest)
+	tc.countMark(semconv.TokensCauseUnobservedPath)
+}
+
+func (tc *tokenCapture) countMark(cause string) {
+	if tc.marks != nil {
+		tc.marks.Add(context.Background(), 1, metric.WithAttributes(semconv.GymtraceTokensIncompleteCauseKey.String(cause)))
+	}
+}
+
+// tokenCall is one token-captured call.
+type tokenCall struct {
+	tc   *tokenCapture
+	call tokens.Call
+	ad   *adapterCall // what the adapter adds (tokenadapter.go); nil for none, gym and non-chat calls
+	tw   *tokenWriter // the answer's editor; nil when the adapter does not read the answer
+}
+
+// injects reports whether the call's answer goes through a tokenWriter (the adapter reads it).
+func (c *tokenCall) injects() bool { return c != nil && c.ad.reads() }
+
+// begin starts a token-captured call: it refuses what must not be forwarded (n other than 1:
+// 400; a frozen or retired rollout: 409, docs/TOKENS.md §0 T3, T5) and otherwise writes the
+// intent. refused reports that the call was answered.
+func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, rolloutID, id, dialect string) (c *tokenCall, refused bool) {
+	req, _ := ojson.Parse(body)
+	if n, ok := req.Get("n"); ok && !n.IsNull() {
+		if v, isInt := n.Int64(); !isInt || !n.IsInteger() || v != 1 {
+			msg := fmt.Sprintf("gymtrace proxy: a token-captured call must have n=1 (got n=%s): one sampled answer per call (TOKENS.md §0 T3)", n.String())
+			tc.logger.Warn("gymtrace tokens: call refused before forwarding: n is not 1", "rollout_id", rolloutID, "n", n.String())
+			writeJSON(w, http.StatusBadRequest, ErrorBody(path, "invalid_request_error", msg, "invalid_n"))
+			return nil, true
+		}
+	}
+	store, err := tc.openStore()
+	c = &tokenCall{tc: tc, call: tokens.Call{RolloutID: rolloutID, ModelCallID: id, Sink: store}}
+	if err == nil {
+		err = c.call.RegisterIntent()
+	}
+	if err != nil {
+		state := ""
+		switch {
+		case errors.Is(err, tokens.ErrRetired):
+			state = "retired"
+		case errors.Is(err, tokens.ErrFrozen):
+			state = "frozen"
+		}
+		if state != "" {
+			msg := fmt.Sprintf("gymtrace proxy: the token capture of rollout %q is %s (finalized): a new call cannot be captured for training (TOKENS.md §0 T5)", rolloutID, state)
+			tc.logger.Warn("gymtrace tokens: call refused before forwarding: the rollout's token capture is finalized", "rollout_id", rolloutID, "state", state)
+			writeJSON(w, http.StatusConflict, ErrorBody(path, "invalid_request_error", msg, "rollout_finalized"))
+		} else {
+			tc.logger.Error("gymtrace tokens: could not write the call's intent; call refused", "rollout_id", rolloutID, "model_call_id", id, "error", err)
+			writeJSON(w, http.StatusInternalServerError, ErrorBody(path, "api_error", "gymtrace proxy: the token capture could not record the call: "+err.Error(), "token_capture_failed"))
+		}
+		return nil, true
+	}
+	if tc.source == TokenSourceNone {
+		tc.noneOnce.Do(func() {
+			tc.logger.Warn("gymtrace tokens: calls under the token prefix are marked incomplete: the proxy runs with --token-source none; use --token-source vllm, sglang or gym for an upstream that returns token ids")
+		})
+	}
+	c.ad = newAdapterCall(tc.source, tc.fromLogprobs, dialect, req)
+	return c, false
+}
+
+// commit writes the call's entry or marks its rollout incomplete (docs/TOKENS.md §3.1, T5), before
+// the client can see the end of the call. response is the record's response object (the answer as
+// the client received it, before redaction), status the upstream's status (0: none), complete
+// whether the exchange ended cleanly, bound whether a capture bound cut the record; now is the
+// entry's created_at, sentBody the request as forwarded and send the /tokenize route. It never
+// fails the call; it returns the span attributes of T8.
+func (c *tokenCall) commit(response []byte, status int, complete, bound bool, now time.Time, sentBody []byte, send requestSender) []attribute.KeyValue {
+	var out tokens.Outcome
+	switch {
+	case c.tc.source == TokenSourceNone:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseNoSource), "the proxy runs with --token-source none", nil)
+	case bound || (c.tw != nil && c.tw.bound):
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), "the answer passed a capture bound (SPEC §0 D15)", nil)
+	case status < 200 || status > 299:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseUpstream), fmt.Sprintf("the upstream answered HTTP %d", status), nil)
+	case !complete:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the answer did not complete (truncated or disconnected)", nil)
+	case c.ad != nil && c.ad.refuse != "":
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseAdapter), c.ad.refuse, nil)
+	case c.tw != nil && c.tw.mode == twPass:
+		why := "the answer is not JSON or SSE"
+		if c.tw.editErr != nil {
+			why = c.tw.editErr.Error()
+		}
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseAdapter), why, c.tw.editErr)
+	case c.tw != nil:
+		if c.tw.editErr != nil {
+			c.tc.logger.Error("gymtrace tokens: the answer could not be restored; the client received the upstream's answer to the extended request", "rollout_id", c.call.RolloutID, "model_call_id", c.call.ModelCallID, "error", c.tw.editErr)
+		}
+		payload, cause, err := c.ad.payload(c.tw, sentBody, send)
+		if err != nil {
+			out = c.call.MarkIncomplete(tokens.Cause(cause), err.Error(), err)
+			break
+		}
+		out = c.call.CaptureTokens(payload, now)
+	default:
+		out = c.call.CaptureTokens(response, now)
+	}
+	attrs := []attribute.KeyValue{semconv.GymtraceTokensEntryWrittenKey.Bool(out.Written)}
+	if out.Written {
+		attrs = append(attrs,
+			semconv.GymtraceTokensPromptCountKey.Int(len(out.Entry.PromptTokenIDs)),
+			semconv.GymtraceTokensGenerationCountKey.Int(len(out.Entry.GenerationTokenIDs)))
+		if c.tc.entries != nil {
+			c.tc.entries.Add(context.Background(), 1)
+		}
+		return attrs
+	}
+	cause := string(out.Cause)
+	if cause == "" {
+		cause = semconv.TokensCauseNoTokenIDs
+	}
+	attrs = append(attrs, semconv.GymtraceTokensIncompleteCauseKey.String(cause))
+	level := slog.LevelWarn
+	if out.MarkErr != nil {
+		level = slog.LevelError
+	}
+	c.tc.logger.Log(context.Background(), level, "gymtrace tokens: no token entry for the call; rollout marked incomplete",
+		"rollout_id", c.call.RolloutID, "model_call_id", c.call.ModelCallID, "cause", cause, "reason", out.Reason, "mark_error", out.MarkErr)
+	if out.Marked {
+		c.tc.countMark(cause)
+	}
+	return attrs
+}
+
+// sender returns the requestSender of a call: a POST through the handler's own next (the
+// forwarder, or the wrapped model server) with the client's headers, for the /tokenize fallback.
+func (h *Handler) sender(r *http.Request) requestSender {
+	return func(path string, body []byte) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, path, bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header = r.Header.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept-Encoding", "identity")
+		req.Header.Del("Content-Length")
+		rec := &bufferWriter{header: make(http.Header)}
+		var panicked any
+		func() {
+			defer func() { panicked = recover() }()
+			h.next.ServeHTTP(rec, req)
+		}()
+		if panicked != nil {
+			return 0, nil, fmt.Errorf("the request to %s failed: %v", path, panicked)
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		return rec.status, rec.body.Bytes(), nil
+	}
+}
+
+// bufferWriter is an http.ResponseWriter that keeps the answer in memory.
+type bufferWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header { return b.header }
+func (b *bufferWriter) WriteHeader(code int) {
+	if b.status == 0 && code >= 200 {
+		b.status = code
+	}
+}
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}

@@ -1,0 +1,448 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/sdk/stream"
+)
+
+// tokenWriter sits between the handler and the captureWriter of a call whose request the proxy
+// added token members to (docs/TOKENS.md §0 T2): it keeps the upstream's own answer for the token
+// capture and passes on the answer the client would have received for its own request, the
+// injected members restored. A non-streamed JSON answer is held whole and sent, edited, with its
+// new Content-Length when the handler is done (finish); an SSE answer is edited event by event,
+// each event passed on as soon as it is complete. Any other answer (an error status, another
+// content type or encoding) passes through unedited. An answer that passes the capture bound
+// while held is passed on from then on as received, unedited (SPEC §0 D15 wins over holding).
+type tokenWriter struct {
+	next    http.ResponseWriter // the captureWriter
+	restore restoreRules
+	limit   int64
+
+	mode        int
+	status      int
+	wroteHeader bool
+	original    []byte // a held JSON answer, as received
+	pending     []byte // SSE: the bytes of the event not yet complete
+	sse         bool
+	sc          *stream.Capture // SSE: the reassembly of the upstream's own events
+	acc         stream.TokenAccumulator
+	bound       bool  // the held answer passed the capture bound
+	editErr     error // the answer could not be edited: the client got it unedited
+}
+
+const (
+	twPass = iota // passed through unread
+	twHold        // a JSON answer held whole for its edit
+	twCopy        // a JSON answer nothing was injected into: passed through read by read, a copy kept
+	twSSE         // an SSE answer edited event by event
+)
+
+func newTokenWriter(next http.ResponseWriter, restore restoreRules, limit int64) *tokenWriter {
+	return &tokenWriter{next: next, restore: restore, limit: limit}
+}
+
+// Header returns the client's header map (shared with the captureWriter).
+func (tw *tokenWriter) Header() http.Header { return tw.next.Header() }
+
+// Unwrap returns the captureWriter (for http.ResponseController).
+func (tw *tokenWriter) Unwrap() http.ResponseWriter { return tw.next }
+
+// WriteHeader decides how the answer is edited from its status and headers.
+func (tw *tokenWriter) WriteHeader(code int) {
+	if tw.wroteHeader {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		tw.next.WriteHeader(code)
+		return
+	}
+	tw.wroteHeader, tw.status = true, code
+	h := tw.next.Header()
+	ce := strings.TrimSpace(h.Get("Content-Encoding"))
+	ct := h.Get("Content-Type")
+	switch {
+	case code < 200 || code > 299 || (ce != "" && !strings.EqualFold(ce, "identity")):
+		tw.mode = twPass
+		if ce != "" && code >= 200 && code <= 299 {
+			tw.editErr = fmt.Errorf("the upstream answered with Content-Encoding %q although the proxy asked for identity", ce)
+		}
+	case strings.HasPrefix(ct, "text/event-stream"):
+		tw.mode, tw.sse = twSSE, true
+		tw.sc, _ = stream.NewCapture(stream.DialectChat)
+		h.Del("Content-Length") // the events change length
+	case strings.Contains(ct, "json") && !tw.restore.empty():
+		tw.mode = twHold
+		return
+	case strings.Contains(ct, "json"):
+		tw.mode = twCopy
+	default:
+		tw.mode = twPass
+	}
+	tw.next.WriteHeader(code)
+}
+
+// Write passes p on (edited, held or as it is, see tokenWriter).
+func (tw *tokenWriter) Write(p []byte) (int, error) {
+	if !tw.wroteHeader {
+		if tw.next.Header().Get("Content-Type") == "" && len(p) > 0 {
+			tw.next.Header().Set("Content-Type", http.DetectContentType(p))
+		}
+		tw.WriteHeader(http.StatusOK)
+	}
+	switch tw.mode {
+	case twHold:
+		tw.original = append(tw.original, p...)
+		if int64(len(tw.original)) > tw.limit {
+			tw.bound = true
+			tw.mode = twPass
+			tw.next.WriteHeader(tw.status)
+			if _, err := tw.next.Write(tw.original); err != nil {
+				return 0, err
+			}
+		}
+		return len(p), nil
+	case twCopy:
+		if !tw.bound {
+			tw.original = append(tw.original, p...)
+			if int64(len(tw.original)) > tw.limit {
+				tw.bound, tw.original = true, nil
+			}
+		}
+	case twSSE:
+		if tw.sc != nil {
+			tw.sc.Feed(p)
+		}
+		tw.pending = append(tw.pending, p...)
+		out, rest := tw.editEvents(tw.pending)
+		tw.pending = append(tw.pending[:0], rest...)
+		if int64(len(tw.pending)) > tw.limit {
+			tw.bound = true
+			tw.mode = twPass
+			out = append(out, tw.pending...)
+			tw.pending = nil
+		}
+		if len(out) > 0 {
+			if _, err := tw.next.Write(out); err != nil {
+				return 0, err
+			}
+		}
+		return len(p), nil
+	}
+	return tw.next.Write(p)
+}
+
+// Flush flushes what was passed on; a held answer waits for finish.
+func (tw *tokenWriter) Flush() {
+	if tw.mode == twHold {
+		return
+	}
+	if f, ok := tw.next.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// finish passes on what is still held once the handler is done: the edited JSON answer with its
+// new Content-Length (clean), or the rest of an SSE answer's last, incomplete event as received.
+// An answer cut by a broken exchange (not clean) is not passed on: the client's response aborts.
+func (tw *tokenWriter) finish(clean bool) {
+	switch tw.mode {
+	case twHold:
+		if !clean {
+			return
+		}
+		out, err := editAnswer(tw.original, tw.restore)
+		if err != nil {
+			tw.editErr, out = err, tw.original
+		}
+		tw.next.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		tw.next.WriteHeader(tw.status)
+		_, _ = tw.next.Write(out)
+	case twSSE:
+		if len(tw.pending) > 0 {
+			_, _ = tw.next.Write(tw.pending)
+			tw.pending = nil
+		}
+	}
+}
+
+// editEvents edits the complete events at the start of buf and returns them and the rest.
+func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
+	start := 0
+	for i := 0; i < len(buf); {
+		nl := bytes.IndexByte(buf[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := buf[i : i+nl]
+		i += nl + 1
+		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
+			out = append(out, tw.editEvent(buf[start:i])...)
+			start = i
+		}
+	}
+	return out, buf[start:]
+}
+
+// editEvent edits one complete SSE event (its lines and the blank line that ends it): the data of
+// a one-data-line event is fed to the token accumulator and its injected members restored.
+func (tw *tokenWriter) editEvent(ev []byte) []byte {
+	var dataLines [][]byte
+	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("data:")) {
+			dataLines = append(dataLines, line)
+		}
+	}
+	switch len(dataLines) {
+	case 0:
+		return ev
+	case 1:
+	default:
+		var joined []byte
+		for i, l := range dataLines {
+			if i > 0 {
+				joined = append(joined, '\n')
+			}
+			joined = append(joined, sseData(l)...)
+		}
+		tw.acc.Feed(joined)
+		if tw.editErr == nil {
+			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
+		}
+		return ev
+	}
+	data := sseData(dataLines[0])
+	tw.acc.Feed(data)
+	if len(data) == 0 || data[0] != '{' {
+		return ev
+	}
+	if tw.restore.dropEmptyDelta && emptyDeltaChunk(data) {
+		return nil
+	}
+	edited, err := editAnswer(data, tw.restore)
+	if err != nil {
+		if tw.editErr == nil {
+			tw.editErr = err
+		}
+		return ev
+	}
+	if bytes.Equal(edited, data) {
+		return ev
+	}
+	// The data line is "data:" [" "] data line-end; keep everything around data.
+	at := bytes.Index(ev, data)
+	out := make([]byte, 0, len(ev))
+	out = append(out, ev[:at]...)
+	out = append(out, edited...)
+	return append(out, ev[at+len(data):]...)
+}
+
+// emptyDeltaChunk reports a chat chunk with one choice whose delta is {} and that has no
+// finish_reason and no usage.
+func emptyDeltaChunk(data []byte) bool {
+	v, err := ojson.Parse(data)
+	if err != nil {
+		return false
+	}
+	if u, ok := v.Get("usage"); ok && !u.IsNull() {
+		return false
+	}
+	cs, _ := v.Get("choices")
+	if cs.Len() != 1 {
+		return false
+	}
+	c := cs.Elems()[0]
+	d, _ := c.Get("delta")
+	f, _ := c.Get("finish_reason")
+	return d.Kind() == ojson.KindObject && d.Len() == 0 && f.IsNull()
+}
+
+// sseData is the value of a "data:" line: after the field name and one optional space, without
+// the line end.
+func sseData(line []byte) []byte {
+	d := bytes.TrimPrefix(line, []byte("data:"))
+	d = bytes.TrimPrefix(d, []byte(" "))
+	d = bytes.TrimSuffix(d, []byte("\n"))
+	return bytes.TrimSuffix(d, []byte("\r"))
+}
+
+// editAnswer applies the restore rules to a JSON answer (docs/TOKENS.md §0 T2): top-level and
+// per-choice members set back to null or removed, every other byte kept.
+func editAnswer(b []byte, r restoreRules) ([]byte, error) {
+	if r.empty() {
+		return b, nil
+	}
+	return editObject(b, r)
+}
+
+// byteEdit replaces b[start:end] with repl.
+type byteEdit struct {
+	start, end int
+	repl       string
+}
+
+func editObject(b []byte, r restoreRules) ([]byte, error) {
+	start := bytes.IndexByte(b, '{')
+	if start < 0 || len(bytes.TrimSpace(b[:start])) > 0 {
+		return nil, errors.New("the answer is not a JSON object")
+	}
+	top, err := scanObject(b, start)
+	if err != nil {
+		return nil, err
+	}
+	var edits []byteEdit
+	edits = append(edits, memberEdits(top, r.topNull, r.topRemove)...)
+	for _, m := range top {
+		if m.name != "choices" || b[m.valStart] != '[' {
+			continue
+		}
+		els, err := scanArray(b, m.valStart)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range els {
+			if b[e] != '{' {
+				continue
+			}
+			ms, err := scanObject(b, e)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, memberEdits(ms, r.choiceNull, r.choiceRemove)...)
+		}
+		break
+	}
+	if len(edits) == 0 {
+		return b, nil
+	}
+	out := make([]byte, 0, len(b))
+	at := 0
+	for _, e := range sortEdits(edits) {
+		out = append(out, b[at:e.start]...)
+		out = append(out, e.repl...)
+		at = e.end
+	}
+	return append(out, b[at:]...), nil
+}
+
+// memberEdits returns the edits that set the members named in toNull to null and remove those in
+// toRemove, with the commas between members kept right. Ranges never overlap: a removed member
+// takes the separator before it, except a leading run of removed members, which goes up to the
+// first member kept.
+func memberEdits(ms []memberSpan, toNull, toRemove []string) []byteEdit {
+	var edits []byteEdit
+	lead := 0 // the leading run of removed members
+	for lead < len(ms) && contains(toRemove, ms[lead].name) {
+		lead++
+	}
+	switch {
+	case lead == len(ms) && lead > 0:
+		return []byteEdit{{ms[0].keyStart, ms[lead-1].valEnd, ""}}
+	case lead > 0:
+		edits = append(edits, byteEdit{ms[0].keyStart, ms[lead].keyStart, ""})
+	}
+	for i := lead; i < len(ms); i++ {
+		m := ms[i]
+		switch {
+		case contains(toRemove, m.name):
+			edits = append(edits, byteEdit{ms[i-1].valEnd, m.valEnd, ""})
+		case contains(toNull, m.name):
+			edits = append(edits, byteEdit{m.valStart, m.valEnd, "null"})
+		}
+	}
+	return edits
+}
+
+func contains(names []string, s string) bool {
+	for _, n := range names {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sortEdits orders non-overlapping edits by position (few: insertion sort).
+func sortEdits(es []byteEdit) []byteEdit {
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && es[j].start < es[j-1].start; j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+	return es
+}
+
+// memberSpan is where one object member lies in the text: its name's opening quote and its
+// value's bytes.
+type memberSpan struct {
+	name             string
+	keyStart         int
+	valStart, valEnd int
+}
+
+func jsonDecoder(b []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// scanObject returns the members of the JSON object that starts at b[at].
+func scanObject(b []byte, at int) ([]memberSpan, error) {
+	dec := jsonDecoder(b[at:])
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var ms []memberSpan
+	for {
+		switch dec.PeekKind() {
+		case '}':
+			return ms, nil
+		case '"':
+		default:
+			return nil, errors.New("malformed JSON object")
+		}
+		k, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		keyEnd := int(dec.InputOffset())
+		name, err := jsontext.AppendUnquote(nil, k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		ms = append(ms, memberSpan{name: string(name), keyStart: at + keyEnd - len(k), valStart: at + end - len(v), valEnd: at + end})
+	}
+}
+
+// scanArray returns the start offsets of the elements of the JSON array that starts at b[at].
+func scanArray(b []byte, at int) ([]int, error) {
+	dec := jsonDecoder(b[at:])
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	var starts []int
+	for {
+		switch dec.PeekKind() {
+		case ']':
+			return starts, nil
+		case 0:
+			return nil, errors.New("malformed JSON array")
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, at+int(dec.InputOffset())-len(v))
+	}
+}
