@@ -41,7 +41,7 @@ const (
 	defaultJaegerURL = "http://127.0.0.1:16686"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshot of the HTML report to docs/report.png")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser tests' screenshots of the HTML report: docs/report.png and docs/traceview.png (the trace view)")
 
 // chromiumBinary finds the browser (see envRequireChromium).
 func chromiumBinary(t *testing.T) string {

@@ -12,6 +12,7 @@
     if (ms === null || ms === undefined) { return "-"; }
     if (ms === 0) { return "0"; }
     if (ms < 1) { return ms.toFixed(2) + "ms"; }
+    if (ms < 10) { return ms.toFixed(1) + "ms"; }
     if (ms < 1000) { return Math.round(ms) + "ms"; }
     if (ms < 60000) { return (ms / 1000).toFixed(1) + "s"; }
     var s = Math.round(ms / 1000);
@@ -124,9 +125,12 @@
       add("status", s.status);
       add("start", s.start_ms === null ? "-" : "+" + fmtMS(s.start_ms));
       add("duration", fmtMS(s.duration_ms));
-      s.details.forEach(function (d) { add(d[0], d[1]); });
-      if (s.asked_by && byID[s.asked_by]) { add("asked for by", goto(s.asked_by)); }
+      // The links first (the drawn rows they lead to); the details' own "asked for by" text stays
+      // for a call that is not drawn.
+      var linked = s.asked_by && byID[s.asked_by];
+      if (linked) { add("asked for by", goto(s.asked_by)); }
       (s.asks || []).forEach(function (t) { if (byID[t]) { add("asked for tool call", goto(t)); } });
+      s.details.forEach(function (d) { if (!(linked && d[0] === "asked for by")) { add(d[0], d[1]); } });
       panel.appendChild(tbl);
     };
 
