@@ -65,7 +65,8 @@ type TraceView struct {
 // TraceSpan is one row of a [TraceView].
 type TraceSpan struct {
 	// ID is unique in the view: "call-<call_index>" for a model call, "span-<span id>" for an
-	// observation span.
+	// observation span ("span-<trace id>-<span id>" when an earlier line of another trace has the
+	// same span id).
 	ID     string `json:"id"`
 	Parent string `json:"parent,omitempty"` // the parent row's ID; "" for a root
 	Depth  int    `json:"depth"`            // 0 for a root, parent's + 1
@@ -129,6 +130,7 @@ func NewTraceView(calls []capture.ModelCallRecord, lines []agentobs.ObservationL
 	var nodes []*traceNode
 	spans := make(map[spanKey]*traceNode, len(lines))
 	invocations := make(map[string]*traceNode)
+	ids := make(map[string]bool, len(lines))
 	for i := range lines {
 		l := &lines[i]
 		k := spanKey{l.TraceID, l.SpanID}
@@ -137,6 +139,10 @@ func NewTraceView(calls []capture.ModelCallRecord, lines []agentobs.ObservationL
 		}
 		n := observationNode(l)
 		n.key = k
+		if ids[n.ID] { // the same span id in another trace of the rollout
+			n.ID = "span-" + l.TraceID.String() + "-" + l.SpanID.String()
+		}
+		ids[n.ID] = true
 		spans[k] = n
 		nodes = append(nodes, n)
 		if n.Kind == TraceKindInvocation {

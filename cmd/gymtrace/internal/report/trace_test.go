@@ -70,7 +70,7 @@ func obsLine(n, parent byte, name string, startMS, endMS float64, status codes.C
 // for a tool call that runs a sandbox), a compaction with its summarizing call, a tool call that
 // fails, a rate-limited call, a subagent still running and a line of no known kind; and rollout
 // 5-1: calls without observations.
-func writeTraceFixture(t *testing.T) string {
+func writeTraceFixture(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	store, err := capture.NewStore(dir)
