@@ -51,8 +51,11 @@ type TraceView struct {
 	// Spans are the rows in drawing order: tree order, siblings by start time (untimed last), then
 	// kind and id.
 	Spans []TraceSpan `json:"spans"`
-	// Omitted counts the rows left out past [MaxTraceSpans].
+	// Omitted counts the rows left out past [MaxTraceSpans], or past the report's row budget
+	// (Options.TraceRowBudget) when BudgetSpent.
 	Omitted int `json:"omitted"`
+	// BudgetSpent tells that rows were left out because the report's trace row budget was spent.
+	BudgetSpent bool `json:"budget_spent,omitempty"`
 	// Observations tells whether the rollout has an observations file; without one the view holds
 	// its model calls alone.
 	Observations bool `json:"observations"`
@@ -191,14 +194,6 @@ func NewTraceView(calls []capture.ModelCallRecord, lines []agentobs.ObservationL
 	v.DurationMS = *roundUS(last * 1000)
 
 	order := treeOrder(nodes)
-	if len(order) > MaxTraceSpans {
-		v.Omitted = len(order) - MaxTraceSpans
-		order = order[:MaxTraceSpans]
-	}
-	drawn := make(map[string]bool, len(order))
-	for _, n := range order {
-		drawn[n.ID] = true
-	}
 	v.Spans = make([]TraceSpan, 0, len(order))
 	for _, n := range order {
 		if n.parent != nil {
@@ -206,7 +201,21 @@ func NewTraceView(calls []capture.ModelCallRecord, lines []agentobs.ObservationL
 		}
 		v.Spans = append(v.Spans, n.TraceSpan)
 	}
-	// The links name drawn rows only.
+	v.cut(MaxTraceSpans)
+	return v
+}
+
+// cut keeps the first n (≥ 0) rows in drawing order, counts the rest in Omitted and drops the
+// links to rows left out. Tree order keeps every kept row's parent.
+func (v *TraceView) cut(n int) {
+	if len(v.Spans) > n {
+		v.Omitted += len(v.Spans) - n
+		v.Spans = append(make([]TraceSpan, 0, n), v.Spans[:n]...) // frees the rows left out
+	}
+	drawn := make(map[string]bool, len(v.Spans))
+	for i := range v.Spans {
+		drawn[v.Spans[i].ID] = true
+	}
 	for i := range v.Spans {
 		s := &v.Spans[i]
 		if !drawn[s.AskedBy] {
@@ -217,7 +226,6 @@ func NewTraceView(calls []capture.ModelCallRecord, lines []agentobs.ObservationL
 			s.Asks = nil
 		}
 	}
-	return v
 }
 
 // roundUS rounds milliseconds to the microsecond.

@@ -285,3 +285,45 @@ func TestWriteHTMLTraceView(t *testing.T) {
 	assert.Contains(t, textOf(views[1]), "no observations file, so the model calls alone")
 	assert.NotContains(t, buf.String(), `\u003c`+"script", "no markup leaks into the data")
 }
+
+// TestTraceViewBudget: the report keeps Options.TraceRowBudget rows in all; later rows are counted,
+// links to them dropped, and the page says why.
+func TestTraceViewBudget(t *testing.T) {
+	full := buildTraceFixture(t).Rollouts[0].Trace
+	rep, err := Build(context.Background(), writeTraceFixture(t), Options{TraceViews: true, TraceRowBudget: 10})
+	require.NoError(t, err)
+	require.Len(t, rep.Rollouts, 2)
+	first, second := rep.Rollouts[0].Trace, rep.Rollouts[1].Trace
+	require.Len(t, first.Spans, 10)
+	assert.Equal(t, full.Spans[9].ID, first.Spans[9].ID, "the first rows in drawing order")
+	assert.Equal(t, len(full.Spans)-10, first.Omitted)
+	assert.True(t, first.BudgetSpent)
+	drawn := map[string]bool{}
+	for _, s := range first.Spans {
+		drawn[s.ID] = true
+		if s.Parent != "" {
+			assert.True(t, drawn[s.Parent], "the parent of %s is kept", s.ID)
+		}
+	}
+	for _, s := range first.Spans {
+		if s.AskedBy != "" {
+			assert.True(t, drawn[s.AskedBy], "%s links to a kept row", s.ID)
+		}
+		for _, a := range s.Asks {
+			assert.True(t, drawn[a], "%s links to a kept row", s.ID)
+		}
+	}
+	require.NotNil(t, second.Spans, "an empty view is an empty list for the page")
+	assert.Empty(t, second.Spans)
+	assert.Equal(t, 2, second.Omitted)
+	assert.True(t, second.BudgetSpent)
+	b, err := json.Marshal(second)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"spans":[]`)
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, rep, ""))
+	assert.Equal(t, 2, strings.Count(buf.String(), "more spans not drawn</strong> (the report's budget of trace view rows is spent)"),
+		"the page says why, in both views")
+	assert.False(t, buildTraceFixture(t).Rollouts[0].Trace.BudgetSpent, "the default budget holds the fixture")
+}
