@@ -22,11 +22,21 @@ func TestObservationConformance(t *testing.T) {
 		p, err := agentobs.NewObservationProcessor(store, agentobs.WithProcessorLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
-		return capturetest.TargetFunc(func(_ context.Context, spans []capturetest.Span) error {
-			for _, s := range capturetest.ReadOnlySpans(spans) {
-				p.OnEnd(s)
-			}
-			return nil
-		})
+		return processorTarget{p}
 	})
 }
+
+// processorTarget hands spans to an ObservationProcessor's OnEnd as the otel-go SDK does; Flush is
+// its ForceFlush (capturetest.Flusher).
+type processorTarget struct {
+	p *agentobs.ObservationProcessor
+}
+
+func (pt processorTarget) ConsumeSpans(_ context.Context, spans []capturetest.Span) error {
+	for _, s := range capturetest.ReadOnlySpans(spans) {
+		pt.p.OnEnd(s)
+	}
+	return nil
+}
+
+func (pt processorTarget) Flush(ctx context.Context) error { return pt.p.ForceFlush(ctx) }

@@ -13,73 +13,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/internal/drain"
-	"github.com/gymtrace/gymtrace/internal/ojson"
-	"github.com/gymtrace/gymtrace/semconv"
 )
-
-// ObservationLines is the [capture.LineMapping] of the observations file: an observation span
-// ([ObservationKind]) with a non-empty string gymtrace.rollout.id becomes its [ObservationLine],
-// appended to <rollout_id>.observations.jsonl beside the capture file. Other spans, and observation
-// spans without a rollout id, are ignored (there is no file to write them to). A line is identified
-// by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
-// not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
-// not written mark nothing: the incomplete marker speaks for the capture file only. The zero value
-// is ready to use and safe for concurrent use.
-type ObservationLines struct{}
-
-var _ capture.LineMapping = ObservationLines{}
-
-// Kind returns semconv.GymtraceCaptureLineKindObservation.
-func (ObservationLines) Kind() string { return semconv.GymtraceCaptureLineKindObservation }
-
-// FileSuffix returns [capture.ObservationsFileSuffix].
-func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuffix }
-
-// MarksIncomplete returns false.
-func (ObservationLines) MarksIncomplete() bool { return false }
-
-// Route returns the rollout id of an observation span ([RolloutIDOf]).
-func (ObservationLines) Route(s *capture.Span) (string, bool) {
-	if _, ok := ObservationKind(s.Attributes); !ok {
-		return "", false
-	}
-	return RolloutIDOf(s.Attributes)
-}
-
-// NewLine returns the span's [ObservationLine]; it never fails.
-func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
-	return observationLine{NewObservationLine(rolloutID, *s)}, nil
-}
-
-// KeyOf returns the span identity (trace_id and span_id) of an observation line that is a strict
-// JSON object, "" otherwise.
-func (ObservationLines) KeyOf(line []byte) string {
-	v, err := ojson.Parse(line)
-	if err != nil {
-		return ""
-	}
-	tid, _ := v.Get("trace_id")
-	sid, _ := v.Get("span_id")
-	t, ok1 := tid.AsString()
-	s, ok2 := sid.AsString()
-	if !ok1 || !ok2 || t == "" || s == "" {
-		return ""
-	}
-	return t + s
-}
-
-// observationLine is an ObservationLine as a capture.Line.
-type observationLine struct{ l ObservationLine }
-
-func (o observationLine) Key() string {
-	if !o.l.TraceID.IsValid() || !o.l.SpanID.IsValid() {
-		return ""
-	}
-	return o.l.TraceID.String() + o.l.SpanID.String()
-}
-
-func (o observationLine) AppendTo(dst []byte) []byte { return o.l.AppendJSON(dst) }
-func (o observationLine) Problems() capture.Problems { return nil }
 
 // ProcessorOption configures an [ObservationProcessor].
 type ProcessorOption func(*processorConfig)
@@ -87,6 +21,7 @@ type ProcessorOption func(*processorConfig)
 type processorConfig struct {
 	logger        *slog.Logger
 	meterProvider metric.MeterProvider
+	window        capture.TraceWindow
 }
 
 // WithProcessorLogger sets the logger of write failures and dropped spans (default: slog.Default()
@@ -100,15 +35,22 @@ func WithProcessorLogger(l *slog.Logger) ProcessorOption {
 }
 
 // WithProcessorMeterProvider sets the meter provider of the processor's counters: the span
-// writer's gymtrace.capture.writer.spans, .duplicates and .bytes with gymtrace.capture.line_kind
-// "observation" (see [capture.WithMeterProvider]), and gymtrace.observations.unattributed
-// ([UnattributedCounter]). An observation span that did not reach its file shows as
-// gymtrace.capture.writer.spans with gymtrace.capture.outcome "failed" (not written, or ended after
-// Shutdown) or "rejected" (a rollout id that is not a safe file name), or as
-// gymtrace.observations.unattributed (no rollout id). Default: a no-op provider (libraries never
-// read the global one); nil keeps the default.
+// writer's gymtrace.capture.writer.spans, .duplicates, .bytes and .unattributed with
+// gymtrace.capture.line_kind "observation" (see [capture.WithMeterProvider]). An observation span
+// that did not reach its rollout's file shows as gymtrace.capture.writer.spans with
+// gymtrace.capture.outcome "failed" (not written, or ended after Shutdown) or "rejected" (a rollout
+// id that is not a safe file name), or in gymtrace.capture.writer.unattributed (no rollout id on
+// the span, its resource or its trace: written to _unattributed.observations.jsonl, SPEC §0 D18).
+// Default: a no-op provider (libraries never read the global one); nil keeps the default.
 func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
 	return func(c *processorConfig) { c.meterProvider = mp }
+}
+
+// WithProcessorTraceWindow sets the trace window within which an observation span that names no
+// rollout inherits its trace's (SPEC §0 D18; [capture.TraceWindow], defaults 1 minute, 4096 traces,
+// 16384 held spans). Default: the defaults.
+func WithProcessorTraceWindow(tw capture.TraceWindow) ProcessorOption {
+	return func(c *processorConfig) { c.window = tw }
 }
 
 // errShutdown is the cause of an observation span that ended after Shutdown.
@@ -119,9 +61,14 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // capture file, synchronously in OnEnd: when span.End returns, the line ([ObservationLine]) is on
 // stable storage or its failure was counted and logged. It is a thin adapter: the span's view
 // ([sdkspan.FromReadOnly]) goes to a [capture.Writer] with the [ObservationLines] mapping. The
-// rollout is the span's gymtrace.rollout.id, which must be a valid file-name id (SPEC §2.2); a span
-// with an unsafe one is rejected, a span without one is counted as unattributed
-// ([UnattributedCounter]).
+// rollout is the span's gymtrace.rollout.id, else its resource's (OTEL_RESOURCE_ATTRIBUTES), which
+// must hold SPEC §0 D12's rule; a span with an unsafe one is rejected. A span with neither takes
+// the rollout of its trace as any span this processor saw carrying one named it (the proxy's
+// model-call spans, when they end in the same provider, or the agent's own attributed spans),
+// within the trace window ([WithProcessorTraceWindow]); until one does, it is held in memory, and
+// it goes to _unattributed.observations.jsonl when the window ends, at ForceFlush or at Shutdown
+// (SPEC §0 D18), logged once per trace with the reason. A held span is not durable when span.End
+// returns.
 // Other spans are ignored, and so is the sampled flag (observations never depend on sampling).
 // Counters go to the meter provider of [WithProcessorMeterProvider].
 //
@@ -129,9 +76,8 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // (group commit), different rollouts never wait for each other. After Shutdown, OnEnd writes
 // nothing and counts observation spans as failed.
 type ObservationProcessor struct {
-	w            *capture.Writer
-	unattributed *UnattributedCounter
-	logger       *slog.Logger
+	w      *capture.Writer
+	logger *slog.Logger
 
 	gate drain.Gate // OnEnd calls in flight; closed by Shutdown
 
@@ -153,15 +99,14 @@ func NewObservationProcessor(store *capture.Store, opts ...ProcessorOption) (*Ob
 			o(&cfg)
 		}
 	}
-	w, err := capture.NewWriter(store, ObservationLines{}, capture.WithMeterProvider(cfg.meterProvider))
+	p := &ObservationProcessor{logger: cfg.logger}
+	w, err := capture.NewWriter(store, ObservationLines{}, capture.WithMeterProvider(cfg.meterProvider),
+		capture.WithTraceWindow(cfg.window), capture.WithDeferredResults(p.logDeferred))
 	if err != nil {
 		return nil, fmt.Errorf("agentobs: observation processor: %w", err)
 	}
-	u, err := NewUnattributedCounter(cfg.meterProvider)
-	if err != nil {
-		return nil, fmt.Errorf("agentobs: observation processor: %w", err)
-	}
-	return &ObservationProcessor{w: w, unattributed: u, logger: cfg.logger}, nil
+	p.w = w
+	return p, nil
 }
 
 // OnStart does nothing.
@@ -175,46 +120,70 @@ func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		if r := p.w.Discard(ctx, &view, errShutdown); r.Outcome != capture.OutcomeIgnored {
 			p.logger.Error("gymtrace observations: span ended after shutdown; not written",
 				"rollout_id", r.RolloutID, "span_id", view.SpanID.String())
-		} else {
-			p.countUnattributed(ctx, &view)
 		}
 		return
 	}
 	defer p.gate.Leave()
-	switch r := p.w.Write(ctx, &view); r.Outcome {
+	p.logResult(p.w.Write(ctx, &view), view.TraceID.String(), view.SpanID.String())
+}
+
+// logResult logs what the writer did with one observation span.
+func (p *ObservationProcessor) logResult(r capture.Result, traceID, spanID string) {
+	switch r.Outcome {
+	case capture.OutcomeIgnored, capture.OutcomeHeld:
+		return
 	case capture.OutcomeWritten:
+		if r.Unattributed != "" {
+			p.logger.Warn("gymtrace observations: observation span names no rollout (no gymtrace.rollout.id on the span, its resource or its trace); written to "+capture.UnattributedObservationsFile,
+				"trace_id", traceID, "span_id", spanID, "reason", r.Unattributed)
+		}
 	case capture.OutcomeWrittenDirUnsynced:
 		p.logger.Warn("gymtrace observations: line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
-			"rollout_id", r.RolloutID, "span_id", view.SpanID.String(), "error", r.Err)
-	case capture.OutcomeIgnored:
-		p.countUnattributed(ctx, &view)
+			"rollout_id", r.RolloutID, "span_id", spanID, "error", r.Err)
 	case capture.OutcomeRejected:
 		p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
-			"span_id", view.SpanID.String(), "error", r.Err)
+			"span_id", spanID, "error", r.Err)
 	default:
 		p.logger.Error("gymtrace observations: line not written", "rollout_id", r.RolloutID,
-			"span_id", view.SpanID.String(), "error", r.Err)
+			"span_id", spanID, "unattributed_reason", r.Unattributed, "error", r.Err)
 	}
 }
 
-// countUnattributed counts and logs v when it is an observation span that names no rollout.
-func (p *ObservationProcessor) countUnattributed(ctx context.Context, v *capture.Span) {
-	if kind, ok := p.unattributed.Add(ctx, v); ok {
-		p.logger.Warn("gymtrace observations: observation span without a gymtrace.rollout.id; not written",
-			"span_id", v.SpanID.String(), "kind", kind)
+// logDeferred logs what the writer did with the held spans of one trace: once for the trace when
+// they went to the unattributed file, and each failure.
+func (p *ObservationProcessor) logDeferred(_ context.Context, d capture.Deferred) {
+	tid := d.TraceID.String()
+	if d.Reason != "" {
+		p.logger.Warn("gymtrace observations: no span of the trace named a rollout (gymtrace.rollout.id on a span or its resource) within the trace window; its observation spans were written to "+capture.UnattributedObservationsFile,
+			"trace_id", tid, "spans", len(d.Spans), "reason", d.Reason)
+	}
+	for i, r := range d.Results {
+		if r.Outcome != capture.OutcomeWritten {
+			r.Unattributed = "" // logged above
+			p.logResult(r, tid, d.Spans[i].SpanID.String())
+		}
 	}
 }
 
-// ForceFlush returns ctx's error, or nil: lines are written synchronously in OnEnd, so nothing is
-// ever pending.
-func (p *ObservationProcessor) ForceFlush(ctx context.Context) error { return ctx.Err() }
+// ForceFlush writes the held observation spans — those whose trace has named no rollout yet — to
+// _unattributed.observations.jsonl (reason "flushed", SPEC §0 D18; every other line is written
+// synchronously in OnEnd) and returns the errors of lines that failed, joined with ctx's error.
+func (p *ObservationProcessor) ForceFlush(ctx context.Context) error {
+	err := p.w.ForceFlush(ctx)
+	if err != nil {
+		err = fmt.Errorf("agentobs: observation processor flush: %w", err)
+	}
+	return errors.Join(err, ctx.Err())
+}
 
 // Shutdown stops writing and waits for OnEnd calls in progress to finish, or for ctx to be done
-// (then it returns an error wrapping ctx's; those writes still complete). It runs once; later calls
-// return the first result.
+// (then it returns an error wrapping ctx's; those writes still complete), then writes the held
+// spans like ForceFlush. It runs once; later calls return the first result.
 func (p *ObservationProcessor) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() {
-		if err := p.gate.Drain(ctx); err != nil {
+		err := p.gate.Drain(ctx)
+		err = errors.Join(err, p.w.Shutdown(ctx))
+		if err != nil {
 			p.shutdownErr = fmt.Errorf("agentobs: observation processor shutdown: %w", err)
 		}
 	})

@@ -23,7 +23,7 @@ import (
 
 // processorMetrics returns a meter provider option for an ObservationProcessor and a function
 // reading what it counted (capturetest.Counts: "observation/<outcome>", "observation/duplicates",
-// "unattributed/<kind>").
+// "observation/unattributed/<reason>").
 func processorMetrics(t *testing.T) (agentobs.ProcessorOption, func() map[string]int64) {
 	t.Helper()
 	reader := sdkmetric.NewManualReader()
@@ -53,8 +53,8 @@ func TestObservationProcessor(t *testing.T) {
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "../bad"))...)
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("execute_tool y", append(tool, attribute.String("gymtrace.rollout.id", "r-2"))...)
-	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 1, "observation/written": 2, "unattributed/tool_call": 1}, counts(),
-		"two spans of other kinds and one tool span without a rollout id are ignored; the unattributed one is counted too")
+	assert.Equal(t, map[string]int64{"observation/ignored": 2, "observation/rejected": 1, "observation/written": 2}, counts(),
+		"two spans of other kinds are ignored; the tool span without a rollout id (alone in its trace) is held, not counted yet")
 	for _, rid := range []string{"r-1", "r-2"} {
 		lines, damaged, exists, err := agentobs.ReadObservations(store, rid)
 		require.NoError(t, err)
@@ -63,7 +63,6 @@ func TestObservationProcessor(t *testing.T) {
 		assert.Len(t, lines, 1, rid)
 	}
 	assert.Contains(t, logs.String(), "without a valid gymtrace.rollout.id")
-	assert.Contains(t, logs.String(), "without a gymtrace.rollout.id")
 
 	// A write failure is counted and logged: the observations path is a directory.
 	path, err := store.ObservationsPath("r-3")
@@ -74,13 +73,19 @@ func TestObservationProcessor(t *testing.T) {
 	assert.Contains(t, logs.String(), "line not written")
 
 	require.NoError(t, proc.ForceFlush(t.Context()))
+	assert.Equal(t, int64(1), counts()["observation/unattributed/flushed"], "ForceFlush writes the held span to the unattributed file")
+	assert.Contains(t, logs.String(), "no span of the trace named a rollout")
+	assert.Contains(t, logs.String(), "reason=flushed")
+	un, err := agentobs.ReadUnattributed(store)
+	require.NoError(t, err)
+	assert.Equal(t, agentobs.UnattributedSummary{Exists: true, Spans: 1, Traces: 1, Reasons: map[string]int{"flushed": 1}}, un)
 	require.NoError(t, proc.Shutdown(t.Context()))
 	require.NoError(t, proc.Shutdown(t.Context()), "Shutdown is idempotent")
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("plain after shutdown")
 	end("execute_tool after shutdown", tool...)
-	assert.Equal(t, map[string]int64{"observation/ignored": 5, "observation/rejected": 1, "observation/written": 2, "observation/failed": 2, "unattributed/tool_call": 2}, counts(),
-		"after Shutdown an observation span fails, one without a rollout id is still unattributed")
+	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 1, "observation/written": 3, "observation/failed": 3, "observation/unattributed/flushed": 1}, counts(),
+		"after Shutdown an observation span fails, with or without a rollout id")
 	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
 	require.NoError(t, err)
 	assert.Len(t, lines, 1, "nothing written after Shutdown")

@@ -63,18 +63,19 @@ func TestPlainTracerSpans(t *testing.T) {
 	_, orphan := start(wctx, "execute_tool edit", 220, tool("edit", "call_D")...)
 	end(orphan, 230)
 	end(work, 240)
-	// An observation span without a rollout id is not written to any file.
+	// An observation span without a rollout id inherits its trace's, which the spans that ended
+	// before it named (SPEC §0 D18).
 	_, stray := tracer.Start(ctx, "execute_tool stray", internal, trace.WithAttributes(tool("stray", "call_E")...))
 	stray.End()
 	end(root, 1000)
 
 	spans := h.spans()
-	fromSpans := agentobs.BundleFromSpans(dropUnrouted(spans))
+	fromSpans := agentobs.BundleFromSpans(spans)
 	fromFile := h.fileBundle(t, "py-1")
 	require.Equal(t, dump(t, fromSpans), dump(t, fromFile))
 	c := h.counts()
-	assert.Equal(t, int64(1), c["unattributed/tool_call"])
-	assert.Equal(t, int64(7), c["observation/written"])
+	assert.Equal(t, int64(8), c["observation/written"], "the stray one too")
+	assert.NotContains(t, c, "observation/unattributed/no_rollout_id")
 
 	r := split(fromFile)
 	rootID := root.SpanContext().SpanID().String()
@@ -90,7 +91,8 @@ func TestPlainTracerSpans(t *testing.T) {
 	assert.Equal(t, "call_A", str(r.invocations[subID].SpawnedByToolCallID))
 	assert.Equal(t, 130.0, *r.invocations[subID].DurationMS)
 
-	require.Len(t, r.tools, 3)
+	require.Len(t, r.tools, 4)
+	assert.Equal(t, rootID, r.tools["call_E"].InvocationID, "the stray tool call, in its trace's rollout")
 	assert.Equal(t, rootID, r.tools["call_A"].InvocationID)
 	assert.Equal(t, agentobs.ToolCallStatusCompleted, r.tools["call_A"].Status)
 	assert.Equal(t, 150.0, *r.tools["call_A"].DurationMS)
@@ -111,17 +113,6 @@ func TestPlainTracerSpans(t *testing.T) {
 	require.Len(t, fromFile.Gaps, 1)
 	assert.Equal(t, "observation_invocation_unavailable", fromFile.Gaps[0].Code)
 	assert.Equal(t, "tool_call:call_D", str(fromFile.Gaps[0].Detail))
-}
-
-// dropUnrouted keeps the spans that carry a rollout id (what the processor writes).
-func dropUnrouted(spans []agentobs.ObservationSpan) []agentobs.ObservationSpan {
-	var out []agentobs.ObservationSpan
-	for _, s := range spans {
-		if _, ok := agentobs.RolloutIDOf(s.Attributes); ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func TestObservationKind(t *testing.T) {

@@ -1,67 +1,68 @@
 package agentobs
 
 import (
-	"context"
+	"errors"
 	"fmt"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/metric/noop"
-
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/semconv"
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
-// meterName is the instrumentation scope of the package's metrics.
-const meterName = "github.com/gymtrace/gymtrace/agentobs"
-
-// UnattributedCounter counts the observation spans that name no rollout: spans [ObservationKind]
-// recognizes whose gymtrace.rollout.id is missing, not a string or empty ([RolloutIDOf]). No
-// observations file can hold them, and the span writer ([ObservationLines] in a [capture.Writer])
-// counts them as ignored, like any span that is not an observation; this counter keeps them
-// visible. Its instrument, on meter "github.com/gymtrace/gymtrace/agentobs" (not a semantic
-// convention):
-//
-//   - gymtrace.observations.unattributed (counter, {span}): by gymtrace.observation.kind
-//     ("agent_invocation", "tool_call", "context_compaction", "sandbox").
-//
-// The [ObservationProcessor] and the Collector's gymcapture exporter count through it. Safe for
-// concurrent use.
-type UnattributedCounter struct {
-	c     metric.Int64Counter
-	attrs map[string]metric.AddOption // by observation kind
+// UnattributedSummary is what the unattributed file of a capture directory,
+// _unattributed.observations.jsonl ([capture.UnattributedObservationsFile], SPEC §0 D18), holds:
+// the observation spans no rollout could be found for.
+type UnattributedSummary struct {
+	// Exists reports whether the file exists.
+	Exists bool
+	// Spans counts its lines that decode ([DecodeObservationLine]), Traces their distinct trace ids.
+	Spans, Traces int
+	// Damaged counts the non-blank lines that do not decode.
+	Damaged int
+	// Reasons counts the decoded lines by their "unattributed_reason" (a
+	// semconv.GymtraceUnattributed* value; "" for a line without one). Nil when Spans is 0.
+	Reasons map[string]int
 }
 
-// NewUnattributedCounter returns a counter on mp's meter; a nil mp is a no-op provider (nothing is
-// recorded; libraries never read the global one). It returns an error when the instrument cannot
-// be created.
-func NewUnattributedCounter(mp metric.MeterProvider) (*UnattributedCounter, error) {
-	if mp == nil {
-		mp = noop.NewMeterProvider()
+// Empty reports whether the file holds no line at all (missing, or only blank lines).
+func (u UnattributedSummary) Empty() bool { return u.Spans == 0 && u.Damaged == 0 }
+
+// ReadUnattributed reads the unattributed file of store's directory with the tolerant rules of
+// [ReadObservations] and summarizes it. A missing file is the zero summary and no error; err
+// reports an I/O failure. Safe for concurrent use.
+func ReadUnattributed(store *capture.Store) (UnattributedSummary, error) {
+	if store == nil {
+		return UnattributedSummary{}, errors.New("agentobs: read unattributed: store is nil")
 	}
-	c, err := mp.Meter(meterName).Int64Counter(semconv.GymtraceObservationsUnattributedName,
-		metric.WithUnit(semconv.GymtraceObservationsUnattributedUnit),
-		metric.WithDescription(semconv.GymtraceObservationsUnattributedDescription))
+	raw, invalid, exists, err := store.ReadObservations(capture.UnattributedRolloutID)
 	if err != nil {
-		return nil, fmt.Errorf("agentobs: metrics: %w", err)
+		return UnattributedSummary{}, fmt.Errorf("agentobs: %w", err)
 	}
-	u := &UnattributedCounter{c: c, attrs: make(map[string]metric.AddOption, 4)}
-	for _, k := range []string{KindAgentInvocation, KindToolCall, KindContextCompaction, KindSandbox} {
-		u.attrs[k] = metric.WithAttributeSet(attribute.NewSet(semconv.GymtraceObservationKindKey.String(k)))
+	u := UnattributedSummary{Exists: exists, Damaged: invalid}
+	traces := make(map[string]bool)
+	for _, r := range raw {
+		l, err := DecodeObservationLine(r.Line)
+		if err != nil {
+			u.Damaged++
+			continue
+		}
+		if u.Reasons == nil {
+			u.Reasons = make(map[string]int)
+		}
+		u.Spans++
+		traces[l.TraceID.String()] = true
+		u.Reasons[unattributedReason(r.Line)]++
 	}
+	u.Traces = len(traces)
 	return u, nil
 }
 
-// Add counts s when it is an observation span that names no rollout, and returns its kind and
-// true; for any other span it returns "", false and counts nothing.
-func (u *UnattributedCounter) Add(ctx context.Context, s *capture.Span) (string, bool) {
-	kind, ok := ObservationKind(s.Attributes)
-	if !ok {
-		return "", false
+// unattributedReason returns the "unattributed_reason" string of a line that decoded, "" without one.
+func unattributedReason(line []byte) string {
+	v, err := ojson.Parse(line)
+	if err != nil {
+		return ""
 	}
-	if _, ok := RolloutIDOf(s.Attributes); ok {
-		return "", false
-	}
-	u.c.Add(ctx, 1, u.attrs[kind])
-	return kind, true
+	r, _ := v.Get("unattributed_reason")
+	s, _ := r.AsString()
+	return s
 }

@@ -27,8 +27,12 @@ type Span struct {
 	EndTime      time.Time // zero: the span has not ended (only a recorder's own view)
 	StatusCode   codes.Code
 	Attributes   AttributeLookup // nil means no attributes
-	Events       []SpanEvent
-	Links        []SpanLink
+	// Resource holds the attributes of the resource that produced the span (the process's
+	// OTEL_RESOURCE_ATTRIBUTES, service.name, ...); nil means none. A span names its rollout as
+	// gymtrace.rollout.id here or in Attributes (the span's wins, SPEC §0 D18).
+	Resource AttributeLookup
+	Events   []SpanEvent
+	Links    []SpanLink
 	// DroppedAttributes, DroppedEvents and DroppedLinks count what the span lost to its producer's
 	// count limits (0 for none).
 	DroppedAttributes int

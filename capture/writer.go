@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,13 +44,18 @@ const (
 	// line is there, the file's directory entry may not survive a power loss. Nothing is marked
 	// (the marker would need the same directory fsync); a retry appends nothing.
 	OutcomeWrittenDirUnsynced
+	// OutcomeHeld: a span of a [TraceRouting] mapping that names no rollout, held until a span of
+	// its trace names one or the trace window ends (SPEC §0 D18); what is then done with it goes to
+	// the [WithDeferredResults] function. Not counted: the span counts once, with its final outcome.
+	OutcomeHeld
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"ignored", "written", "partial", "rejected", "failed", "written_dir_unsynced"}
+var outcomeNames = [numOutcomes]string{"ignored", "written", "partial", "rejected", "failed", "written_dir_unsynced", "held"}
 
 // String returns the outcome's name as the gymtrace.capture.outcome metric attribute spells it:
-// "ignored", "written", "partial", "rejected", "failed" or "written_dir_unsynced".
+// "ignored", "written", "partial", "rejected", "failed" or "written_dir_unsynced" ("held" is never
+// counted).
 func (o Outcome) String() string {
 	if o < numOutcomes {
 		return outcomeNames[o]
@@ -112,8 +118,11 @@ type StreamedLine interface {
 type Result struct {
 	// Outcome is what happened.
 	Outcome Outcome
-	// RolloutID is the span's rollout ("" when ignored).
+	// RolloutID is the span's rollout ("" when ignored, held or unattributed).
 	RolloutID string
+	// Unattributed is set when the line went (or was to go) to the unattributed file instead of a
+	// rollout's (SPEC §0 D18): why, a semconv.GymtraceUnattributed* value.
+	Unattributed string
 	// Err is the cause of a rejected or failed span, the [Problems] of a partial one (joined with
 	// the [ErrDirNotSynced] error when the directory fsync failed too) and the [ErrDirNotSynced]
 	// error of OutcomeWrittenDirUnsynced; nil otherwise.
@@ -130,6 +139,9 @@ type WriterOption interface {
 
 type writerConfig struct {
 	meterProvider metric.MeterProvider
+	window        TraceWindow
+	deferred      func(context.Context, Deferred)
+	clock         clock // nil: the real one
 }
 
 type writerOptionFunc func(*writerConfig)
@@ -146,7 +158,11 @@ func (f writerOptionFunc) applyWriter(c *writerConfig) { f(c) }
 //   - gymtrace.capture.writer.duplicates (counter, {line}): lines not appended because the file
 //     already held their key, by gymtrace.capture.line_kind (their spans count as written);
 //   - gymtrace.capture.writer.bytes (counter, By): bytes of lines appended durably, by
-//     gymtrace.capture.line_kind.
+//     gymtrace.capture.line_kind;
+//   - gymtrace.capture.writer.unattributed (counter, {span}): spans written (or tried) to the
+//     unattributed file (SPEC §0 D18), by gymtrace.capture.line_kind and
+//     gymtrace.capture.unattributed_reason ("no_rollout_id", "no_trace_id", "window_full",
+//     "flushed"); they count in gymtrace.capture.writer.spans too.
 //
 // Default (and a nil mp): a no-op provider, nothing is recorded.
 func WithMeterProvider(mp metric.MeterProvider) WriterOption {
@@ -168,6 +184,14 @@ const meterName = "github.com/gymtrace/gymtrace/capture"
 // across processes, across Stores and across a sender's retries; it reads a file whole only the first
 // time (or after the file was replaced), then only what other writers appended since (lineindex.go).
 //
+// Trace inheritance (SPEC §0 D18): when the mapping is a [TraceRouting] one (observation lines), a
+// span of its kind that names no rollout takes the rollout of its trace, as the spans the writer saw
+// carrying one named it ([CarriedRolloutID], any kind of span: the proxy's model-call spans carry
+// it), within the writer's [TraceWindow]; one that arrives first is held until then, and written to
+// the unattributed file, <store dir>/[UnattributedRolloutID]<suffix>, when the window ends, at
+// [Writer.ForceFlush] or at [Writer.Shutdown]. Held spans live in memory only: a process that
+// dies holding them loses them. Such a writer must be shut down.
+//
 // Writes run on a context detached from the caller's (context.WithoutCancel) once started, so a
 // cancelled request never loses a line half-way. A Writer is safe for concurrent use.
 type Writer struct {
@@ -175,6 +199,12 @@ type Writer struct {
 	m     LineMapping
 	bufs  sync.Pool
 	tel   writerTelemetry
+
+	tr       TraceRouting // m, when it routes by trace; nil otherwise
+	win      *traceWindow // nil without tr
+	deferred func(context.Context, Deferred)
+	shutdown sync.Once
+	shutErr  error
 }
 
 // NewWriter returns a writer of m's lines into store. It returns an error when store or m is nil
@@ -195,10 +225,15 @@ func NewWriter(store *Store, m LineMapping, opts ...WriterOption) (*Writer, erro
 	if cfg.meterProvider == nil {
 		cfg.meterProvider = noop.NewMeterProvider()
 	}
-	w := &Writer{store: store, m: m}
+	w := &Writer{store: store, m: m, deferred: cfg.deferred}
 	w.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if err := w.tel.init(cfg.meterProvider, m.Kind()); err != nil {
 		return nil, err
+	}
+	if tr, ok := m.(TraceRouting); ok {
+		w.tr = tr
+		w.win = newTraceWindow(cfg.window, cmp.Or[clock](cfg.clock, realClock{}))
+		w.win.fire = w.onTimer
 	}
 	return w, nil
 }
@@ -230,13 +265,24 @@ func (w *Writer) Forward(ctx context.Context, s *Span, send func(context.Context
 }
 
 func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) error) Result {
+	if w.win != nil {
+		w.observe(ctx, s)
+	}
 	rid, ok := w.m.Route(s)
 	if !ok {
+		if w.win != nil && send == nil && w.tr.Unrouted(s) {
+			return w.inherit(ctx, s)
+		}
 		return w.done(ctx, Result{Outcome: OutcomeIgnored})
 	}
 	if err := checkRolloutID(rid); err != nil {
 		return w.done(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: err})
 	}
+	return w.writeLine(ctx, rid, s, send)
+}
+
+// writeLine writes the line of s to rollout rid's file (rid checked).
+func (w *Writer) writeLine(ctx context.Context, rid string, s *Span, send func(context.Context) error) Result {
 	if err := ctx.Err(); err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: fmt.Errorf("line not started: %w", err)})
 	}
@@ -244,10 +290,17 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 	if err != nil {
 		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("build line: %w", err)})
 	}
+	return w.commit(ctx, Result{RolloutID: rid}, rid, line, send)
+}
+
+// commit appends line to the file of name (a rollout id, or UnattributedRolloutID), or sends it,
+// and returns r with its outcome.
+func (w *Writer) commit(ctx context.Context, r Result, name string, line Line, send func(context.Context) error) Result {
 	var n int64
 	var dup bool
+	var err error
 	if send == nil {
-		n, dup, err = w.append(rid, line) // started: never abandoned (the store has no context)
+		n, dup, err = w.append(name, line) // started: never abandoned (the store has no context)
 	} else {
 		err = send(context.WithoutCancel(ctx)) // appended, and counted, by the receiver
 	}
@@ -256,14 +309,17 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 		dirErr, err = err, nil
 	}
 	if errors.Is(err, syscall.ENAMETOOLONG) {
-		return w.mark(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: fmt.Errorf("file name refused, retrying cannot help: %w", err)})
+		r.Outcome, r.Err = OutcomeRejected, fmt.Errorf("file name refused, retrying cannot help: %w", err)
+		return w.mark(ctx, r)
 	}
 	if err != nil {
-		return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: err})
+		r.Outcome, r.Err = OutcomeFailed, err
+		return w.mark(ctx, r)
 	}
 	if dup {
 		w.tel.dups.Add(ctx, 1, w.tel.kindAttr)
-		return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
+		r.Outcome = OutcomeWritten
+		return w.done(ctx, r)
 	}
 	w.tel.bytes.Add(ctx, n, w.tel.kindAttr)
 	if p := line.Problems(); len(p) > 0 {
@@ -271,12 +327,15 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 		if dirErr != nil {
 			perr = errors.Join(p, dirErr)
 		}
-		return w.mark(ctx, Result{Outcome: OutcomePartial, RolloutID: rid, Err: perr})
+		r.Outcome, r.Err = OutcomePartial, perr
+		return w.mark(ctx, r)
 	}
 	if dirErr != nil {
-		return w.done(ctx, Result{Outcome: OutcomeWrittenDirUnsynced, RolloutID: rid, Err: dirErr})
+		r.Outcome, r.Err = OutcomeWrittenDirUnsynced, dirErr
+		return w.done(ctx, r)
 	}
-	return w.done(ctx, Result{Outcome: OutcomeWritten, RolloutID: rid})
+	r.Outcome = OutcomeWritten
+	return w.done(ctx, r)
 }
 
 func (w *Writer) putBuf(bp *[]byte) {
@@ -288,10 +347,14 @@ func (w *Writer) putBuf(bp *[]byte) {
 
 // Discard accounts for a span of the writer's kind that its adapter will not write (received after
 // the adapter's shutdown, or after the caller's context ended): OutcomeFailed with cause, its
-// rollout marked like a failed write. Other spans give OutcomeIgnored. Safe for concurrent use.
+// rollout marked like a failed write (a [TraceRouting] span that names no rollout fails with an
+// empty RolloutID). Other spans give OutcomeIgnored. Safe for concurrent use.
 func (w *Writer) Discard(ctx context.Context, s *Span, cause error) Result {
 	rid, ok := w.m.Route(s)
 	if !ok {
+		if w.tr != nil && w.tr.Unrouted(s) { // a span of the writer's kind all the same
+			return w.done(ctx, Result{Outcome: OutcomeFailed, Err: cause})
+		}
 		return w.done(ctx, Result{Outcome: OutcomeIgnored})
 	}
 	return w.mark(ctx, Result{Outcome: OutcomeFailed, RolloutID: rid, Err: cause})
@@ -342,15 +405,19 @@ func (w *Writer) mark(ctx context.Context, r Result) Result {
 // done counts r.
 func (w *Writer) done(ctx context.Context, r Result) Result {
 	w.tel.spans.Add(ctx, 1, w.tel.outcomeAttrs[r.Outcome])
+	if r.Unattributed != "" {
+		w.tel.unattributed.Add(ctx, 1, w.tel.reasonAttrs[r.Unattributed])
+	}
 	return r
 }
 
 // writerTelemetry holds a writer's instruments (see [WithMeterProvider]), with the attribute sets
 // of its kind of line built once.
 type writerTelemetry struct {
-	spans, dups, bytes metric.Int64Counter
-	kindAttr           metric.AddOption
-	outcomeAttrs       [numOutcomes]metric.AddOption
+	spans, dups, bytes, unattributed metric.Int64Counter
+	kindAttr                         metric.AddOption
+	outcomeAttrs                     [numOutcomes]metric.AddOption
+	reasonAttrs                      map[string]metric.AddOption
 }
 
 func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
@@ -367,6 +434,8 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 		semconv.GymtraceCaptureWriterDuplicatesDescription)
 	t.bytes = counter(semconv.GymtraceCaptureWriterBytesName, semconv.GymtraceCaptureWriterBytesUnit,
 		semconv.GymtraceCaptureWriterBytesDescription)
+	t.unattributed = counter(semconv.GymtraceCaptureWriterUnattributedName, semconv.GymtraceCaptureWriterUnattributedUnit,
+		semconv.GymtraceCaptureWriterUnattributedDescription)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("capture writer: metrics: %w", err)
 	}
@@ -374,6 +443,10 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 	t.kindAttr = metric.WithAttributeSet(attribute.NewSet(kindKV))
 	for o := range numOutcomes {
 		t.outcomeAttrs[o] = metric.WithAttributeSet(attribute.NewSet(kindKV, semconv.GymtraceCaptureOutcomeKey.String(o.String())))
+	}
+	t.reasonAttrs = make(map[string]metric.AddOption, len(unattributedReasons))
+	for _, r := range unattributedReasons {
+		t.reasonAttrs[r] = metric.WithAttributeSet(attribute.NewSet(kindKV, semconv.GymtraceCaptureUnattributedReasonKey.String(r)))
 	}
 	return nil
 }

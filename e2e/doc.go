@@ -3,7 +3,10 @@
 // with the official openai-go and anthropic-sdk-go clients through the rollout prefix
 // (/ng-rollout/<id>/v1), and check that every client gets the same result as directly against
 // the upstream and that every call leaves exactly one record in <capture-dir>/<id>.capture.jsonl
-// (SPEC.md §3.1, §3.2, §3.5, §3.6). TestHTMLReportInBrowser opens the file of the real
+// (SPEC.md §3.1, §3.2, §3.5, §3.6). TestTokenCaptureVLLM runs `gymtrace proxy --token-source vllm`
+// in front of the fake vLLM engine under /ng-rollout/<id>/training-token-capture/v1 and checks
+// the client's raw bytes, the canonical <id>.tokens.jsonl and the line `gymtrace attach`
+// finalizes (docs/TOKENS.md). TestHTMLReportInBrowser opens the file of the real
 // `gymtrace report --html` in headless Chromium (chromedp); it needs a Chromium binary and fails
 // without one (GYMTRACE_REQUIRE_CHROMIUM=1, as CI sets it, insists on Debian's /usr/bin/chromium).
 // TestTypeScriptClients and TestTypeScriptAgent run the README's TypeScript guide (e2e/ts, the

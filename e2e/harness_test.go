@@ -130,17 +130,24 @@ var listeningRE = regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)
 // clean exit (DESIGN.md "CLI contract").
 func startProxy(t *testing.T, upstream string) *proxyProc {
 	t.Helper()
+	return startProxyWith(t, upstream, nil)
+}
+
+// startProxyWith is startProxy with further proxy flags; under -in-process, opts are the
+// proxy.New options those flags stand for.
+func startProxyWith(t *testing.T, upstream string, flags []string, opts ...proxy.Option) *proxyProc {
+	t.Helper()
 	if *inProcess {
-		return startInProcessProxy(t, upstream)
+		return startInProcessProxy(t, upstream, opts...)
 	}
 	bin := gymtraceBinary(t)
 	p := &proxyProc{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
-	cmd := exec.Command(bin, "proxy",
+	cmd := exec.Command(bin, append([]string{"proxy",
 		"--upstream", upstream,
 		"--capture-dir", p.CaptureDir,
 		"--listen", "127.0.0.1:0",
 		"--model-server-name", modelServerName,
-	)
+	}, flags...)...)
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -215,11 +222,11 @@ func startProxy(t *testing.T, upstream string) *proxyProc {
 }
 
 // startInProcessProxy serves proxy.New(upstream) on 127.0.0.1 with the options the CLI's
-// proxy command passes; it shuts down at the end of the test.
-func startInProcessProxy(t *testing.T, upstream string) *proxyProc {
+// proxy command passes, then opts; it shuts down at the end of the test.
+func startInProcessProxy(t *testing.T, upstream string, opts ...proxy.Option) *proxyProc {
 	t.Helper()
 	p := &proxyProc{CaptureDir: t.TempDir(), stderr: &syncBuffer{}}
-	h, err := proxy.New(upstream, proxy.WithCaptureDir(p.CaptureDir), proxy.WithModelServerName(modelServerName))
+	h, err := proxy.New(upstream, append([]proxy.Option{proxy.WithCaptureDir(p.CaptureDir), proxy.WithModelServerName(modelServerName)}, opts...)...)
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {

@@ -94,10 +94,6 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		a.inject = append(a.inject, ojson.Member{Key: "logprobs", Value: ojson.Bool(true)})
 		a.restore.choiceNull = append(a.restore.choiceNull, "logprobs")
 	}
-	// vLLM streams a chunk with an empty delta for a token its parsers hold back (a tool-call
-	// control token) only when logprobs or return_token_ids is asked for; for a client that asked
-	// for neither, such chunks are the proxy's doing and are dropped.
-	a.restore.dropEmptyDelta = src == TokenSourceVLLM && a.stream && logprobs == 0 && state("return_token_ids") == 0
 	if _, ok := req.Get("top_logprobs"); !ok {
 		a.inject = append(a.inject, ojson.Member{Key: "top_logprobs", Value: ojson.Int(0)})
 	}
@@ -117,6 +113,12 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 			// stream chunk (vLLM's chat_completion/serving.py).
 			a.restore.topNull = append(a.restore.topNull, "prompt_token_ids")
 			a.restore.choiceNull = append(a.restore.choiceNull, "token_ids")
+			// vLLM streams a chunk with an empty delta for a token its parsers hold back (a
+			// tool-call control token) only when return_token_ids is asked for (serving.py: "if
+			// delta_message is None: if finish_reason is None and not request.return_token_ids:
+			// continue"), whatever logprobs says; for a client that did not ask, such chunks are
+			// the proxy's doing and are dropped.
+			a.restore.dropEmptyDelta = a.stream
 		case f == "return_token_ids":
 			a.restore.choiceRemove = append(a.restore.choiceRemove, "token_ids")
 		case f == "return_prompt_token_ids":

@@ -24,7 +24,7 @@ import (
 // chat_completion/serving.py: a non-streamed answer is model_dump(), unset optional members null;
 // stream chunks are dumped with exclude_unset, and the members it passes explicitly, logprobs,
 // token_ids and the first chunk's prompt_token_ids, are null when not asked; a token its parser
-// holds back gives an empty-delta chunk only when logprobs or return_token_ids is asked).
+// holds back gives an empty-delta chunk only when return_token_ids is asked).
 // inline false plays a vLLM before 0.10.2 (return_token_ids ignored). sglang plays SGLang's shapes
 // (ids on the choice, omitted when not asked).
 type fakeVLLM struct {
@@ -78,13 +78,10 @@ func (f *fakeVLLM) handler(w http.ResponseWriter, r *http.Request) {
 			pIDs = ints(fakePrompt)
 		}
 		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":`+pIDs+"}\n\n")
-		if logprobs || req["return_token_ids"] == true {
-			// A held-back control token (its ids and log prob are not counted by this fake).
-			tok := "null"
-			if ids {
-				tok = "[]"
-			}
-			io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":null,"token_ids":`+tok+"}]}\n\n")
+		if ids && !f.sglang {
+			// A held-back control token, streamed only with return_token_ids (its ids and log
+			// prob are not counted by this fake).
+			io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":null,"token_ids":[]}]}`+"\n\n")
 		}
 		for i := range fakeGen {
 			lp := "null"

@@ -196,10 +196,15 @@ func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
 // a one-data-line event is fed to the token accumulator and its injected members restored.
 func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	var dataLines [][]byte
+	dataAt, off := 0, 0 // the offset of the (first) data line in ev
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
 		if bytes.HasPrefix(line, []byte("data:")) {
+			if dataLines == nil {
+				dataAt = off
+			}
 			dataLines = append(dataLines, line)
 		}
+		off += len(line)
 	}
 	switch len(dataLines) {
 	case 0:
@@ -237,16 +242,23 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 	if bytes.Equal(edited, data) {
 		return ev
 	}
-	// The data line is "data:" [" "] data line-end; keep everything around data.
-	at := bytes.Index(ev, data)
+	// The data line is "data:" [" "] data line-end; keep everything around data, the other
+	// lines too (a comment or event name may hold the same text as the data).
+	at := dataAt + len("data:")
+	if ev[at] == ' ' {
+		at++
+	}
 	out := make([]byte, 0, len(ev))
 	out = append(out, ev[:at]...)
 	out = append(out, edited...)
 	return append(out, ev[at+len(data):]...)
 }
 
-// emptyDeltaChunk reports a chat chunk with one choice whose delta is {} and that has no
-// finish_reason and no usage.
+// emptyDeltaChunk reports a chat chunk with one choice whose delta is empty and that has no
+// finish_reason and no usage. A delta is empty when it has no member other than nulls: vLLM's
+// DeltaMessage() for a held-back token dumps as {} in releases before the reasoning rename and as
+// {"reasoning_content":null} after it (its validator assigns reasoning_content from reasoning, and
+// an assigned member counts as set for exclude_unset).
 func emptyDeltaChunk(data []byte) bool {
 	v, err := ojson.Parse(data)
 	if err != nil {
@@ -262,7 +274,15 @@ func emptyDeltaChunk(data []byte) bool {
 	c := cs.Elems()[0]
 	d, _ := c.Get("delta")
 	f, _ := c.Get("finish_reason")
-	return d.Kind() == ojson.KindObject && d.Len() == 0 && f.IsNull()
+	if d.Kind() != ojson.KindObject || !f.IsNull() {
+		return false
+	}
+	for _, m := range d.Members() {
+		if !m.Value.IsNull() {
+			return false
+		}
+	}
+	return true
 }
 
 // sseData is the value of a "data:" line: after the field name and one optional space, without

@@ -2,14 +2,18 @@ package proxy
 
 import (
 	"bytes"
+	"math"
 	"net/http/httptest"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
 var streamRestore = restoreRules{topRemove: []string{"prompt_token_ids"}, choiceRemove: []string{"token_ids"}, choiceNull: []string{"logprobs"}}
@@ -137,6 +141,184 @@ func FuzzTokenAccumulator(f *testing.F) {
 		ids, err := acc.Result()
 		if err == nil {
 			assert.Len(t, ids.LogProbTokenID, len(ids.LogProbs))
+		}
+	})
+}
+
+// vllmStreamRestore is what the vLLM adapter restores in a stream for a client that asked for no
+// token members (tokenadapter.go): the explicit nulls, and the held-back tokens' empty-delta chunks
+// dropped.
+var vllmStreamRestore = restoreRules{topNull: []string{"prompt_token_ids"}, choiceNull: []string{"logprobs", "token_ids"}, dropEmptyDelta: true}
+
+// sseEvents splits an SSE body as the editor does: each event ends with its blank line ("\n" or
+// "\r\n"); the rest is the last, incomplete event ("" when there is none).
+func sseEvents(b []byte) (events [][]byte, rest []byte) {
+	start := 0
+	for i := 0; i < len(b); {
+		nl := bytes.IndexByte(b[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := b[i : i+nl]
+		i += nl + 1
+		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
+			events = append(events, b[start:i])
+			start = i
+		}
+	}
+	return events, b[start:]
+}
+
+// editSSE runs body through a tokenWriter with rules r, written in pieces ending at cuts.
+func editSSE(body []byte, r restoreRules, cuts []byte) []byte {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "text/event-stream")
+	tw := newTokenWriter(rec, r, 1<<20)
+	at := 0
+	for _, c := range cuts {
+		end := min(at+int(c), len(body))
+		_, _ = tw.Write(body[at:end])
+		at = end
+	}
+	_, _ = tw.Write(body[at:])
+	tw.finish(true)
+	return rec.Body.Bytes()
+}
+
+// FuzzSSEEventEditor: the SSE editor of a token-captured stream (docs/TOKENS.md §0 T2) gives the
+// same bytes however the upstream's reads split the stream; it drops whole events only (vLLM's
+// empty-delta chunks), and in every other event changes the data line alone: every other line,
+// comments and event names included, even when they hold the same text as the data, is kept byte
+// for byte; an edited data object has the restored members null; and editing the output again
+// changes nothing.
+func FuzzSSEEventEditor(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":{\"content\":[]},\"finish_reason\":null,\"token_ids\":[1]}],\"prompt_token_ids\":[2]}\n\n"+
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":null,\"token_ids\":[]}]}\n\n"+
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":null},\"finish_reason\":null,\"token_ids\":[3]}]}\n\ndata: [DONE]\n\n"), []byte{5, 40, 1, 90})
+	// A comment that holds the data's own text, before the data line.
+	f.Add([]byte(": {\"prompt_token_ids\":[1]}\ndata: {\"prompt_token_ids\":[1]}\n\n"), []byte{3})
+	f.Add([]byte("event: chunk\r\ndata:{\"choices\":[{\"token_ids\":[7],\"logprobs\":{}}]}\r\n\r\n: keep-alive\n\n"), []byte{0, 0, 17})
+	f.Add([]byte("data: {\"a\"\ndata: :1}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\npartial"), []byte{2})
+	f.Fuzz(func(t *testing.T, body, cuts []byte) {
+		for _, r := range []restoreRules{vllmStreamRestore, streamRestore} {
+			got := editSSE(body, r, cuts)
+			require.Equal(t, string(editSSE(body, r, nil)), string(got), "the split of the reads does not matter")
+
+			in, inRest := sseEvents(body)
+			out, outRest := sseEvents(got)
+			assert.Equal(t, string(inRest), string(outRest), "the incomplete last event is passed on as received")
+			j := 0
+			for _, ev := range in {
+				data, one := soleData(ev)
+				if r.dropEmptyDelta && one && emptyDeltaChunk(data) {
+					continue // dropped whole
+				}
+				require.Less(t, j, len(out), "event %q is kept", ev)
+				o := out[j]
+				j++
+				assert.Equal(t, string(withoutData(ev)), string(withoutData(o)), "only the data line changes")
+				od, _ := soleData(o)
+				if !one || bytes.Equal(data, od) {
+					assert.Equal(t, string(ev), string(o))
+					continue
+				}
+				v, err := ojson.Parse(od)
+				require.NoError(t, err, "an edited data line is JSON: %q", od)
+				if !hasDuplicates(v) {
+					checkRestored(t, v, r)
+				}
+			}
+			assert.Equal(t, len(out), j, "no event is added")
+			assert.Equal(t, string(got), string(editSSE(got, r, nil)), "editing again changes nothing")
+		}
+	})
+}
+
+// soleData returns the value of an event's data line when it has exactly one.
+func soleData(ev []byte) ([]byte, bool) {
+	var data []byte
+	n := 0
+	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("data:")) {
+			data, n = sseData(line), n+1
+		}
+	}
+	return data, n == 1
+}
+
+// withoutData is an event with its data lines left out.
+func withoutData(ev []byte) []byte {
+	var out []byte
+	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// checkRestored checks the rules' members in an edited answer: removed ones absent, nulled ones
+// null, at the top and in each choice.
+func checkRestored(t *testing.T, v ojson.Value, r restoreRules) {
+	t.Helper()
+	check := func(o ojson.Value, remove, null []string) {
+		for _, k := range remove {
+			_, ok := o.Get(k)
+			assert.False(t, ok, "%s removed", k)
+		}
+		for _, k := range null {
+			if x, ok := o.Get(k); ok {
+				assert.True(t, x.IsNull(), "%s nulled", k)
+			}
+		}
+	}
+	check(v, r.topRemove, r.topNull)
+	if cs, ok := v.Get("choices"); ok && cs.Kind() == ojson.KindArray {
+		for _, c := range cs.Elems() {
+			if c.Kind() == ojson.KindObject {
+				check(c, r.choiceRemove, r.choiceNull)
+			}
+		}
+	}
+}
+
+// FuzzAdapterExtract: the token-field reader of a held vLLM or SGLang answer (docs/TOKENS.md §1.5
+// steps 1–3, §7) never panics on any JSON; ids it accepts have one log prob per generated id,
+// and the payload it serves the sink carries exactly those ids into the token entry.
+func FuzzAdapterExtract(f *testing.F) {
+	f.Add([]byte(`{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a"},"logprobs":{"content":[{"token":"token_id:5","logprob":-0.5}]},"token_ids":[5]}],"prompt_token_ids":[1,2]}`))
+	f.Add([]byte(`{"choices":[{"message":{"content":"a","prompt_token_ids":[1],"generation_token_ids":[2],"generation_log_probs":[-1]},"token_ids":[2]}],"prompt_token_ids":[1]}`))
+	f.Add([]byte(`{"choices":[{"message":{"prompt_token_ids":[1]},"logprobs":{"content":[{"token":"a","logprob":0}]}}]}`))
+	f.Add([]byte(`{"choices":[{"logprobs":{"content":[{"token":"token_id:9","logprob":-1e-7},{"token":"token_id:x","logprob":1}]}}]}`))
+	f.Add([]byte(`{"choices":[{"prompt_token_ids":[1,2],"token_ids":[3],"logprobs":{"content":[{"token":"x","logprob":-2}]}}]}`))
+	f.Add([]byte(`{"choices":[{"token_ids":[1e400],"logprobs":null}],"prompt_token_ids":[true]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		resp, err := ojson.Parse(body)
+		if err != nil || resp.Kind() != ojson.KindObject {
+			return
+		}
+		for _, src := range []TokenSource{TokenSourceVLLM, TokenSourceSGLang} {
+			a := &adapterCall{source: src}
+			ids, err := a.extract(resp)
+			if err != nil {
+				assert.NotEmpty(t, err.Error())
+				continue
+			}
+			require.Len(t, ids.LogProbs, len(ids.Generation), "%s: %s", src, body)
+			if !ids.HasPrompt {
+				continue // the prompt comes from /tokenize
+			}
+			payload, err := ojson.Parse(servedPayload(resp, ids))
+			require.NoError(t, err)
+			e, err := tokens.EntryFromResponse(payload, "r0", "c1", "m", time.Unix(1, 0))
+			if err != nil {
+				// Only a log prob JSON cannot hold (NaN, ±Inf) is refused, never the ids.
+				assert.True(t, slices.ContainsFunc(ids.LogProbs, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }), "%s: %v", body, err)
+				continue
+			}
+			assert.Equal(t, ids.Prompt, e.PromptTokenIDs)
+			assert.Equal(t, ids.Generation, e.GenerationTokenIDs)
+			assert.Equal(t, ids.LogProbs, e.GenerationLogProbs)
 		}
 	})
 }

@@ -166,17 +166,39 @@ const (
 // rejected, failed or written_dir_unsynced (capture.Outcome). Not a semantic convention.
 const GymtraceCaptureOutcomeKey = attribute.Key("gymtrace.capture.outcome")
 
-// Observation metrics (package agentobs): what the span writer cannot tell apart. Not semantic conventions.
+// GymtraceCaptureWriterUnattributedName counts the spans a span writer wrote (or tried to write)
+// to the unattributed file, <store dir>/_unattributed.observations.jsonl (SPEC §0 D18): spans of its
+// kind that name no rollout on the span or its resource and whose trace carried none within the
+// writer's trace window (unit {span}), by [GymtraceCaptureLineKindKey] and
+// [GymtraceCaptureUnattributedReasonKey]. Their outcome counts in gymtrace.capture.writer.spans as
+// usual. Not a semantic convention.
 const (
-	// GymtraceObservationsUnattributedName counts observation spans (invoke_agent, execute_tool,
-	// compaction and sandbox spans: agentobs.ObservationKind) that name no rollout, a missing or empty
-	// gymtrace.rollout.id, so that no observations file can hold them (unit {span}), by
-	// [GymtraceObservationKindKey]. The span writer counts the same spans as ignored.
-	GymtraceObservationsUnattributedName = "gymtrace.observations.unattributed"
-	// GymtraceObservationsUnattributedUnit is the unit of gymtrace.observations.unattributed.
-	GymtraceObservationsUnattributedUnit = "{span}"
-	// GymtraceObservationsUnattributedDescription is the description of gymtrace.observations.unattributed.
-	GymtraceObservationsUnattributedDescription = "Observation spans not written because they name no rollout (no gymtrace.rollout.id)."
+	GymtraceCaptureWriterUnattributedName = "gymtrace.capture.writer.unattributed"
+	// GymtraceCaptureWriterUnattributedUnit is the unit of gymtrace.capture.writer.unattributed.
+	GymtraceCaptureWriterUnattributedUnit = "{span}"
+	// GymtraceCaptureWriterUnattributedDescription is the description of gymtrace.capture.writer.unattributed.
+	GymtraceCaptureWriterUnattributedDescription = "Spans written to _unattributed.observations.jsonl because neither they, their resource nor their trace named a rollout (SPEC D18)."
+)
+
+// GymtraceCaptureUnattributedReasonKey says why a span went to the unattributed file (SPEC §0
+// D18): one of the GymtraceUnattributed* values. It is the metric attribute of
+// gymtrace.capture.writer.unattributed and the "unattributed_reason" of the span's line. Not a
+// semantic convention.
+const GymtraceCaptureUnattributedReasonKey = attribute.Key("gymtrace.capture.unattributed_reason")
+
+// gymtrace.capture.unattributed_reason values (SPEC §0 D18).
+const (
+	// GymtraceUnattributedNoRolloutID: the trace window's time ran out and no span of the trace
+	// the writer saw, before or during it, carried a gymtrace.rollout.id.
+	GymtraceUnattributedNoRolloutID = "no_rollout_id"
+	// GymtraceUnattributedNoTraceID: the span has no valid trace id, so no trace to inherit from.
+	GymtraceUnattributedNoTraceID = "no_trace_id"
+	// GymtraceUnattributedWindowFull: the span was held when the trace window reached its bound of
+	// traces or held spans; its trace, the oldest held, was written out early.
+	GymtraceUnattributedWindowFull = "window_full"
+	// GymtraceUnattributedFlushed: ForceFlush or Shutdown came before any span of its trace
+	// carried a rollout id (or the span arrived after Shutdown).
+	GymtraceUnattributedFlushed = "flushed"
 )
 
 // GymtraceObservationKindKey is the kind of observation a span records, the "kind" of its

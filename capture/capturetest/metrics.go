@@ -13,7 +13,8 @@ import (
 // Counts collects r and returns the span writers' counters and the observations' one, non-zero
 // values only, by name: "<line_kind>/<outcome>" (gymtrace.capture.writer.spans, e.g.
 // "model_call/written"), "<line_kind>/duplicates" (gymtrace.capture.writer.duplicates) and
-// "unattributed/<kind>" (gymtrace.observations.unattributed, e.g. "unattributed/tool_call"). Other
+// "<line_kind>/unattributed/<reason>" (gymtrace.capture.writer.unattributed, e.g.
+// "observation/unattributed/flushed"). Other
 // metrics (the writers' bytes, a Collector's own) are left out. It fails t when r cannot be
 // collected or one of these is not a monotonic int64 sum.
 func Counts(t testing.TB, r *sdkmetric.ManualReader) map[string]int64 {
@@ -26,7 +27,7 @@ func Counts(t testing.TB, r *sdkmetric.ManualReader) map[string]int64 {
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			switch m.Name {
-			case semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureWriterDuplicatesName, semconv.GymtraceObservationsUnattributedName:
+			case semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureWriterDuplicatesName, semconv.GymtraceCaptureWriterUnattributedName:
 			default:
 				continue
 			}
@@ -43,7 +44,7 @@ func Counts(t testing.TB, r *sdkmetric.ManualReader) map[string]int64 {
 				case semconv.GymtraceCaptureWriterDuplicatesName:
 					name = val(semconv.GymtraceCaptureLineKindKey) + "/duplicates"
 				default:
-					name = "unattributed/" + val(semconv.GymtraceObservationKindKey)
+					name = val(semconv.GymtraceCaptureLineKindKey) + "/unattributed/" + val(semconv.GymtraceCaptureUnattributedReasonKey)
 				}
 				if dp.Value != 0 {
 					out[name] += dp.Value

@@ -156,8 +156,11 @@ func ObservationCases() []ObservationCase {
 //     span order, in one batch or one batch per span;
 //   - idempotency by span (trace_id and span_id): the same span again, in the same batch, in a
 //     later one, or concurrently, appends nothing;
-//   - an observation span that names no rollout (no gymtrace.rollout.id, an empty one, one that is
-//     not a string) writes nothing and is no error, nor is a span that is not an observation;
+//   - attribution (SPEC §0 D18): a span's gymtrace.rollout.id names its rollout, else its
+//     resource's; an observation span that names none (no gymtrace.rollout.id, an empty one, one
+//     that is not a string) takes the rollout of an earlier span of its trace, or is held until a
+//     later one names it; spans whose trace named none go to _unattributed.observations.jsonl at
+//     Flush (the Target must be a [Flusher]); a span that is not an observation writes nothing;
 //   - one whose rollout id is not a safe file name (SPEC §2.2) writes nothing, and marks nothing;
 //   - concurrent batches for one rollout all land, one whole line each.
 //
@@ -169,7 +172,7 @@ func RunObservations(t *testing.T, newTarget func(t *testing.T, dir string) Targ
 	t.Run("golden lines in order in one rollout", s.oneRollout)
 	t.Run("one batch per span appends in order", s.batchPerSpan)
 	t.Run("a second line of one span is not appended", s.idempotent)
-	t.Run("spans without a rollout, or not observations, write nothing", s.unattributed)
+	t.Run("attribution", s.attribution)
 	t.Run("unsafe rollout id writes and marks nothing", s.unsafe)
 	t.Run("concurrent batches to one rollout", s.concurrent)
 }
@@ -229,34 +232,6 @@ func (s obsSuite) idempotent(t *testing.T) {
 	require.NoError(t, tg.ConsumeSpans(t.Context(), spans), "a retry of the whole batch")
 	consumeConcurrently(t, tg, func(int) []Span { return spans[1:] })
 	assert.Equal(t, map[string]string{obsName(obsRollout): want}, DirContents(t, dir), "one line per span")
-}
-
-func (s obsSuite) unattributed(t *testing.T) {
-	tg, dir := s.start(t)
-	var spans []Span
-	k := semconv.GymtraceRolloutIDKey
-	for i, c := range s.cases {
-		spans = append(spans,
-			edit(c.Span, sid(0x21, 3*i), without(k)),
-			edit(c.Span, sid(0x21, 3*i+1), replace(k, attribute.StringValue(""))),
-			edit(c.Span, sid(0x21, 3*i+2), replace(k, attribute.Int64Value(7))))
-	}
-	rid := semconv.GymtraceRolloutID(obsRollout)
-	spans = append(spans,
-		Span{Name: "plain", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(0x22, 0),
-			Attributes: []attribute.KeyValue{rid}},
-		// A chat span with compacted state but no model_call id: neither a compaction (it names its
-		// operation) nor a model call.
-		Span{Name: "chat m", Kind: trace.SpanKindClient, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(0x22, 1),
-			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "chat"), attribute.Bool("gen_ai.conversation.compacted", true), rid}},
-		Span{Name: "execute_tool", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(0x22, 2),
-			Attributes: []attribute.KeyValue{attribute.Int("gen_ai.operation.name", 1), rid}},
-	)
-	require.NoError(t, tg.ConsumeSpans(t.Context(), spans))
-	for _, sp := range spans {
-		require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{sp}), sp.Name)
-	}
-	assert.Empty(t, DirContents(t, dir), "no file for spans without a rollout, or not observations")
 }
 
 func (s obsSuite) unsafe(t *testing.T) {

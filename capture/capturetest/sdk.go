@@ -1,6 +1,7 @@
 package capturetest
 
 import (
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -8,7 +9,7 @@ import (
 
 // ReadOnlySpans returns spans as the otel-go SDK hands them to span exporters and processors
 // (sdktrace.ReadOnlySpan, through tracetest.SpanStub), field by field: every span sampled, its
-// parent (when it has one) in its own trace.
+// parent (when it has one) in its own trace, its resource when it has attributes.
 func ReadOnlySpans(spans []Span) []sdktrace.ReadOnlySpan {
 	stubs := make(tracetest.SpanStubs, len(spans))
 	for i, s := range spans {
@@ -23,6 +24,9 @@ func ReadOnlySpans(spans []Span) []sdktrace.ReadOnlySpan {
 			Status:            sdktrace.Status{Code: s.StatusCode},
 			DroppedEvents:     s.DroppedEvents,
 			DroppedLinks:      s.DroppedLinks,
+		}
+		if len(s.Resource) > 0 {
+			st.Resource = resource.NewSchemaless(s.Resource...)
 		}
 		if s.ParentSpanID.IsValid() {
 			st.Parent = spanContext(s.TraceID, s.ParentSpanID)

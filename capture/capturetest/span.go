@@ -19,6 +19,9 @@ type Span struct {
 	// completed_at.
 	Start, End time.Time
 	Attributes []attribute.KeyValue // in order, each key once
+	// Resource holds the attributes of the span's resource (none: an empty resource); a Collector
+	// target puts consecutive spans with equal resources under one ResourceSpans.
+	Resource []attribute.KeyValue
 	// DroppedAttributes, DroppedEvents and DroppedLinks count what the producer dropped to its
 	// limits (sdktrace.ReadOnlySpan.DroppedAttributes, ptrace.Span.DroppedAttributesCount, ...).
 	DroppedAttributes int
@@ -59,6 +62,14 @@ type Target interface {
 	// observation span that could not be written (an SDK span processor has none to give). It may
 	// be called concurrently.
 	ConsumeSpans(ctx context.Context, spans []Span) error
+}
+
+// Flusher is implemented by a [Target] that can be told to write what it holds (SPEC §0 D18: the
+// observation spans waiting for their trace to name a rollout go to the unattributed file): an SDK
+// processor's ForceFlush, a Collector exporter's Shutdown. Every Target of [RunObservations] must
+// implement it; the suite calls Flush last.
+type Flusher interface {
+	Flush(ctx context.Context) error
 }
 
 // TargetFunc adapts a function to [Target].

@@ -6,6 +6,7 @@
 package sdkspan
 
 import (
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gymtrace/gymtrace/capture"
@@ -14,7 +15,7 @@ import (
 // FromReadOnly returns the [capture.Span] view of an otel-go SDK span (from a SpanProcessor's
 // OnEnd, a SpanExporter's batch or a tracetest stub): ids, the parent (only when it is in the
 // span's own trace; a remote parent of another trace is none), name, kind, times, status code,
-// attributes, events, links and the dropped counts. It copies nothing but slice headers: the view
+// attributes, the resource's attributes, events, links and the dropped counts. It copies nothing but slice headers: the view
 // reads the span's own attribute, event and link slices, which the SDK never changes after the
 // span ended. Safe for concurrent use.
 func FromReadOnly(s sdktrace.ReadOnlySpan) capture.Span {
@@ -32,6 +33,9 @@ func FromReadOnly(s sdktrace.ReadOnlySpan) capture.Span {
 		DroppedEvents:     s.DroppedEvents(),
 		DroppedLinks:      s.DroppedLinks(),
 	}
+	if r := s.Resource(); r != nil {
+		v.Resource = resourceAttributes{r.Set()}
+	}
 	if p := s.Parent(); p.IsValid() && p.TraceID() == sc.TraceID() {
 		v.ParentSpanID = p.SpanID()
 	}
@@ -48,4 +52,12 @@ func FromReadOnly(s sdktrace.ReadOnlySpan) capture.Span {
 		}
 	}
 	return v
+}
+
+// resourceAttributes is a resource's attribute set as a [capture.AttributeLookup].
+type resourceAttributes struct{ set *attribute.Set }
+
+// Lookup returns the value of key and whether the resource has it.
+func (r resourceAttributes) Lookup(key string) (attribute.Value, bool) {
+	return r.set.Value(attribute.Key(key))
 }

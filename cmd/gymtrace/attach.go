@@ -67,7 +67,9 @@ rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._
 the command then exits 1 after writing OUT.jsonl.
 Rollouts without capture records, with damaged capture lines, marked incomplete or with records
 that repeat a model_call_id (a call recorded twice) are reported on stderr (exit 0; with --strict,
-exit 1 after writing OUT.jsonl).
+exit 1 after writing OUT.jsonl), and so is a non-empty _unattributed.observations.jsonl in the
+capture directory: observation spans that named no rollout on the span, its resource or its trace
+(SPEC D18), which no row's observations include.
 
 With --claude-code-dir-key, transcripts are read only as regular files of at most
 --max-transcript-bytes each, and nothing below a row's directory is reached through a symbolic link
@@ -183,8 +185,12 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 			break
 		}
 	}
+	unattributed := noteUnattributed(cmd, store)
 	if malformed != nil {
 		return fmt.Errorf("attach: %d malformed row%s copied unchanged to %s (listed above)", len(malformed.Rows), pluralSuffix(len(malformed.Rows)), output)
+	}
+	if strict && unattributed != "" && problemRollouts(sum) == 0 {
+		return fmt.Errorf("attach --strict: observation spans that name no rollout: %s; %s was written", unattributed, output)
 	}
 	if n := problemRollouts(sum); strict && n > 0 {
 		var what []string
@@ -201,7 +207,11 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 				what = append(what, k.what)
 			}
 		}
-		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above); %s was written", n, pluralSuffix(n), strings.Join(what, " or "), output)
+		also := ""
+		if unattributed != "" {
+			also = ", and " + unattributed
+		}
+		return fmt.Errorf("attach --strict: %d rollout%s with %s (listed above)%s; %s was written", n, pluralSuffix(n), strings.Join(what, " or "), also, output)
 	}
 	return nil
 }

@@ -37,7 +37,8 @@ capture problems, then the run's totals. Each rollout is read exactly as gymtrac
 
 Findings name rollouts without captured calls, damaged capture lines, the .capture.incomplete marker,
 captures that cannot be read, rollouts whose every call failed, and calls that named no rollout
-(with --uncorrelated-rollout-id), and rollouts whose training token capture in --token-dir (default:
+(with --uncorrelated-rollout-id), a non-empty _unattributed.observations.jsonl (observation spans
+that named no rollout on the span, its resource or its trace, SPEC D18: spans, traces, reasons), and rollouts whose training token capture in --token-dir (default:
 the capture directory) is masked or would be when finalized now, with the cause (read without
 freezing it; see gymtrace tokens). With --rollouts (the run's rollouts file, e.g. the output of
 gymtrace attach) every rollout it names is reported, also those without any capture file — without

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	colexporter "go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/gymtrace/gymtrace/capture"
@@ -41,10 +42,18 @@ func newFactoryTargetWith(t *testing.T, dir, durability string) capturetest.Targ
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
-	return capturetest.TargetFunc(func(ctx context.Context, spans []capturetest.Span) error {
-		return exp.ConsumeTraces(ctx, toTraces(spans))
-	})
+	return exporterTarget{exp}
 }
+
+// exporterTarget pushes the suite's spans to a started gymcapture as one ConsumeTraces each; Flush
+// (capturetest.Flusher) is its Shutdown, which writes the held observation spans (SPEC §0 D18).
+type exporterTarget struct{ exp colexporter.Traces }
+
+func (e exporterTarget) ConsumeSpans(ctx context.Context, spans []capturetest.Span) error {
+	return e.exp.ConsumeTraces(ctx, toTraces(spans))
+}
+
+func (e exporterTarget) Flush(ctx context.Context) error { return e.exp.Shutdown(ctx) }
 
 // TestCaptureConformance runs the capture conformance suite against gymcapture; the SDK exporter
 // runs the same suite (exporter/capturetest_test.go) against the same golden lines.

@@ -27,7 +27,7 @@
 // durability contract end to end (collectorext/config/gymtrace-otelcol.yaml).
 //
 // Telemetry and lifecycle: the span writers count on the Collector's MeterProvider under the
-// names the SDK's writers use (gymtrace.capture.writer.*, gymtrace.observations.unattributed).
+// names the SDK's writers use (gymtrace.capture.writer.*, .unattributed included).
 // Start creates capture_dir with dir_mode; Shutdown is safe without Start and when called twice;
 // spans received after Shutdown are not written, the model-call spans' rollouts are marked
 // incomplete and an error is returned. The exporter is safe for concurrent use.

@@ -40,6 +40,7 @@ type captureExporter struct {
 	queueEnabled    bool
 	logger          *zap.Logger
 	meterProvider   metric.MeterProvider // the Collector's, for the span writers' counters
+	traceWindow     capture.TraceWindow  // of the observations writer (SPEC §0 D18); zero: defaults
 
 	writers atomic.Pointer[writers] // set by start
 	closed  atomic.Bool
@@ -47,10 +48,9 @@ type captureExporter struct {
 }
 
 // writers are the exporter's span writers over its store: records, and observation lines (nil
-// when observations are off) with the counter of observation spans that name no rollout.
+// when observations are off).
 type writers struct {
 	records, observations *capture.Writer
-	unattributed          *agentobs.UnattributedCounter
 }
 
 func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, error) {
@@ -97,10 +97,8 @@ func (e *captureExporter) start(context.Context, component.Host) (err error) {
 		return fmt.Errorf("gymcapture: %w", err)
 	}
 	if e.observations {
-		if w.observations, err = capture.NewWriter(store, agentobs.ObservationLines{}, mp); err != nil {
-			return fmt.Errorf("gymcapture: %w", err)
-		}
-		if w.unattributed, err = agentobs.NewUnattributedCounter(e.meterProvider); err != nil {
+		if w.observations, err = capture.NewWriter(store, agentobs.ObservationLines{}, mp,
+			capture.WithTraceWindow(e.traceWindow), capture.WithDeferredResults(e.logDeferred)); err != nil {
 			return fmt.Errorf("gymcapture: %w", err)
 		}
 	}
@@ -114,16 +112,22 @@ func (e *captureExporter) start(context.Context, component.Host) (err error) {
 }
 
 // shutdown stops writing: later pushes write nothing, mark the model-call spans' rollouts
-// incomplete (observation spans mark nothing) and return an error. Every line already pushed is on
-// stable storage; a journaled store is closed (its rollout files fsynced, its journal removed),
-// a per-record store holds nothing to close. It is safe without start and when called more than
-// once.
-func (e *captureExporter) shutdown(context.Context) error {
+// incomplete (observation spans mark nothing) and return an error. The observation spans still
+// held, waiting for their trace to name a rollout, are written to _unattributed.observations.jsonl
+// (SPEC §0 D18). Every line already pushed is then on stable storage; a journaled store is closed
+// (its rollout files fsynced, its journal removed), a per-record store holds nothing to close. It
+// is safe without start and when called more than once.
+func (e *captureExporter) shutdown(ctx context.Context) error {
 	e.closed.Store(true)
+	var err error
+	if w := e.writers.Load(); w != nil && w.observations != nil {
+		err = w.observations.Shutdown(ctx)
+	}
 	if s := e.store.Load(); s != nil {
-		if err := s.Close(); err != nil {
-			return fmt.Errorf("gymcapture: %w", err)
-		}
+		err = errors.Join(err, s.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("gymcapture: %w", err)
 	}
 	return nil
 }
@@ -140,7 +144,11 @@ func (e *captureExporter) shutdown(context.Context) error {
 // A span that is both a model-call span and an observation span (the conventions never make one)
 // gets both lines, the observation line first: when that fails, the record is not started (the
 // span fails, its rollout is marked incomplete and a retry writes both). An observation span that
-// names no rollout is counted by gymtrace.observations.unattributed.
+// names no rollout on the span or its resource takes its trace's (SPEC §0 D18): at once when a
+// span of its trace pushed earlier carried one, else it is held (no error: the push is
+// acknowledged before the line is durable) until one arrives, or written to
+// _unattributed.observations.jsonl when the trace window ends or at shutdown, counted by
+// gymtrace.capture.writer.unattributed and logged once per trace.
 func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	w := e.writers.Load()
 	if w == nil {
@@ -156,7 +164,7 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 			spans := ss.Spans()
 			for k := range spans.Len() {
 				sp := spans.At(k)
-				switch o, err := e.pushSpan(ctx, w, sp); o {
+				switch o, err := e.pushSpan(ctx, w, sp, rs); o {
 				case capture.OutcomeRejected:
 					b.reject(err)
 				case capture.OutcomeFailed:
@@ -170,8 +178,9 @@ func (e *captureExporter) pushTraces(ctx context.Context, td ptrace.Traces) erro
 
 // pushSpan hands one span's view to the writers and returns its outcome for the push (a span
 // received after shutdown fails), with the error of a rejected or failed one.
-func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Span) (capture.Outcome, error) {
+func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Span, rs ptrace.ResourceSpans) (capture.Outcome, error) {
 	v := spanView(sp)
+	v.Resource = spanAttributes(rs.Resource().Attributes())
 	if e.closed.Load() {
 		return e.drop(ctx, w, &v)
 	}
@@ -179,11 +188,7 @@ func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Sp
 		r := w.observations.Write(ctx, &v)
 		_, isCall := w.records.Route(&v)
 		switch {
-		case r.Outcome == capture.OutcomeIgnored:
-			if _, ok := w.unattributed.Add(ctx, &v); ok {
-				e.logger.Warn("gymcapture: observation span without a gymtrace.rollout.id; observation not written",
-					zap.String("span_id", v.SpanID.String()), zap.String("span_name", v.Name))
-			}
+		case r.Outcome == capture.OutcomeIgnored, r.Outcome == capture.OutcomeHeld:
 		case !isCall:
 			return e.observationOutcome(r, &v)
 		case r.Outcome == capture.OutcomeFailed:
@@ -204,8 +209,6 @@ func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span)
 			e.logger.Error("gymcapture: observation span received after shutdown; observation not written",
 				zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
 			o = capture.OutcomeFailed
-		} else {
-			w.unattributed.Add(ctx, v)
 		}
 	}
 	if r := w.records.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {

@@ -313,7 +313,9 @@ func keys(m map[string]string) []string {
 
 // TestTelemetry: the span writers count on the Collector's own telemetry (componenttest), under
 // the names the SDK uses: gymtrace.capture.writer.spans by line kind and outcome, .bytes, and
-// gymtrace.observations.unattributed; the exporter has no counter of its own.
+// .unattributed by line kind and reason (the stray tool span has no trace id, so no trace to
+// inherit a rollout from: it goes to the unattributed file at once); the exporter has no counter
+// of its own.
 func TestTelemetry(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -356,10 +358,11 @@ func TestTelemetry(t *testing.T) {
 		}
 		return got
 	}
-	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 3, "model_call/rejected": 1, "model_call/partial": 1,
-		"observation/ignored": 6},
+	assert.Equal(t, map[string]int64{"model_call/written": 1, "model_call/ignored": 2, "model_call/rejected": 1, "model_call/partial": 1,
+		"observation/ignored": 5, "observation/written": 1},
 		byAttrs(semconv.GymtraceCaptureWriterSpansName, semconv.GymtraceCaptureLineKindKey, semconv.GymtraceCaptureOutcomeKey))
-	assert.Equal(t, map[string]int64{"tool_call": 1}, byAttrs(semconv.GymtraceObservationsUnattributedName, semconv.GymtraceObservationKindKey))
+	assert.Equal(t, map[string]int64{"observation/no_trace_id": 1},
+		byAttrs(semconv.GymtraceCaptureWriterUnattributedName, semconv.GymtraceCaptureLineKindKey, semconv.GymtraceCaptureUnattributedReasonKey))
 	written := byAttrs(semconv.GymtraceCaptureWriterBytesName, semconv.GymtraceCaptureLineKindKey)
 	assert.Positive(t, written["model_call"])
 	_, err = tel.GetMetric("otelcol_exporter_gymcapture_spans")

@@ -1,6 +1,7 @@
 package gymcaptureexporter
 
 import (
+	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -19,6 +20,10 @@ import (
 // failures mark nothing: the incomplete marker speaks for the capture file only.
 func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) (capture.Outcome, error) {
 	sid := zap.String("span_id", v.SpanID.String())
+	if r.Unattributed != "" && r.Outcome == capture.OutcomeWritten {
+		e.logger.Warn("gymcapture: observation span names no rollout (no gymtrace.rollout.id on the span, its resource or its trace); written to "+capture.UnattributedObservationsFile,
+			zap.String("trace_id", v.TraceID.String()), sid, zap.String("reason", r.Unattributed))
+	}
 	switch r.Outcome {
 	case capture.OutcomeRejected:
 		err := observationError{fmt.Errorf("gymcapture: observation span: %w", r.Err)}
@@ -34,6 +39,28 @@ func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) 
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
 	}
 	return r.Outcome, nil
+}
+
+// logDeferred logs what the observations writer did with the held spans of one trace (SPEC §0
+// D18): once for the trace when they went to the unattributed file, and each span not written
+// (their push was acknowledged already: no retry can help).
+func (e *captureExporter) logDeferred(_ context.Context, d capture.Deferred) {
+	tid := zap.String("trace_id", d.TraceID.String())
+	if d.Reason != "" {
+		e.logger.Warn("gymcapture: no span of the trace named a rollout (gymtrace.rollout.id on a span or its resource) within the trace window; its observation spans were written to "+capture.UnattributedObservationsFile,
+			tid, zap.Int("spans", len(d.Spans)), zap.String("reason", d.Reason))
+	}
+	for i, r := range d.Results {
+		switch r.Outcome {
+		case capture.OutcomeWritten:
+		case capture.OutcomeWrittenDirUnsynced:
+			e.logger.Warn("gymcapture: held observation line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
+				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
+		default:
+			e.logger.Error("gymcapture: held observation line not written",
+				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
+		}
+	}
 }
 
 // observationError marks the error of a rejected observation span, so that a push's error can

@@ -233,7 +233,8 @@ func TestObservationsFromPlainTracer(t *testing.T) {
 		attribute.String("gymtrace.compaction.summary", "the story so far"), attribute.String("gymtrace.compaction.first_kept_item.id", "msg_3")})
 	modelCall(compact, 175, "mc-sum")
 	end(compact, 180)
-	// Not observations: a model call (names its operation), a plain span, a tool without a rollout id.
+	// Not observations: a model call (names its operation), a plain span. A tool without a rollout
+	// id inherits its trace's (SPEC §0 D18), in both writers.
 	_, chat := start(cctx, "chat gpt", 182, []attribute.KeyValue{rid,
 		attribute.String("gen_ai.operation.name", "chat"), attribute.Bool("gen_ai.conversation.compacted", true)})
 	end(chat, 185)
@@ -252,7 +253,7 @@ func TestObservationsFromPlainTracer(t *testing.T) {
 	require.Equal(t, []string{"py-1.observations.jsonl"}, keys(want))
 	assert.Equal(t, want, capturetest.DirContents(t, colDir), "byte-identical to the SDK processor's file")
 	assert.Contains(t, want["py-1.observations.jsonl"], `"gymtrace.model_call.ids":[]`)
-	assert.Equal(t, map[string]int64{"observation/written": 5, "observation/ignored": 3, "unattributed/tool_call": 1}, capturetest.Counts(t, side.metrics))
+	assert.Equal(t, map[string]int64{"observation/written": 6, "observation/ignored": 2}, capturetest.Counts(t, side.metrics))
 
 	rootID, subID := root.SpanContext().SpanID().String(), sub.SpanContext().SpanID().String()
 	secs := func(ms int) *float64 { return agentobs.Ptr(float64(at(ms).UnixNano()) / 1e9) }
@@ -275,6 +276,9 @@ func TestObservationsFromPlainTracer(t *testing.T) {
 				TokensBefore: agentobs.Ptr(9000), TokensAfter: agentobs.Ptr(400), Outcome: agentobs.CompactionOutcomeCompleted,
 				Summary: agentobs.Ptr("the story so far"), FirstKeptItemID: agentobs.Ptr("msg_3"),
 				BeforeModelCall: agentobs.Ptr(byID("mc-1")), ModelCalls: []agentobs.ModelCallRef{byID("mc-sum")}, AfterModelCall: agentobs.Ptr(byID("mc-2"))},
+			&agentobs.ToolCallObservation{InvocationID: rootID, ToolCallID: "call_X",
+				StartedAt: secs(188), CompletedAt: secs(189), DurationMS: agentobs.Ptr(1.0),
+				TimingSource: agentobs.Ptr(agentobs.TimingSourceExecutor), Status: agentobs.ToolCallStatusCompleted},
 		},
 	}
 	require.NoError(t, expected.Validate())

@@ -1,6 +1,8 @@
 package gymcaptureexporter
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
@@ -11,15 +13,23 @@ import (
 )
 
 // toTraces converts the conformance suite's spans to pdata, the way the OTLP receiver hands them
-// to the exporter: one resource and scope, the spans in order, attribute values in their OTLP form.
+// to the exporter: the spans in order, one resource (service.name plus the span's Resource) and
+// scope for each run of spans with equal Resource, attribute values in their OTLP form.
 func toTraces(spans []capturetest.Span) ptrace.Traces {
 	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "model-server")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("github.com/gymtrace/gymtrace/proxy")
-	for _, s := range spans {
+	var ss ptrace.ScopeSpans
+	for i, s := range spans {
+		if i == 0 || !slices.Equal(s.Resource, spans[i-1].Resource) {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", "model-server")
+			putAttributes(rs.Resource().Attributes(), s.Resource)
+			ss = rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName("github.com/gymtrace/gymtrace/proxy")
+		}
 		putSpan(ss.Spans().AppendEmpty(), s)
+	}
+	if len(spans) == 0 {
+		td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
 	}
 	return td
 }

@@ -96,7 +96,8 @@ func (t *telemetry) shutdown(ctx context.Context) error {
 
 // lostObservations sums, from the observations processor's counters, the observation spans whose
 // line is not in a file: gymtrace.capture.writer.spans with outcome failed or rejected, and
-// gymtrace.observations.unattributed (no rollout id).
+// gymtrace.capture.writer.unattributed (no rollout id on the span, its resource or its trace: the
+// line is in _unattributed.observations.jsonl, SPEC §0 D18).
 func lostObservations(rm *metricdata.ResourceMetrics) int64 {
 	var n int64
 	for _, sm := range rm.ScopeMetrics {
@@ -105,7 +106,7 @@ func lostObservations(rm *metricdata.ResourceMetrics) int64 {
 			for _, dp := range sum.DataPoints {
 				o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey)
 				switch {
-				case m.Name == semconv.GymtraceObservationsUnattributedName,
+				case m.Name == semconv.GymtraceCaptureWriterUnattributedName,
 					m.Name == semconv.GymtraceCaptureWriterSpansName &&
 						(o.AsString() == capture.OutcomeFailed.String() || o.AsString() == capture.OutcomeRejected.String()):
 					n += dp.Value

@@ -23,7 +23,12 @@
 //
 // The answer is a pure function of the request body (and of the options): the same request
 // members give the same ids, text, tool call and usage, whether streamed or not ("stream" and
-// "stream_options" do not count), so a stream reassembles to exactly the JSON answer. The rules:
+// "stream_options" do not count), so a stream reassembles to exactly the JSON answer. For a chat
+// request to the vLLM or SGLang engine, the members that only ask for token facts ("logprobs",
+// "top_logprobs", "return_token_ids", "return_tokens_as_token_ids", "return_prompt_token_ids") do
+// not count either: they add members to the answer, not change it, as in a real engine, so a
+// token-capturing proxy that adds them can give its client the answer to the client's own request.
+// The rules:
 //
 //   - When the request offers a function tool (the first one wins) and tool_choice is not
 //     "none", and the last input is not a tool result, the answer is a call of that tool with

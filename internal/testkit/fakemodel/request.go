@@ -122,15 +122,23 @@ func parseRequest(d Dialect, e Engine, body []byte) (*request, *apiError) {
 	return r, nil
 }
 
+// tokenTransportMembers are the engine request members that only say which token facts the answer
+// reports (log probs, ids, their text), not what is sampled: a real engine samples the same tokens
+// with the same log probabilities whether or not they are asked for.
+var tokenTransportMembers = []string{"logprobs", "top_logprobs", "return_token_ids", "return_tokens_as_token_ids", "return_prompt_token_ids"}
+
 // seed is what the answer's ids derive from: the request members except "stream" and
-// "stream_options", in a canonical order, so a streamed and a non-streamed call of the same
-// request get the same ids and the same answer.
+// "stream_options" (and, in a chat request to the vLLM or SGLang engine, the
+// tokenTransportMembers), in a canonical order, so a streamed and a non-streamed call of the
+// same request get the same ids and the same answer, and a token-capturing proxy that adds those
+// members gets the answer to the client's own request, with more members.
 func (r *request) seed() []byte {
 	m := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {
-		if k != "stream" && k != "stream_options" {
-			m[k] = v
+		if k == "stream" || k == "stream_options" || (r.engineChat() && slices.Contains(tokenTransportMembers, k)) {
+			continue
 		}
+		m[k] = v
 	}
 	b, err := json.Marshal(m) // sorted keys; the values were validated by json.Unmarshal
 	if err != nil {
@@ -138,6 +146,9 @@ func (r *request) seed() []byte {
 	}
 	return append([]byte(r.dialect+"\n"), b...)
 }
+
+// engineChat reports a Chat Completions request answered by the vLLM or SGLang engine.
+func (r *request) engineChat() bool { return r.dialect == DialectChat && r.engine != EngineOpenAI }
 
 // walk counts the characters of every string value under v and notes cache_control members.
 func (r *request) walk(v any) int {

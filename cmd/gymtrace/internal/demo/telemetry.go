@@ -32,7 +32,8 @@ type ObservationCounts struct {
 	// (gymtrace.capture.writer.spans, outcome "written").
 	Written int64
 	// Lost is the number of observation spans whose line is not: outcome "failed" or "rejected",
-	// and gymtrace.observations.unattributed (no rollout id).
+	// and gymtrace.capture.writer.unattributed (no rollout id on the span, its resource or its
+	// trace: in _unattributed.observations.jsonl, not the rollout's file; SPEC §0 D18).
 	Lost int64
 }
 
@@ -82,8 +83,9 @@ func observationCounts(rm *metricdata.ResourceMetrics) ObservationCounts {
 			}
 			for _, dp := range sum.DataPoints {
 				switch m.Name {
-				case semconv.GymtraceObservationsUnattributedName:
+				case semconv.GymtraceCaptureWriterUnattributedName: // counted as written too
 					c.Lost += dp.Value
+					c.Written -= dp.Value
 				case semconv.GymtraceCaptureWriterSpansName:
 					switch o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); o.AsString() {
 					case capture.OutcomeWritten.String():

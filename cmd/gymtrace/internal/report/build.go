@@ -77,6 +77,11 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 		rep.Findings = append(rep.Findings, Finding{Kind: FindingNoCapture,
 			Message: "the capture directory holds no capture file or marker: no call was captured there"})
 	}
+	if f, err := unattributedFinding(store); err != nil {
+		return nil, err
+	} else if f != nil {
+		rep.Findings = append(rep.Findings, *f)
+	}
 
 	p := newProgress(&opts, len(items))
 	budget := cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)

@@ -1,0 +1,109 @@
+package agentobs
+
+import (
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
+)
+
+// ObservationLines is the [capture.LineMapping] of the observations file: an observation span
+// ([ObservationKind]) that names its rollout — a non-empty string gymtrace.rollout.id on the span
+// or, failing that, on its resource ([capture.CarriedRolloutID], SPEC §0 D18) — becomes its
+// [ObservationLine], appended to <rollout_id>.observations.jsonl beside the capture file. Other
+// spans are ignored. It is a [capture.TraceRouting] mapping: an observation span that names no
+// rollout takes its trace's (the writer's trace window, SPEC §0 D18) or goes to
+// _unattributed.observations.jsonl ([capture.UnattributedObservationsFile]) with its reason. A line is identified
+// by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
+// not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
+// not written mark nothing: the incomplete marker speaks for the capture file only. The zero value
+// is ready to use and safe for concurrent use.
+type ObservationLines struct{}
+
+var _ capture.TraceRouting = ObservationLines{}
+
+// Kind returns semconv.GymtraceCaptureLineKindObservation.
+func (ObservationLines) Kind() string { return semconv.GymtraceCaptureLineKindObservation }
+
+// FileSuffix returns [capture.ObservationsFileSuffix].
+func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuffix }
+
+// MarksIncomplete returns false.
+func (ObservationLines) MarksIncomplete() bool { return false }
+
+// Route returns the rollout id an observation span names ([capture.CarriedRolloutID]: the span's
+// gymtrace.rollout.id, else its resource's).
+func (ObservationLines) Route(s *capture.Span) (string, bool) {
+	if _, ok := ObservationKind(s.Attributes); !ok {
+		return "", false
+	}
+	return capture.CarriedRolloutID(s)
+}
+
+// Unrouted reports whether s is an observation span that names no rollout.
+func (ObservationLines) Unrouted(s *capture.Span) bool {
+	if _, ok := ObservationKind(s.Attributes); !ok {
+		return false
+	}
+	_, named := capture.CarriedRolloutID(s)
+	return !named
+}
+
+// Detach returns the span as its line keeps it ([ObservationLine.Span] of [NewObservationLine]), in
+// memory of its own.
+func (ObservationLines) Detach(s *capture.Span) capture.Span {
+	return NewObservationLine("", *s).Span()
+}
+
+// NewUnattributedLine returns the span's line for _unattributed.observations.jsonl: its
+// [ObservationLine] with rollout_id "_unattributed" ([capture.UnattributedRolloutID]) and one more
+// key at the end, "unattributed_reason" (reason, a semconv.GymtraceUnattributed* value). It never
+// fails.
+func (ObservationLines) NewUnattributedLine(s *capture.Span, reason string) (capture.Line, error) {
+	return observationLine{l: NewObservationLine(capture.UnattributedRolloutID, *s), reason: reason}, nil
+}
+
+// NewLine returns the span's [ObservationLine]; it never fails.
+func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
+	return observationLine{l: NewObservationLine(rolloutID, *s)}, nil
+}
+
+// KeyOf returns the span identity (trace_id and span_id) of an observation line that is a strict
+// JSON object, "" otherwise.
+func (ObservationLines) KeyOf(line []byte) string {
+	v, err := ojson.Parse(line)
+	if err != nil {
+		return ""
+	}
+	tid, _ := v.Get("trace_id")
+	sid, _ := v.Get("span_id")
+	t, ok1 := tid.AsString()
+	s, ok2 := sid.AsString()
+	if !ok1 || !ok2 || t == "" || s == "" {
+		return ""
+	}
+	return t + s
+}
+
+// observationLine is an ObservationLine as a capture.Line, with the reason of an unattributed one.
+type observationLine struct {
+	l      ObservationLine
+	reason string
+}
+
+func (o observationLine) Key() string {
+	if !o.l.TraceID.IsValid() || !o.l.SpanID.IsValid() {
+		return ""
+	}
+	return o.l.TraceID.String() + o.l.SpanID.String()
+}
+
+func (o observationLine) AppendTo(dst []byte) []byte {
+	dst = o.l.AppendJSON(dst)
+	if o.reason == "" {
+		return dst
+	}
+	dst = append(dst[:len(dst)-2], `,"unattributed_reason":`...) // drop "}\n"
+	dst = ojson.AppendString(dst, o.reason)
+	return append(dst, "}\n"...)
+}
+func (o observationLine) Problems() capture.Problems { return nil }

@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/tokens"
+)
+
+// TestTokenCaptureAgreesWithFakeEngines: the proxy's restore rules (written from vLLM's and
+// SGLang's serving code) and fakemodel's engines (written from the same code, separately) agree:
+// through the proxy, the client gets exactly what the engine sends for the client's own request,
+// JSON and SSE, with and without the client's own token members, and the entry holds the engine's
+// ids (TOKENS.md §0 T2).
+func TestTokenCaptureAgreesWithFakeEngines(t *testing.T) {
+	const user = `{"role":"user","content":"What is the weather in Oslo?"}`
+	const tools = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]`
+	cases := []struct {
+		name         string
+		engine       fakemodel.Engine
+		noInline     bool
+		fromLogprobs bool
+		body         string
+	}{
+		{"vllm json", fakemodel.EngineVLLM, false, false, `{"model":"m","messages":[` + user + `]}`},
+		{"vllm sse", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"messages":[` + user + `]}`},
+		{"vllm sse usage", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[` + user + `]}`},
+		{"vllm json tool call", fakemodel.EngineVLLM, false, false, `{"model":"m","messages":[` + user + `],` + tools + `}`},
+		{"vllm sse tool call", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"messages":[` + user + `],` + tools + `}`},
+		{"vllm json reasoning", fakemodel.EngineVLLM, false, false, `{"model":"m","reasoning_effort":"low","messages":[` + user + `]}`},
+		{"vllm sse reasoning", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"reasoning_effort":"low","messages":[` + user + `]}`},
+		{"vllm json client logprobs", fakemodel.EngineVLLM, false, false, `{"model":"m","logprobs":true,"top_logprobs":2,"messages":[` + user + `]}`},
+		{"vllm sse client logprobs", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"logprobs":true,"messages":[` + user + `],` + tools + `}`},
+		{"vllm json client ids", fakemodel.EngineVLLM, false, false, `{"model":"m","return_token_ids":true,"messages":[` + user + `]}`},
+		{"vllm sse client ids", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"return_token_ids":true,"messages":[` + user + `],` + tools + `}`},
+		{"vllm before 0.10.2 json", fakemodel.EngineVLLM, true, true, `{"model":"m","messages":[` + user + `]}`},
+		{"vllm before 0.10.2 sse", fakemodel.EngineVLLM, true, true, `{"model":"m","stream":true,"messages":[` + user + `],` + tools + `}`},
+		{"sglang json", fakemodel.EngineSGLang, false, false, `{"model":"m","messages":[` + user + `]}`},
+		{"sglang json tool call", fakemodel.EngineSGLang, false, false, `{"model":"m","messages":[` + user + `],` + tools + `}`},
+		{"sglang json client logprobs", fakemodel.EngineSGLang, false, false, `{"model":"m","logprobs":true,"top_logprobs":1,"messages":[` + user + `]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []fakemodel.Option{fakemodel.WithEngine(c.engine)}
+			if c.noInline {
+				opts = append(opts, fakemodel.WithoutInlineTokenIDs())
+			}
+			fake := fakemodel.New(opts...)
+			up := newUpstream(t, fake.ServeHTTP)
+			src := TokenSourceVLLM
+			if c.engine == fakemodel.EngineSGLang {
+				src = TokenSourceSGLang
+			}
+			dir := t.TempDir()
+			env := newProxyEnv(t, up.URL, nil, WithTokenSource(src), WithTokenDir(dir), WithVLLMTokenIDsFromLogprobs(c.fromLogprobs))
+			want := direct(t, up.URL, c.body)
+			resp, got, err := env.post(t, tokenPath, c.body, nil)
+			require.NoError(t, err)
+			require.Equal(t, 200, resp.StatusCode, "%s", got)
+			assert.Equal(t, string(want), string(got), "the client gets the engine's answer to its own request")
+			if !strings.Contains(c.body, `"stream":true`) {
+				assert.Equal(t, fmt.Sprint(len(want)), resp.Header.Get("Content-Length"))
+			}
+			st, err := tokens.OpenStore(dir)
+			require.NoError(t, err)
+			es, err := st.ReadEntries("r1")
+			require.NoError(t, err)
+			require.Len(t, es, 1, "the call is captured")
+			assert.NotEmpty(t, es[0].PromptTokenIDs)
+			assert.NotEmpty(t, es[0].GenerationTokenIDs)
+			assert.Len(t, es[0].GenerationLogProbs, len(es[0].GenerationTokenIDs))
+		})
+	}
+}
