@@ -41,7 +41,7 @@ const (
 	defaultJaegerURL = "http://127.0.0.1:16686"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshot of the HTML report to docs/report.png")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser tests' screenshots of the HTML report: docs/report.png and docs/traceview.png (the trace view)")
 
 // chromiumBinary finds the browser (see envRequireChromium).
 func chromiumBinary(t *testing.T) string {
@@ -151,36 +151,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	rows := expectedRows(t, captureDir, rolloutsPath)
 	require.Len(t, rows, 11)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	// The first Run starts the browser, which lives as long as ctx: no timeout on it (chromedp.Run).
-	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
-	require.NoError(t, err)
-
-	// Every request the page makes: only the file itself may be loaded.
-	var mu sync.Mutex
-	var requests []string
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requests = append(requests, e.Request.URL)
-			mu.Unlock()
-		}
-	}))
+	ctx, requests := newBrowser(t, bin)
 
 	step, cancelStep := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelStep()
@@ -236,8 +207,53 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		t.Logf("wrote %s (%d bytes)", screenshotPath, len(png))
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	assertLocalRequests(t, requests())
+}
+
+// newBrowser starts headless Chromium (bin) for t and returns its context and a function that
+// returns every URL the browser requested so far. The browser stops when t ends.
+func newBrowser(t *testing.T, bin string) (context.Context, func() []string) {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(t.Context(),
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	// The first Run starts the browser, which lives as long as ctx: no timeout on it (chromedp.Run).
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	require.NoError(t, err)
+
+	// Every request the page makes: only the file itself may be loaded.
+	var mu sync.Mutex
+	var requests []string
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	}))
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(requests)
+	}
+}
+
+// assertLocalRequests checks that the page loaded nothing but itself (and data: URLs).
+func assertLocalRequests(t *testing.T, requests []string) {
+	t.Helper()
 	require.NotEmpty(t, requests, "network events are observed")
 	for _, u := range requests {
 		assert.True(t, strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "data:"), "the report loaded %s", u)

@@ -46,9 +46,11 @@ it such rollouts cannot be seen, and the report says so.
 
 With --html the same report is also written as one self-contained HTML file (no network access):
 a sortable table, charts as inline SVG, each rollout's calls with their payloads (up to 64 KiB each)
-in collapsed sections, and a link per rollout to its trace at --jaeger-url (the trace id is derived
-from the rollout id, and --run-id, as the capture proxy derives it). Progress is reported on stderr
-while many files are read. Exit status 0 also when there are findings.`,
+in collapsed sections, each rollout's trace view (a waterfall of its agent invocations, tool
+calls, compactions, sandbox runs and model calls from the capture and observations files, with the
+details of each span on a click), and a link per rollout to its trace at --jaeger-url, the UI of
+an official Jaeger release (the trace id is derived from the rollout id, and --run-id, as the
+capture proxy derives it). Progress is reported on stderr while many files are read. Exit status 0 also when there are findings.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReport(cmd, f) },
 	}
@@ -113,6 +115,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	if f.html != "" {
 		opts.PayloadBytes = report.DefaultPayloadBytes
+		opts.TraceViews = true
 	}
 	if fi, err := os.Stat(runDir); err == nil && fi.IsDir() { // report.Build reports any other case
 		if _, err := existingCaptureStore(runDir); err != nil {

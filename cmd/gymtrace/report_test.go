@@ -33,6 +33,7 @@ func TestReportCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(page), `href="http://127.0.0.1:9999/trace/`+rollout.ID{Rollout: "0-0"}.TraceID().String()+`"`)
 	assert.Contains(t, string(page), "secret", "the HTML report shows payloads")
+	assert.Contains(t, string(page), `<div class="trace-view" data-rollout-id="0-0">`, "--html draws the trace views")
 	fi, err := os.Stat(html)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a new HTML report is private: it holds payloads")

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
@@ -85,6 +86,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	p := newProgress(&opts, len(items))
 	budget := cmp.Or(max(opts.PayloadBudget, 0), DefaultPayloadBudget)
 	pk := &payloadKeeper{max: opts.PayloadBytes, budget: budget}
+	rowBudget := cmp.Or(max(opts.TraceRowBudget, 0), DefaultTraceRowBudget)
 	stores := []*capture.Store{store}
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
@@ -96,6 +98,10 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
 		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
+		if opts.TraceViews {
+			r.Trace = readTraceView(store, &a, rowBudget)
+			rowBudget -= len(r.Trace.Spans)
+		}
 		if err := tokenMask(&r, opts.TokenStore); err != nil {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
@@ -137,6 +143,22 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 	r.TTFTP50MS = Percentile(ttft, 50)
 	r.Errors, r.FailedCalls = countCategories(r.Calls)
 	return r
+}
+
+// readTraceView builds the trace view of a's rollout with its observations file in store, keeping
+// at most budget rows (the rest counted); a file that cannot be read leaves the model calls alone,
+// and the view says why.
+func readTraceView(store *capture.Store, a *capture.Attachment, budget int) *TraceView {
+	lines, damaged, exists, err := agentobs.ReadObservations(store, a.RolloutID)
+	v := NewTraceView(a.Calls, lines, exists, damaged)
+	if err != nil {
+		v.ObservationsError = err.Error()
+	}
+	if len(v.Spans) > budget {
+		v.cut(budget)
+		v.BudgetSpent = true
+	}
+	return v
 }
 
 // tokenMask sets r's token mask cause from its capture in store (nil: none), read without freezing.

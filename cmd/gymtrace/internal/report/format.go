@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -25,6 +26,16 @@ func fmtStatus(v *int) string {
 		return dash
 	}
 	return strconv.Itoa(*v)
+}
+
+// fmtTime formats optional UTC Unix seconds as "2006-01-02 15:04:05.000Z"; nil, NaN, infinite
+// or absurd values are [dash].
+func fmtTime(v *float64) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > 1e11 {
+		return dash
+	}
+	sec, frac := math.Modf(*v)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05.000Z")
 }
 
 // fmtMS formats an optional duration in milliseconds for people: "842ms", "12.3s", "4m05s",

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // DefaultJaegerURL is the default Jaeger UI of [WriteHTML]: a local one.
@@ -25,6 +24,8 @@ var (
 	htmlCSS string
 	//go:embed assets/report.js
 	htmlJS string
+	//go:embed assets/trace.js
+	traceJS string
 )
 
 // htmlTemplate is parsed once; executing it is safe for concurrent use.
@@ -44,16 +45,12 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return strconv.FormatFloat(*v, 'g', -1, 64)
 	},
-	"str":    strOrDash,
-	"status": fmtStatus,
-	"time": func(v *float64) string {
-		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > 1e11 {
-			return dash
-		}
-		sec, frac := math.Modf(*v)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC().Format("2006-01-02 15:04:05.000Z")
-	},
-	"bytes": humanBytes,
+	"str":      strOrDash,
+	"status":   fmtStatus,
+	"time":     fmtTime,
+	"bytes":    humanBytes,
+	"dur":      formatDuration,
+	"maxSpans": func() int { return MaxTraceSpans },
 }).Parse(htmlTemplateText))
 
 // htmlData is what the template sees.
@@ -99,8 +96,8 @@ func WriteHTML(w io.Writer, rep *Report, jaegerURL string) error {
 		JaegerURL: jaeger,
 		Rep:       rep,
 		Charts:    buildCharts(rep),
-		CSS:       template.CSS(htmlCSS), //nolint:gosec // our own embedded stylesheet
-		JS:        template.JS(htmlJS),   //nolint:gosec // our own embedded script
+		CSS:       template.CSS(htmlCSS),                //nolint:gosec // our own embedded stylesheet
+		JS:        template.JS(htmlJS + "\n" + traceJS), //nolint:gosec // our own embedded scripts
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := htmlTemplate.Execute(bw, &d); err != nil {

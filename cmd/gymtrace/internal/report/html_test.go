@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -205,4 +206,62 @@ func TestCheckJaegerURL(t *testing.T) {
 	}
 	err := WriteHTML(&bytes.Buffer{}, &Report{}, "nope")
 	require.Error(t, err)
+}
+
+// TestWriteHTMLLoadsNothing: the page's own style and scripts (the report's and the trace view's)
+// can load nothing: no url(), @import or @font-face in the style; in the scripts no URL but the
+// SVG namespace, no network API, no markup from strings, and only elements and attributes that
+// fetch nothing. The browser tests in e2e/ check the same by the requests Chromium makes.
+func TestWriteHTMLLoadsNothing(t *testing.T) {
+	rep := buildTraceFixture(t)
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, rep, ""))
+	doc, err := html.Parse(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	var style, script strings.Builder
+	walk(doc, func(n *html.Node) {
+		switch {
+		case n.DataAtom == atom.Style:
+			style.WriteString(textOf(n))
+		case n.DataAtom == atom.Script:
+			if typ, _ := attr(n, "type"); typ == "" {
+				script.WriteString(textOf(n))
+			}
+		}
+	})
+	css, js := strings.ToLower(style.String()), script.String()
+	require.Contains(t, css, ".tv-bar", "the trace view's style is in the page")
+	require.Contains(t, js, "trace-data", "the trace view's script is in the page")
+	for _, bad := range []string{"url(", "@import", "@font-face", "://"} {
+		assert.False(t, strings.Contains(css, bad), "the style holds %q", bad)
+	}
+
+	const svgNS = `"http://www.w3.org/2000/svg"`
+	rest := strings.ReplaceAll(js, svgNS, `""`)
+	for _, bad := range []string{"://", "fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon",
+		"import(", "importScripts", "Worker(", "new Image", ".src", "srcset", "innerHTML", "outerHTML",
+		"insertAdjacentHTML", "document.write", "location.href", "location.assign", "location.replace",
+		"location =", "window.open", "@import"} {
+		assert.False(t, strings.Contains(rest, bad), "the scripts hold %q", bad)
+	}
+	for _, m := range regexp.MustCompile(`url\([^)]*\)?`).FindAllString(js, -1) {
+		assert.True(t, strings.HasPrefix(m, `url(#`), "a script url() points into the page only: %s", m)
+	}
+	fetchless := []string{"div", "span", "p", "aside", "button", "h4", "table", "tbody", "tr", "th", "td", "svg", "defs", "marker", "path"}
+	created := regexp.MustCompile(`\bel\("([^"]*)"|createElementNS\([^,]+,\s*"([^"]*)"\)|createElement\(([^)]*)\)`).FindAllStringSubmatch(js, -1)
+	require.NotEmpty(t, created)
+	for _, m := range created {
+		switch {
+		case m[3] != "":
+			assert.Equal(t, "tag", m[3], "createElement is called by el(tag, ...) alone")
+		default:
+			assert.Contains(t, fetchless, m[1]+m[2], "a created element")
+		}
+	}
+	for _, m := range regexp.MustCompile(`setAttribute(NS)?\(\s*("[^"]*"|[^,]+)`).FindAllStringSubmatch(js, -1) {
+		name := strings.Trim(m[2], `"`)
+		assert.NotContains(t, []string{"src", "href", "xlink:href", "srcset", "action", "formaction", "poster", "data", "style"}, name,
+			"a set attribute")
+		assert.True(t, strings.HasPrefix(m[2], `"`), "attribute names are literals: %s", m[0])
+	}
 }

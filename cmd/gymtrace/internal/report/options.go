@@ -8,12 +8,13 @@ import (
 )
 
 // Defaults of [Options]: progress every 500 rollouts or 2 s; for an HTML report, payloads of up to
-// 64 KiB each and 64 MiB in all.
+// 64 KiB each and 64 MiB in all, and 100,000 trace view rows in all.
 const (
 	DefaultProgressEvery    = 500
 	DefaultProgressInterval = 2 * time.Second
 	DefaultPayloadBytes     = 64 << 10
 	DefaultPayloadBudget    = 64 << 20
+	DefaultTraceRowBudget   = 100_000
 )
 
 // Options configures [Build]. The zero value reads every rollout of the directory, keeps no
@@ -49,6 +50,15 @@ type Options struct {
 	// PayloadBudget bounds the payload text kept for the whole report, in bytes; once it is spent,
 	// later payloads are left out (Payload.Omitted). 0 or less means DefaultPayloadBudget.
 	PayloadBudget int64
+
+	// TraceViews, when true, builds each rollout's trace view (Rollout.Trace, [NewTraceView]) from
+	// its capture records and its observations file (agentobs.ReadObservations), for the HTML
+	// report. Default false: the observations files are not read.
+	TraceViews bool
+	// TraceRowBudget bounds the trace view rows kept for the whole report (a row is about 0.6 KB of
+	// page, BenchmarkNewTraceView: the default is some 64 MB); once it is spent, later rollouts' views keep no rows and count them
+	// (TraceView.Omitted, TraceView.BudgetSpent). 0 or less means DefaultTraceRowBudget.
+	TraceRowBudget int
 
 	// OnProgress, when not nil, is called from Build's goroutine after ProgressEvery rollouts (0 or
 	// less: DefaultProgressEvery) were read since the last call, or ProgressInterval (0 or less:

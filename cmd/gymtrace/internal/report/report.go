@@ -47,6 +47,8 @@ type Rollout struct {
 	// TokenMaskCause says why the rollout's training token capture is masked, or would be when
 	// finalized now (Options.TokenStore, [tokenview.Read]); "" when it is not, or has none.
 	TokenMaskCause string
+	// Trace is the rollout's trace view (Options.TraceViews); nil without it.
+	Trace *TraceView
 
 	health       rollouts.RolloutHealth // what Gaps say
 	tokensFrozen bool                   // the token capture is frozen (finalized)
