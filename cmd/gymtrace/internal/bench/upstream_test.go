@@ -48,6 +48,15 @@ func TestUpstream(t *testing.T) {
 		_ = get.Body.Close()
 		assert.Equal(t, http.StatusMethodNotAllowed, get.StatusCode)
 	})
+	t.Run("token workload", func(t *testing.T) {
+		w := tokensSmallWorkload()
+		up, err := startUpstream(w)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, up.close()) }()
+		resp, body := post(t, up.url+"/ng-rollout/bench-0-0/training-token-capture/v1/chat/completions", w.Request)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "the prefix is stripped as a Gym model server strips it")
+		assert.Equal(t, string(w.Response), string(body), "the fake vLLM's answer is deterministic")
+	})
 	t.Run("stream", func(t *testing.T) {
 		w := shortStream()
 		up, err := startUpstream(w)
