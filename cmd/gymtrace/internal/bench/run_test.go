@@ -142,8 +142,9 @@ func TestRunShort(t *testing.T) {
 
 // TestRunShortTokens runs the token workloads briefly (a short stream) against the test binary's
 // proxies with --token-source vllm: every answered call has its capture record and its token
-// entry, the client got vLLM's own bytes (the load generator checks the length), and the report
-// gives the ratios and TTFB like the other workloads.
+// entry, the client got as many bytes as vLLM sends for its own request (the load generator checks
+// the length; the answer id, which the fake derives from every request member, differs), and the
+// report gives the ratios and TTFB like the other workloads.
 func TestRunShortTokens(t *testing.T) {
 	tmp := t.TempDir()
 	rep, err := Run(t.Context(), Config{
