@@ -43,7 +43,8 @@ it is the memory check, printing the capture proxy's peak RSS against 2.5 × the
 streams in flight + 64 MiB (run it with --concurrency 256).
 
 Token capture (run only when named; "tokens" names both): tokens-small and tokens-sse200 are a
-short answer and a 200-event stream (5 ms apart) of the fake vLLM engine, called under
+short answer and a 200-event stream (5 ms apart) of the fake vLLM engine (each distinct request
+rendered once, then replayed), called under
 /ng-rollout/bench-<worker>-<k>/training-token-capture/v1 (8 calls per rollout), with both capture
 targets started with --token-source vllm: each captured call gets the token members injected,
 its intent and token entry written and vLLM's answer to the client's own request restored (the

@@ -27,8 +27,9 @@
 // only when named and adds the memory check of the capture proxy's peak RSS against 2.5 × the
 // bytes of the responses in flight + 64 MiB ([MemoryCheck]). The token-capture workloads
 // "tokens-small" and "tokens-sse200" (also run only when named; "tokens" names both) are answered
-// by the fake vLLM engine (package fakemodel) instead of a fixed answer: a short chat answer and a
-// 200-event stream 5 ms apart, called under /ng-rollout/bench-<i>-<k>/training-token-capture/v1
+// with the fake vLLM engine's answers (package fakemodel; rendered once per distinct request body
+// and replayed with the workload's pacing, so the upstream costs every target the same) instead of
+// a fixed answer: a short chat answer and a 200-event stream 5 ms apart, called under /ng-rollout/bench-<i>-<k>/training-token-capture/v1
 // (k = the worker's call number / 8, a multi-turn rollout's worth of calls, since the token store
 // rewrites a rollout's state at each append), with the capture targets run with --token-source
 // vllm ([Workload].TokenSource). Every target must return vLLM's answer to the client's own

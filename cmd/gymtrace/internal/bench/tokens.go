@@ -3,13 +3,14 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
-	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // The token-capture workloads (issue #15 "Done when"): the upstream is the fake vLLM engine, the
@@ -44,17 +45,92 @@ const tokenCallsPerRollout = 8
 // <|im_end|> included, the usage chunk and [DONE]).
 const sse200ToolResultRunes = 190
 
-// tokenUpstream is the token workloads' model server: the fake vLLM engine behind the rollout
-// prefix strip a Gym model server does (SPEC §1.6), pausing gap between two streamed events.
+// tokenUpstream is the token workloads' model server ([replayUpstream]): the fake vLLM engine's
+// answers, streamed with gap between two events.
 func tokenUpstream(gap time.Duration) http.Handler {
-	fake := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM), fakemodel.WithChunkDelay(gap))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := rollout.ParsePrefix(r.URL.Path); ok {
-			r = r.Clone(r.Context())
-			r.URL.Path, r.URL.RawPath = p.Rest, ""
+	return &replayUpstream{fake: fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM)), gap: gap}
+}
+
+// maxReplayAnswers bounds the answers a [replayUpstream] keeps; further request bodies are
+// rendered at every call.
+const maxReplayAnswers = 16
+
+// maxReplayRequestBytes bounds a request body a [replayUpstream] reads.
+const maxReplayRequestBytes = 1 << 20
+
+// replayUpstream answers every POST to a path ending in /v1/chat/completions (rollout prefix
+// included: it is ignored, as a Gym model server strips it) with the fake vLLM engine's answer to
+// the request body: rendered once per distinct body (the fake is deterministic; the bench sends
+// two, the client's own and the capture proxy's with the token members added) and then replayed
+// by [workloadHandler] with the workload's pacing. So the upstream costs every target the same
+// small CPU, as the fixed answers of the other workloads do, instead of the fake building every
+// chunk anew (with log probs and ids only for the capture targets). Safe for concurrent use.
+type replayUpstream struct {
+	fake http.Handler
+	gap  time.Duration
+
+	mu      sync.Mutex
+	answers map[string]http.Handler // request body → the replay of its answer
+}
+
+func (u *replayUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/chat/completions") {
+		workloadHandler(&Workload{}).ServeHTTP(w, r) // its 404 or 405
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReplayRequestBytes))
+	if err != nil {
+		return
+	}
+	u.mu.Lock()
+	replay, ok := u.answers[string(body)]
+	u.mu.Unlock()
+	if !ok {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		u.fake.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK { // an error answer: passed on as it is, never kept
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
 		}
-		fake.ServeHTTP(w, r)
-	})
+		wl := &Workload{Gap: u.gap}
+		if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			wl.Events = splitEvents(rec.Body.Bytes())
+		} else {
+			wl.Response = rec.Body.Bytes()
+		}
+		replay = workloadHandler(wl)
+		u.mu.Lock()
+		if u.answers == nil {
+			u.answers = make(map[string]http.Handler)
+		}
+		if len(u.answers) < maxReplayAnswers {
+			u.answers[string(body)] = replay
+		}
+		u.mu.Unlock()
+	}
+	r = r.Clone(r.Context())
+	r.Body = http.NoBody // read above
+	replay.ServeHTTP(w, r)
+}
+
+// splitEvents cuts an SSE body into its frames, each ending with its blank line.
+func splitEvents(b []byte) [][]byte {
+	var events [][]byte
+	for len(b) > 0 {
+		i := bytes.Index(b, []byte("\n\n"))
+		if i < 0 {
+			return append(events, b)
+		}
+		events = append(events, b[:i+2])
+		b = b[i+2:]
+	}
+	return events
 }
 
 // tokenAnswer is the fake vLLM's answer to req as the client receives it without token capture
@@ -62,23 +138,13 @@ func tokenUpstream(gap time.Duration) http.Handler {
 // stream's frames.
 func tokenAnswer(req []byte, stream bool) (body []byte, events [][]byte) {
 	rec := httptest.NewRecorder()
-	httpReq := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(req)))
+	httpReq := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(req))
 	httpReq.Header.Set("Content-Type", "application/json")
-	tokenUpstream(0).ServeHTTP(rec, httpReq)
-	b := rec.Body.Bytes()
+	fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM)).ServeHTTP(rec, httpReq)
 	if !stream {
-		return b, nil
+		return rec.Body.Bytes(), nil
 	}
-	for len(b) > 0 {
-		i := bytes.Index(b, []byte("\n\n"))
-		if i < 0 {
-			events = append(events, b)
-			break
-		}
-		events = append(events, b[:i+2])
-		b = b[i+2:]
-	}
-	return nil, events
+	return nil, splitEvents(rec.Body.Bytes())
 }
 
 func tokensSmallWorkload() *Workload {

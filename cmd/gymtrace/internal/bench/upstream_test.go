@@ -56,6 +56,36 @@ func TestUpstream(t *testing.T) {
 		resp, body := post(t, up.url+"/ng-rollout/bench-0-0/training-token-capture/v1/chat/completions", w.Request)
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "the prefix is stripped as a Gym model server strips it")
 		assert.Equal(t, string(w.Response), string(body), "the fake vLLM's answer is deterministic")
+		resp, again := post(t, up.url+"/ng-rollout/bench-0-1/training-token-capture/v1/chat/completions", w.Request)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, string(body), string(again), "replayed")
+
+		// The request as the capture proxy sends it gets the fake's answer with the ids.
+		asked := bytes.Replace(w.Request, []byte(`"max_tokens"`), []byte(`"logprobs":true,"top_logprobs":0,"return_token_ids":true,"max_tokens"`), 1)
+		want, _ := tokenAnswer(asked, false)
+		resp, body = post(t, up.url+"/ng-rollout/bench-0-0/training-token-capture/v1/chat/completions", asked)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, string(want), string(body))
+		assert.Contains(t, string(body), `"prompt_token_ids":[`)
+
+		// An error answer of the fake is passed on, with its status.
+		resp, body = post(t, up.url+"/v1/chat/completions", []byte(`{"model":`))
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+		resp, _ = post(t, up.url+"/v1/responses", w.Request)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	})
+	t.Run("token stream", func(t *testing.T) {
+		w := tokenStreamWorkload(6, 2*time.Millisecond)
+		up, err := startUpstream(w)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, up.close()) }()
+		start := time.Now()
+		resp, body := post(t, up.url+"/ng-rollout/bench-0-0/training-token-capture/v1/chat/completions", w.Request)
+		took := time.Since(start)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, "text/event-stream; charset=utf-8", resp.Header.Get("Content-Type"))
+		assert.Equal(t, string(bytes.Join(w.Events, nil)), string(body))
+		assert.GreaterOrEqual(t, took, time.Duration(len(w.Events)-1)*w.Gap, "paced like the other streams")
 	})
 	t.Run("stream", func(t *testing.T) {
 		w := shortStream()
