@@ -20,7 +20,7 @@ func newDemoCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "demo [--dir DIR] [--rollouts N]",
-		Short: "Run the embedded end-to-end demo: fake model server, capture proxy, agent rollouts, attach",
+		Short: "Run the embedded end-to-end demo: fake model server, capture proxy, agent rollouts, attach, then a training run (token capture)",
 		Long: `Run gymtrace's main job end to end on this machine, every layer real: an in-process fake model
 server answering the OpenAI Responses, Chat Completions and Anthropic Messages APIs (streaming and
 not, with tool calls and reasoning), the capture proxy in front of it, and a small tool-using agent
