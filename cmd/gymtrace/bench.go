@@ -27,7 +27,7 @@ func newBenchCmd() *cobra.Command {
 		captureExe string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench [--workload small|json20k|sse200|sse1m|all] [--concurrency 1,32,256] [--duration 20s] [--json]",
+		Use:   "bench [--workload small|json20k|sse200|sse1m|tokens-small|tokens-sse200|tokens|all] [--concurrency 1,32,256] [--duration 20s] [--json]",
 		Short: "Measure what capture costs: the same load direct, through a plain reverse proxy and through gymtrace proxy",
 		Long: `Measure capture overhead on this machine. An in-process model server on 127.0.0.1 answers the
 same OpenAI Chat Completions workload (a) directly, (b) through a plain net/http/httputil.ReverseProxy
@@ -42,13 +42,22 @@ apart); "all" runs these three. sse1m (a 1 MiB stream, events back to back) runs
 it is the memory check, printing the capture proxy's peak RSS against 2.5 × the bytes of the
 streams in flight + 64 MiB (run it with --concurrency 256).
 
+Token capture (run only when named; "tokens" names both): tokens-small and tokens-sse200 are a
+short answer and a 200-event stream (5 ms apart) of the fake vLLM engine (each distinct request
+rendered once, then replayed), called under
+/ng-rollout/bench-<worker>-<k>/training-token-capture/v1 (8 calls per rollout), with both capture
+targets started with --token-source vllm: each captured call gets the token members injected,
+its intent and token entry written and vLLM's answer to the client's own request restored (the
+load generator checks that every target returns the same number of bytes).
+
 --duration is the total time spent starting calls, shared among the cells; calls in flight
 when a cell ends complete, so the run takes longer (an sse200 call lasts about a second), and a
 target that completes no call within its cell fails the run (raise --duration). Temporary capture files go under
 $TMPDIR and are removed: set TMPDIR to measure on the disk that will hold the captures.
 
 After each capture cell the capture files are read back (tolerant read): every answered call must
-have exactly one record. A mismatch or a failed call exits 1. The last line is always
+have exactly one record (and, for a token workload, one token entry, no intent without its entry
+and no incomplete rollout). A mismatch or a failed call exits 1. The last line is always
 "capture/plain throughput ratio: R", R being the small-call ratio at concurrency 32 (or the
 closest cell run). With --json the report is one JSON object instead (capture_plain_throughput_ratio).`,
 		Args: noPositionalArgs,
@@ -78,11 +87,11 @@ closest cell run). With --json the report is one JSON object instead (capture_pl
 					return fmt.Errorf("bench: find the gymtrace executable: %w", err)
 				}
 				plain, capt := bench.GymtraceCommand(self), bench.GymtraceCommand(captureExe)
-				cfg.Command = func(ctx context.Context, target, upstream, dir string) (*exec.Cmd, error) {
+				cfg.Command = func(ctx context.Context, target, upstream, dir, tokenSource string) (*exec.Cmd, error) {
 					if target == bench.TargetCapture || target == bench.TargetJournal {
-						return capt(ctx, target, upstream, dir)
+						return capt(ctx, target, upstream, dir, tokenSource)
 					}
-					return plain(ctx, target, upstream, dir)
+					return plain(ctx, target, upstream, dir, tokenSource)
 				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -104,7 +113,7 @@ closest cell run). With --json the report is one JSON object instead (capture_pl
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&workloads, "workload", []string{"all"}, "workloads to run: small, json20k, sse200, sse1m or all (= the first three; comma-separated list accepted)")
+	fl.StringSliceVar(&workloads, "workload", []string{"all"}, "workloads to run: small, json20k, sse200, sse1m, tokens-small, tokens-sse200, tokens (= the two token workloads) or all (= the first three); comma-separated list accepted")
 	fl.IntSliceVar(&conc, "concurrency", bench.DefaultConcurrency, "concurrency levels (comma-separated), each 1 to 1024")
 	fl.DurationVar(&duration, "duration", bench.DefaultDuration, "total time spent starting calls, shared among workloads, concurrency levels and targets")
 	fl.BoolVar(&asJSON, "json", false, "print the report as one JSON object instead of the table")

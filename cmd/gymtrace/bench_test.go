@@ -53,11 +53,12 @@ func TestBenchCmdRuns(t *testing.T) {
 	bin := buildGymtrace(t)
 	ratioLine := regexp.MustCompile(`^capture/plain throughput ratio: \d+\.\d\d$`)
 	tests := []struct {
-		name  string
-		extra []string
-		check func(t *testing.T, stdout string)
+		name     string
+		workload string
+		extra    []string
+		check    func(t *testing.T, stdout string)
 	}{
-		{"table", nil, func(t *testing.T, stdout string) {
+		{"table", "small", nil, func(t *testing.T, stdout string) {
 			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			assert.Regexp(t, ratioLine, lines[len(lines)-1])
 			assert.Equal(t, 1, strings.Count(stdout, "capture/plain throughput ratio"))
@@ -70,7 +71,7 @@ func TestBenchCmdRuns(t *testing.T) {
 			assert.Regexp(t, `(?m)^\s*capture-journal\s.*\s\d+\.\d{3}$`, stdout, "the journal row ends with its fsyncs per record")
 			assert.Regexp(t, `(?m)^capture-journal/plain throughput ratio: \d+\.\d\d$`, lines[len(lines)-2])
 		}},
-		{"json", []string{"--json"}, func(t *testing.T, stdout string) {
+		{"json", "small", []string{"--json"}, func(t *testing.T, stdout string) {
 			var rep struct {
 				Ratio float64 `json:"capture_plain_throughput_ratio"`
 				Cell  string  `json:"headline_cell"`
@@ -101,11 +102,18 @@ func TestBenchCmdRuns(t *testing.T) {
 			assert.GreaterOrEqual(t, *rep.Cells[0].Capture.FsyncsPerRecord, 1.0, "per-record: at least one fsync per record at c=4")
 			assert.Equal(t, rep.Cells[0].Verify.Calls, rep.Cells[0].Verify.Records)
 		}},
+		// The token workload through the real `gymtrace proxy --token-source vllm`.
+		{"tokens", "tokens-small", nil, func(t *testing.T, stdout string) {
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			assert.Regexp(t, ratioLine, lines[len(lines)-1])
+			assert.Regexp(t, `tokens-small c=4 (\d+)/(\d+) \+ \d+ token entries \(journal \d+/\d+ \+ \d+ token entries\): every answered call has its record`, stdout)
+			assert.Regexp(t, `(?m)^\s*capture\s+\d+\s+0\s.*\s\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d{3}$`, stdout, "the capture row gives its ratios")
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
-			cmd := exec.Command(bin, append([]string{"bench", "--duration", "2s", "--workload", "small", "--concurrency", "4"}, tc.extra...)...)
+			cmd := exec.Command(bin, append([]string{"bench", "--duration", "2s", "--workload", tc.workload, "--concurrency", "4"}, tc.extra...)...)
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -116,7 +124,7 @@ func TestBenchCmdRuns(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tc.check(t, stdout.String())
-			assert.Equal(t, 4, strings.Count(stderr.String(), "bench: small c=4 "), "one progress line per target on stderr: %s", stderr.String())
+			assert.Equal(t, 4, strings.Count(stderr.String(), "bench: "+tc.workload+" c=4 "), "one progress line per target on stderr: %s", stderr.String())
 			entries, err := os.ReadDir(tmp)
 			require.NoError(t, err)
 			assert.Empty(t, entries, "temporary capture files removed")

@@ -20,7 +20,7 @@ func newDemoCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "demo [--dir DIR] [--rollouts N]",
-		Short: "Run the embedded end-to-end demo: fake model server, capture proxy, agent rollouts, attach",
+		Short: "Run the embedded end-to-end demo: fake model server, capture proxy, agent rollouts, attach, then a training run (token capture)",
 		Long: `Run gymtrace's main job end to end on this machine, every layer real: an in-process fake model
 server answering the OpenAI Responses, Chat Completions and Anthropic Messages APIs (streaming and
 not, with tool calls and reasoning), the capture proxy in front of it, and a small tool-using agent
@@ -28,8 +28,17 @@ that runs N rollouts through the proxy (/ng-rollout/<rollout_id>/v1/...). The ca
 attached to a rollouts file (ng_model_call_capture), and a per-rollout summary computed from the
 capture files is printed with the commands to look further.
 
+Then a training run: the fake server as a vLLM engine behind a second proxy with --token-source
+vllm, two rollouts of four Chat calls under /ng-rollout/<rollout_id>/training-token-capture/v1,
+finalized as gymtrace attach finalizes them. One rollout chains into one token prefix (trainable,
+capture retired); the other re-tokenizes its history (its first turn's reasoning is dropped by the
+chat template) and is masked (mask_sample: true). The token counts per call and each rollout's
+mask decision with its cause are printed.
+
 Files go to DIR (default: a new directory under the system temp dir, kept and printed):
-DIR/captures/<rollout_id>.capture.jsonl, DIR/rollouts.jsonl, DIR/rollouts.attached.jsonl.
+DIR/captures/<rollout_id>.capture.jsonl, DIR/rollouts.jsonl, DIR/rollouts.attached.jsonl, and the
+training run's DIR/training/captures/ (capture records and <rollout_id>.tokens.*),
+DIR/training/rollouts.jsonl and DIR/training/rollouts.attached.jsonl.
 A relative DIR is resolved against the current directory.`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, dir, n) },

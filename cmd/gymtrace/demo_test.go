@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,4 +80,35 @@ func TestDemoCmdDefaults(t *testing.T) {
 	}
 	require.Len(t, files, 8, "rollouts, attached rollouts, and a capture and observations file per rollout")
 	checkGolden(t, "demo", files)
+
+	// The training run's files: its rollouts, the finalized lines, capture records and token
+	// captures (the trainable rollout retired to its tombstone state, the masked one kept).
+	training := filepath.Join(dir, "training")
+	files = readGoldenFiles(t, training, "rollouts")
+	for _, f := range readGoldenFiles(t, filepath.Join(training, "captures"), "") {
+		if strings.HasSuffix(f.name, ".tokens.intents") {
+			f.content = quoteLines(f.content) // model_call_id lines, compared as the ids they are
+		}
+		files = append(files, goldenFile{"training/captures/" + f.name, f.content})
+	}
+	require.Len(t, files, 10, "rollouts, attached rollouts, 2 capture files, the retired rollout's lock and state, the masked one's four token files")
+	checkGolden(t, "demo-training", files)
+	assert.Contains(t, res.stdout, "rollout 0-1 masked (mask_sample: true): 2 roots and 2 chains")
+}
+
+// quoteLines writes each line of b (an intents file: one model_call_id per line) as a JSON string,
+// so the golden replaces the ids as it does in JSON lines.
+func quoteLines(b []byte) []byte {
+	var out []byte
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if l == "" {
+			continue
+		}
+		text, nl := strings.CutSuffix(l, "\n")
+		out = strconv.AppendQuote(out, text)
+		if nl {
+			out = append(out, '\n')
+		}
+	}
+	return out
 }

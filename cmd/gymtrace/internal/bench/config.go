@@ -33,12 +33,14 @@ const PlainProxyCommand = "bench-plain-proxy"
 
 // CommandFunc returns the command that runs the proxy of target ([TargetPlain], [TargetCapture] or
 // [TargetJournal]) in front of upstream (a base URL, http://127.0.0.1:PORT). A capture proxy writes
-// to captureDir (an absolute path; "" for the plain target) and may write its store's
-// capture.SyncStats as JSON to [SyncStatsPath](captureDir) when it exits. The command must listen on a free 127.0.0.1 port,
+// to captureDir (an absolute path; "" for the plain target), with `--token-source tokenSource`
+// when tokenSource is not "" (a token workload's [Workload].TokenSource; its token store is the
+// capture directory), and may write its store's capture.SyncStats as JSON to
+// [SyncStatsPath](captureDir) when it exits. The command must listen on a free 127.0.0.1 port,
 // print "listening on http://HOST:PORT" as its first stdout line when ready, and exit 0 after
 // SIGTERM once the calls in flight are done. Run sets the command's Stdout, Stderr and, when unset,
 // Env and SysProcAttr.
-type CommandFunc func(ctx context.Context, target, upstream, captureDir string) (*exec.Cmd, error)
+type CommandFunc func(ctx context.Context, target, upstream, captureDir, tokenSource string) (*exec.Cmd, error)
 
 // Config is what [Run] measures. The zero value measures every workload at the default
 // concurrency levels for the default duration, with the current executable as gymtrace.
@@ -66,10 +68,14 @@ type Config struct {
 // GymtraceCommand returns a [CommandFunc] running the gymtrace executable exe: the plain target is
 // `exe bench-plain-proxy --upstream U --listen 127.0.0.1:0`, the capture target
 // `exe proxy --upstream U --capture-dir D --listen 127.0.0.1:0 --sync-stats-file D.sync.json` and
-// the journal target the same with `--durability journal`.
+// the journal target the same with `--durability journal`; both add `--token-source S` for a
+// token workload.
 func GymtraceCommand(exe string) CommandFunc {
-	return func(ctx context.Context, target, upstream, captureDir string) (*exec.Cmd, error) {
+	return func(ctx context.Context, target, upstream, captureDir, tokenSource string) (*exec.Cmd, error) {
 		captureArgs := []string{"proxy", "--upstream", upstream, "--capture-dir", captureDir, "--listen", "127.0.0.1:0", "--sync-stats-file", SyncStatsPath(captureDir)}
+		if tokenSource != "" {
+			captureArgs = append(captureArgs, "--token-source", tokenSource)
+		}
 		switch target {
 		case TargetPlain:
 			return exec.Command(exe, PlainProxyCommand, "--upstream", upstream, "--listen", "127.0.0.1:0"), nil

@@ -25,7 +25,15 @@
 // answer), "json20k" (a 20 KiB JSON answer) and "sse200" (a stream of 200 chat.completion.chunk
 // events, [DONE] included, 5 ms apart); "sse1m" (a 1 MiB stream of 4 KiB deltas, back to back) runs
 // only when named and adds the memory check of the capture proxy's peak RSS against 2.5 × the
-// bytes of the responses in flight + 64 MiB ([MemoryCheck]). See [Workloads].
+// bytes of the responses in flight + 64 MiB ([MemoryCheck]). The token-capture workloads
+// "tokens-small" and "tokens-sse200" (also run only when named; "tokens" names both) are answered
+// with the fake vLLM engine's answers (package fakemodel; rendered once per distinct request body
+// and replayed with the workload's pacing, so the upstream costs every target the same) instead of
+// a fixed answer: a short chat answer and a 200-event stream 5 ms apart, called under /ng-rollout/bench-<i>-<k>/training-token-capture/v1
+// (k = the worker's call number / 8, a multi-turn rollout's worth of calls, since the token store
+// rewrites a rollout's state at each append), with the capture targets run with --token-source
+// vllm ([Workload].TokenSource). Every target must return vLLM's answer to the client's own
+// request, byte count checked (docs/TOKENS.md §0 T2). See [Workloads].
 //
 // # Measurement
 //
@@ -41,7 +49,9 @@
 //
 // After the capture target has stopped, every rollout file of the cell is read tolerantly
 // ([capture.Store.ReadAvailableModelCallRecords]) and the record count is compared with the number
-// of calls that received a complete response, warm-up included; [Report.Check] fails on a mismatch.
+// of calls that received a complete response, warm-up included; for a token workload the token
+// captures are read too (tokens.Store.Inspect: one entry per such call, no intent without an
+// entry, no incomplete rollout, [TokenVerification]); [Report.Check] fails on a mismatch.
 //
 // # Concurrency
 //

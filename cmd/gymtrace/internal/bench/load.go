@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 // callTimeout bounds one call of the load generator.
@@ -62,9 +64,15 @@ func newLoadGen(base string, wl *Workload, conc int) *loadGen {
 // close closes the generator's idle connections.
 func (g *loadGen) close() { g.client.CloseIdleConnections() }
 
-// url is worker i's call URL: its own rollout.
-func (g *loadGen) url(i int) string {
-	return g.base + "/ng-rollout/bench-" + strconv.Itoa(i) + "/v1/chat/completions"
+// url is the URL of worker i's call number seq (0-based, warm-up included): its own rollout
+// bench-<i>; for a token workload rollout bench-<i>-<seq/tokenCallsPerRollout> under the token
+// prefix (/ng-rollout/<id>/training-token-capture/v1/...).
+func (g *loadGen) url(i, seq int) string {
+	id := "bench-" + strconv.Itoa(i)
+	if g.wl.TokenSource != "" {
+		id += "-" + strconv.Itoa(seq/tokenCallsPerRollout)
+	}
+	return rollout.ApplyPrefix(g.base, id, g.wl.TokenSource != "") + "/v1/chat/completions"
 }
 
 // run makes, for a JSON workload, one unmeasured warm-up call per worker (all at once), then lets
@@ -88,7 +96,7 @@ func (g *loadGen) run(ctx context.Context, budget time.Duration, mark func()) lo
 	if !g.wl.Stream() {
 		for i := range g.conc {
 			wg.Go(func() {
-				if r := g.call(ctx, g.url(i), bufs[i]); r.answered {
+				if r := g.call(ctx, g.url(i, 0), bufs[i]); r.answered {
 					ws[i].answered++
 				}
 			})
@@ -103,9 +111,12 @@ func (g *loadGen) run(ctx context.Context, budget time.Duration, mark func()) lo
 	for i := range g.conc {
 		wg.Go(func() {
 			w := &ws[i]
-			url := g.url(i)
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				r := g.call(ctx, url, bufs[i])
+			seq := 0
+			if !g.wl.Stream() {
+				seq = 1 // after the warm-up call
+			}
+			for ; ctx.Err() == nil && time.Now().Before(deadline); seq++ {
+				r := g.call(ctx, g.url(i, seq), bufs[i])
 				w.lastEnd = time.Now()
 				if r.answered {
 					w.answered++

@@ -25,13 +25,14 @@ const (
 	childModeEnv     = "GYMTRACE_BENCH_TEST_CHILD"
 	childUpstreamEnv = "GYMTRACE_BENCH_TEST_UPSTREAM"
 	childCaptureEnv  = "GYMTRACE_BENCH_TEST_CAPTURE_DIR"
+	childTokenEnv    = "GYMTRACE_BENCH_TEST_TOKEN_SOURCE"
 )
 
 // TestMain runs a proxy child when asked to (see childModeEnv), else the tests, checking that none
 // leaks a goroutine (servers, load workers, child reapers).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode != "" {
-		if err := runTestChild(mode, os.Getenv(childUpstreamEnv), os.Getenv(childCaptureEnv)); err != nil {
+		if err := runTestChild(mode, os.Getenv(childUpstreamEnv), os.Getenv(childCaptureEnv), os.Getenv(childTokenEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "bench test child:", err)
 			os.Exit(1)
 		}
@@ -41,16 +42,16 @@ func TestMain(m *testing.M) {
 }
 
 // testCommand is the tests' CommandFunc: the test binary in child mode.
-func testCommand(_ context.Context, target, upstream, captureDir string) (*exec.Cmd, error) {
+func testCommand(_ context.Context, target, upstream, captureDir, tokenSource string) (*exec.Cmd, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(childEnv(os.Environ()),
-		childModeEnv+"="+target, childUpstreamEnv+"="+upstream, childCaptureEnv+"="+captureDir)
+		childModeEnv+"="+target, childUpstreamEnv+"="+upstream, childCaptureEnv+"="+captureDir, childTokenEnv+"="+tokenSource)
 	return cmd, nil
 }
 
 // runTestChild serves the plain proxy or the capture proxy (proxy.New with the capture store in
-// captureDir) on a free 127.0.0.1 port until SIGTERM.
-func runTestChild(mode, upstream, captureDir string) error {
+// captureDir and the token source tokenSource, "" for none) on a free 127.0.0.1 port until SIGTERM.
+func runTestChild(mode, upstream, captureDir, tokenSource string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch mode {
@@ -61,7 +62,12 @@ func runTestChild(mode, upstream, captureDir string) error {
 		if mode == TargetJournal {
 			d = capture.DurabilityJournal
 		}
-		h, err := proxy.New(upstream, proxy.WithCaptureDir(captureDir), proxy.WithModelServerName("policy_model"), proxy.WithDurability(d))
+		src, err := proxy.ParseTokenSource(tokenSource)
+		if err != nil {
+			return err
+		}
+		h, err := proxy.New(upstream, proxy.WithCaptureDir(captureDir), proxy.WithModelServerName("policy_model"), proxy.WithDurability(d),
+			proxy.WithTokenSource(src))
 		if err != nil {
 			return err
 		}

@@ -158,12 +158,29 @@ type Verification struct {
 	Incomplete      int `json:"incomplete_rollouts"`
 	WithError       int `json:"records_with_error"`
 	WithoutResponse int `json:"records_without_response"`
+	// Tokens is the check of the token captures, for a token workload only.
+	Tokens *TokenVerification `json:"token_entries,omitempty"`
 	// Err is the reading failure, if any.
 	Err string `json:"error,omitempty"`
 }
 
-// OK reports whether every call has exactly one clean record.
+// TokenVerification counts the token captures of a token workload's cell (docs/TOKENS.md §2):
+// every answered call must have its entry, and no rollout may be incomplete.
+type TokenVerification struct {
+	// Entries is the number of token entries in the cell's rollouts.
+	Entries int `json:"entries"`
+	// IntentsWithoutEntries counts intents no entry answers (a call whose tokens were lost), and
+	// IncompleteRollouts the rollouts marked incomplete (a call whose ids could not be read).
+	IntentsWithoutEntries int `json:"intents_without_entries"`
+	IncompleteRollouts    int `json:"incomplete_rollouts"`
+}
+
+// OK reports whether every call has exactly one clean record and, for a token workload, its
+// token entry.
 func (v Verification) OK() bool {
+	if t := v.Tokens; t != nil && (t.Entries != v.Calls || t.IntentsWithoutEntries != 0 || t.IncompleteRollouts != 0) {
+		return false
+	}
 	return v.Err == "" && v.Records == v.Calls && v.Invalid == 0 && v.Incomplete == 0 &&
 		v.WithError == 0 && v.WithoutResponse == 0
 }
@@ -172,6 +189,10 @@ func (v Verification) OK() bool {
 func (v Verification) problems() string {
 	s := fmt.Sprintf("invalid lines %d, incomplete rollouts %d, records with error %d, records without response %d",
 		v.Invalid, v.Incomplete, v.WithError, v.WithoutResponse)
+	if t := v.Tokens; t != nil {
+		s += fmt.Sprintf(", token entries %d, intents without entries %d, token-incomplete rollouts %d",
+			t.Entries, t.IntentsWithoutEntries, t.IncompleteRollouts)
+	}
 	if v.Err != "" {
 		s += "; " + v.Err
 	}

@@ -249,16 +249,20 @@ func TestConfigDefaults(t *testing.T) {
 func TestGymtraceCommand(t *testing.T) {
 	f := GymtraceCommand("/opt/gymtrace")
 	ctx := context.Background()
-	plain, err := f(ctx, TargetPlain, "http://127.0.0.1:9", "")
+	plain, err := f(ctx, TargetPlain, "http://127.0.0.1:9", "", "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/opt/gymtrace", "bench-plain-proxy", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"}, plain.Args)
-	capt, err := f(ctx, TargetCapture, "http://127.0.0.1:9", "/tmp/c")
+	capt, err := f(ctx, TargetCapture, "http://127.0.0.1:9", "/tmp/c", "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/c", "--listen", "127.0.0.1:0", "--sync-stats-file", "/tmp/c.sync.json"}, capt.Args)
-	journal, err := f(ctx, TargetJournal, "http://127.0.0.1:9", "/tmp/j")
+	journal, err := f(ctx, TargetJournal, "http://127.0.0.1:9", "/tmp/j", "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/j", "--listen", "127.0.0.1:0", "--sync-stats-file", "/tmp/j.sync.json", "--durability", "journal"}, journal.Args)
-	_, err = f(ctx, TargetDirect, "http://127.0.0.1:9", "")
+	tokens, err := f(ctx, TargetJournal, "http://127.0.0.1:9", "/tmp/j", "vllm")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/opt/gymtrace", "proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", "/tmp/j", "--listen", "127.0.0.1:0", "--sync-stats-file", "/tmp/j.sync.json", "--token-source", "vllm", "--durability", "journal"}, tokens.Args,
+		"a token workload's capture targets run with --token-source")
+	_, err = f(ctx, TargetDirect, "http://127.0.0.1:9", "", "")
 	assert.ErrorContains(t, err, `no command for target "direct"`)
 }
 

@@ -95,7 +95,7 @@ func runCell(ctx context.Context, cfg Config, tmp, upURL string, w *Workload, n 
 	if err != nil {
 		return cell, err
 	}
-	cell.Verify = verifyCaptures(dir, n, answered)
+	cell.Verify = verifyCaptures(dir, answered, w.TokenSource != "")
 	if err := os.RemoveAll(dir); err != nil {
 		return cell, fmt.Errorf("bench: remove %s: %w", dir, err)
 	}
@@ -104,7 +104,7 @@ func runCell(ctx context.Context, cfg Config, tmp, upURL string, w *Workload, n 
 	if err != nil {
 		return cell, err
 	}
-	jv := verifyCaptures(jdir, n, answered)
+	jv := verifyCaptures(jdir, answered, w.TokenSource != "")
 	cell.Journal, cell.JournalVerify = &journal, &jv
 	if err := os.RemoveAll(jdir); err != nil {
 		return cell, fmt.Errorf("bench: remove %s: %w", jdir, err)
@@ -123,7 +123,7 @@ func measureTarget(ctx context.Context, cfg Config, target, upURL, captureDir st
 	base := upURL
 	var ch *child
 	if target != TargetDirect {
-		cmd, err := cfg.Command(ctx, target, upURL, captureDir)
+		cmd, err := cfg.Command(ctx, target, upURL, captureDir, w.TokenSource)
 		if err != nil {
 			return TargetResult{}, 0, err
 		}

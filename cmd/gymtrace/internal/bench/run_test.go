@@ -139,3 +139,46 @@ func TestRunShort(t *testing.T) {
 		})
 	}
 }
+
+// TestRunShortTokens runs the token workloads briefly (a short stream) against the test binary's
+// proxies with --token-source vllm: every answered call has its capture record and its token
+// entry, the client got as many bytes as vLLM sends for its own request (the load generator checks
+// the length; the answer id, which the fake derives from every request member, differs), and the
+// report gives the ratios and TTFB like the other workloads.
+func TestRunShortTokens(t *testing.T) {
+	tmp := t.TempDir()
+	rep, err := Run(t.Context(), Config{
+		Workloads: []*Workload{tokensSmallWorkload(), tokenStreamWorkload(6, 2*time.Millisecond)}, Concurrency: []int{2},
+		Duration: 2 * time.Second, Command: testCommand, TempDir: tmp,
+	})
+	require.NoError(t, err)
+	require.NoError(t, rep.Check())
+	require.Len(t, rep.Cells, 2)
+	for _, c := range rep.Cells {
+		for _, v := range []*Verification{&c.Verify, c.JournalVerify} {
+			require.NotNil(t, v)
+			require.NotNil(t, v.Tokens, "%s: the token captures are checked", c.Workload)
+			assert.True(t, v.OK(), "%s: %+v %+v", c.Workload, *v, *v.Tokens)
+			assert.Positive(t, v.Tokens.Entries)
+			assert.Equal(t, v.Calls, v.Tokens.Entries, "%s: one token entry per answered call", c.Workload)
+		}
+		for _, tr := range []TargetResult{c.Direct, c.Plain, c.Capture, *c.Journal} {
+			assert.Positive(t, tr.Calls, "%s %s", c.Workload, tr.Target)
+			assert.Zero(t, tr.Errors, "%s %s: %s", c.Workload, tr.Target, tr.FirstError)
+		}
+		assert.Equal(t, c.Capture.Throughput/c.Plain.Throughput, c.CapturePlainRatio)
+	}
+	stream := rep.Cells[1]
+	assert.Equal(t, WorkloadTokensSSE200, stream.Workload)
+	require.NotNil(t, stream.TTFBOverPlainP50MS, "TTFB compared for the token stream")
+	assert.Equal(t, *stream.Capture.TTFBP50MS-*stream.Plain.TTFBP50MS, *stream.TTFBOverPlainP50MS)
+
+	var text bytes.Buffer
+	require.NoError(t, rep.WriteText(&text))
+	out := text.String()
+	assert.Contains(t, out, "tokens-small c=2 ")
+	assert.Regexp(t, `tokens-sse200 c=2 (\d+)/(\d+) \+ \d+ token entries \(journal \d+/\d+ \+ \d+ token entries\)`, out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Regexp(t, ratioLineRE, lines[len(lines)-1])
+	assert.Contains(t, out, "(small c=32 was not run: the ratio below is tokens-small c=2's)")
+}

@@ -76,12 +76,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		c := &r.Cells[i]
 		v := c.Verify
 		s := fmt.Sprintf("%s c=%d %d/%d", c.Workload, c.Concurrency, v.Records, v.Calls)
+		if v.Tokens != nil {
+			s += fmt.Sprintf(" + %d token entries", v.Tokens.Entries)
+		}
 		if !v.OK() {
 			allOK = false
 			s += " MISMATCH (" + v.problems() + ")"
 		}
 		if jv := c.JournalVerify; jv != nil {
 			s += fmt.Sprintf(" (journal %d/%d", jv.Records, jv.Calls)
+			if jv.Tokens != nil {
+				s += fmt.Sprintf(" + %d token entries", jv.Tokens.Entries)
+			}
 			if !jv.OK() {
 				allOK = false
 				s += " MISMATCH: " + jv.problems()

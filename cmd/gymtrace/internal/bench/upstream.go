@@ -17,7 +17,8 @@ import (
 const upstreamShutdownTimeout = 5 * time.Second
 
 // upstream is the in-process model server of one workload: an HTTP server on 127.0.0.1 answering
-// every POST to a path ending in /v1/chat/completions with the workload's answer.
+// every POST to a path ending in /v1/chat/completions with the workload's answer (or, for a token
+// workload, the fake vLLM engine answering it).
 type upstream struct {
 	url    string // http://127.0.0.1:PORT
 	srv    *http.Server
@@ -33,7 +34,7 @@ func startUpstream(w *Workload) (*upstream, error) {
 	u := &upstream{
 		url: "http://" + ln.Addr().String(),
 		srv: &http.Server{
-			Handler:           workloadHandler(w),
+			Handler:           w.upstreamHandler(),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          log.New(io.Discard, "", 0),
@@ -60,6 +61,14 @@ func (u *upstream) close() error {
 		return fmt.Errorf("bench upstream: stop: %w", err)
 	}
 	return nil
+}
+
+// upstreamHandler is w's upstream: its handler, else [workloadHandler].
+func (w *Workload) upstreamHandler() http.Handler {
+	if w.handler != nil {
+		return w.handler
+	}
+	return workloadHandler(w)
 }
 
 // workloadHandler answers POST .../v1/chat/completions with w's answer after reading the request

@@ -5,20 +5,37 @@ import (
 	"fmt"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
+	"github.com/gymtrace/gymtrace/tokens"
 )
 
-// verifyCaptures reads the rollout files bench-0 … bench-(n-1) of captureDir tolerantly (SPEC §2.5)
-// and compares their records with calls, the number of calls whose answer was read to its end.
-func verifyCaptures(captureDir string, n, calls int) Verification {
+// verifyCaptures reads every rollout file of captureDir tolerantly (SPEC §2.5) and compares their
+// records with calls, the number of calls whose answer was read to its end. With withTokens (a
+// token workload) it also reads each rollout's token capture (docs/TOKENS.md §2, read only) and
+// counts its entries, intents without entries and incomplete marks.
+func verifyCaptures(captureDir string, calls int, withTokens bool) Verification {
 	v := Verification{Calls: calls}
 	store, err := capture.NewStore(captureDir)
 	if err != nil {
 		v.Err = err.Error()
 		return v
 	}
+	var toks *tokens.Store
+	if withTokens {
+		v.Tokens = &TokenVerification{}
+		if toks, err = tokens.OpenStore(captureDir); err != nil {
+			v.Err = err.Error()
+			return v
+		}
+	}
+	entries, err := capturedir.List(captureDir)
+	if err != nil {
+		v.Err = err.Error()
+		return v
+	}
 	var errs []error
-	for i := range n {
-		id := fmt.Sprintf("bench-%d", i)
+	for _, e := range entries {
+		id := e.RolloutID
 		recs, invalid, err := store.ReadAvailableModelCallRecords(id)
 		if err != nil {
 			errs = append(errs, err)
@@ -34,11 +51,23 @@ func verifyCaptures(captureDir string, n, calls int) Verification {
 				v.WithoutResponse++
 			}
 		}
-		incomplete, err := store.IsIncomplete(id)
-		if err != nil {
-			errs = append(errs, err)
-		} else if incomplete {
+		if e.HasMarker {
 			v.Incomplete++
+		}
+		if toks != nil {
+			in, err := toks.Inspect(id)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case in.EntriesErr != nil:
+				errs = append(errs, fmt.Errorf("token entries of %s: %w", id, in.EntriesErr))
+			default:
+				v.Tokens.Entries += len(in.Entries)
+				v.Tokens.IntentsWithoutEntries += len(in.Dangling)
+				if in.Incomplete || len(in.Marks) > 0 {
+					v.Tokens.IncompleteRollouts++
+				}
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,8 +21,9 @@ const (
 var WorkloadNames = []string{WorkloadSmall, WorkloadJSON20K, WorkloadSSE200}
 
 // ExtraWorkloadNames lists the workloads run only when named: [WorkloadSSE1M], the memory check of
-// issue 6 (peak proxy RSS against the bytes of the streams in flight).
-var ExtraWorkloadNames = []string{WorkloadSSE1M}
+// issue 6 (peak proxy RSS against the bytes of the streams in flight), and the token-capture
+// workloads of [TokenWorkloadNames] ("tokens" names both).
+var ExtraWorkloadNames = append([]string{WorkloadSSE1M}, TokenWorkloadNames...)
 
 // Sizes of the workloads.
 const (
@@ -49,8 +51,14 @@ type Workload struct {
 	Events [][]byte
 	// Gap is the pause between two events of a stream (0 for JSON answers).
 	Gap time.Duration
+	// TokenSource, when not "", is the capture targets' --token-source: the calls go under
+	// /ng-rollout/<id>/training-token-capture/ to rollouts of tokenCallsPerRollout calls, and
+	// every answered call must also have its token entry. "" for the capture-only workloads.
+	TokenSource string
 	// weight is the workload's share of the duration budget (streams need longer per call).
 	weight int
+	// handler is the upstream's handler; nil means [workloadHandler] (the fixed answer).
+	handler http.Handler
 }
 
 // Stream reports whether the answer is an SSE stream.
@@ -71,11 +79,11 @@ func (w *Workload) ResponseBytes() int {
 // Workloads returns every workload in run order: those of [WorkloadNames], then those of
 // [ExtraWorkloadNames]. The bodies are built on each call; they are identical every time.
 func Workloads() []*Workload {
-	return []*Workload{smallWorkload(), json20KWorkload(), sse200Workload(), sse1MWorkload()}
+	return []*Workload{smallWorkload(), json20KWorkload(), sse200Workload(), sse1MWorkload(), tokensSmallWorkload(), tokensSSE200Workload()}
 }
 
-// LookupWorkloads resolves a list of workload names ("all" stands for every workload) into
-// workloads in run order, without duplicates. An unknown name is an error naming it and the
+// LookupWorkloads resolves a list of workload names ("all" stands for those of [WorkloadNames],
+// "tokens" for those of [TokenWorkloadNames]) into workloads in run order, without duplicates. An unknown name is an error naming it and the
 // accepted names.
 func LookupWorkloads(names []string) ([]*Workload, error) {
 	want := make(map[string]bool)
@@ -86,16 +94,20 @@ func LookupWorkloads(names []string) ([]*Workload, error) {
 			for _, w := range WorkloadNames {
 				want[w] = true
 			}
+		case n == WorkloadGroupTokens:
+			for _, w := range TokenWorkloadNames {
+				want[w] = true
+			}
 		case n == "":
-			return nil, fmt.Errorf("bench: empty workload name in the list (want %s or all, comma-separated)", strings.Join(allWorkloadNames(), ", "))
+			return nil, fmt.Errorf("bench: empty workload name in the list (want %s, tokens or all, comma-separated)", strings.Join(allWorkloadNames(), ", "))
 		case slices.Contains(allWorkloadNames(), n):
 			want[n] = true
 		default:
-			return nil, fmt.Errorf("bench: unknown workload %q (want %s or all)", n, strings.Join(allWorkloadNames(), ", "))
+			return nil, fmt.Errorf("bench: unknown workload %q (want %s, tokens or all)", n, strings.Join(allWorkloadNames(), ", "))
 		}
 	}
 	if len(want) == 0 {
-		return nil, fmt.Errorf("bench: no workload named (want %s or all)", strings.Join(allWorkloadNames(), ", "))
+		return nil, fmt.Errorf("bench: no workload named (want %s, tokens or all)", strings.Join(allWorkloadNames(), ", "))
 	}
 	var out []*Workload
 	for _, w := range Workloads() {

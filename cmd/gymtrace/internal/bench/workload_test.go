@@ -105,6 +105,37 @@ func TestWorkloads(t *testing.T) {
 		assert.Equal(t, 196, v.Usage.CompletionTokens)
 		assert.Equal(t, 196, strings.Count(v.Choices[0].Message.Content, " "), "every delta reassembled")
 	})
+	for _, w := range ws[4:] {
+		t.Run(w.Name, func(t *testing.T) {
+			assert.Equal(t, "vllm", w.TokenSource)
+			assert.NotNil(t, w.handler, "the fake vLLM engine answers")
+			body := w.Response
+			if w.Stream() {
+				require.Len(t, w.Events, 200, "200 events, [DONE] included")
+				assert.Equal(t, "data: [DONE]\n\n", string(w.Events[len(w.Events)-1]))
+				body = bytes.Join(w.Events, nil)
+				resp, ok := stream.Reassemble(stream.DialectChat, body)
+				require.True(t, ok, "the stream reassembles")
+				assert.Contains(t, string(resp), `"finish_reason":"stop"`)
+			} else {
+				assert.True(t, json.Valid(body))
+			}
+			assert.Equal(t, len(body), w.ResponseBytes())
+			// vLLM's answer to the client's own request: the token members unset, written as null.
+			assert.Contains(t, string(body), `"prompt_token_ids":null`)
+			assert.Contains(t, string(body), `"token_ids":null`)
+			assert.NotContains(t, string(body), `"token_ids":[`)
+
+			// What the capture proxy asks for (docs/TOKENS.md §1.5) the fake answers with ids.
+			var req map[string]any
+			require.NoError(t, json.Unmarshal(w.Request, &req))
+			req["logprobs"], req["top_logprobs"], req["return_token_ids"] = true, 0, true
+			asked, err := json.Marshal(req)
+			require.NoError(t, err)
+			withIDs, _ := tokenAnswer(asked, false)
+			assert.Contains(t, string(withIDs), `"token_ids":[`)
+		})
+	}
 	t.Run("fresh copies", func(t *testing.T) {
 		a, b := Workloads(), Workloads()
 		a[0].Request[0] = 'X'
@@ -124,7 +155,9 @@ func TestLookupWorkloads(t *testing.T) {
 		{name: "run order kept", in: []string{"sse200", "small"}, want: []string{"small", "sse200"}},
 		{name: "duplicates", in: []string{"small", "all", "small"}, want: WorkloadNames},
 		{name: "spaces", in: []string{" json20k "}, want: []string{"json20k"}},
-		{name: "unknown", in: []string{"small", "huge"}, wantErr: `unknown workload "huge" (want small, json20k, sse200, sse1m or all)`},
+		{name: "unknown", in: []string{"small", "huge"}, wantErr: `unknown workload "huge" (want small, json20k, sse200, sse1m, tokens-small, tokens-sse200, tokens or all)`},
+		{name: "token workloads by their group", in: []string{"tokens"}, want: TokenWorkloadNames},
+		{name: "token workload by name", in: []string{"tokens-sse200", "small"}, want: []string{"small", "tokens-sse200"}},
 		{name: "extra workload only by name", in: []string{"sse1m"}, want: []string{WorkloadSSE1M}},
 		{name: "empty name", in: []string{""}, wantErr: "empty workload name in the list"},
 		{name: "none", in: nil, wantErr: "no workload named"},

@@ -142,6 +142,7 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 			Message struct {
 				Content          string         `json:"content"` // null reads as ""
 				ReasoningContent string         `json:"reasoning_content"`
+				Reasoning        string         `json:"reasoning"` // vLLM's name since it dropped reasoning_content
 				ToolCalls        []chatToolCall `json:"tool_calls"`
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
@@ -156,7 +157,7 @@ func (cv *chatConversation) readJSON(r io.Reader, c *Call) error {
 	}
 	ch := o.Choices[0]
 	c.ResponseID, c.Model, c.FinishReason = o.ID, o.Model, ch.FinishReason
-	c.Text, c.Reasoning = ch.Message.Content, ch.Message.ReasoningContent
+	c.Text, c.Reasoning = ch.Message.Content, cmp.Or(ch.Message.ReasoningContent, ch.Message.Reasoning)
 	for _, tc := range ch.Message.ToolCalls {
 		c.ToolCalls = append(c.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
@@ -188,6 +189,7 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 				Delta struct {
 					Content          string `json:"content"` // null reads as ""
 					ReasoningContent string `json:"reasoning_content"`
+					Reasoning        string `json:"reasoning"` // vLLM's name since it dropped reasoning_content
 					ToolCalls        []struct {
 						Index    int    `json:"index"`
 						ID       string `json:"id"`
@@ -216,7 +218,7 @@ func (cv *chatConversation) readStream(r io.Reader, c *Call) error {
 				continue
 			}
 			text.WriteString(ch.Delta.Content)
-			reasoning.WriteString(ch.Delta.ReasoningContent)
+			reasoning.WriteString(cmp.Or(ch.Delta.ReasoningContent, ch.Delta.Reasoning))
 			for _, d := range ch.Delta.ToolCalls {
 				p := calls[d.Index]
 				if p == nil {

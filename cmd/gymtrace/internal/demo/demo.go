@@ -59,6 +59,9 @@ type Result struct {
 	Observations ObservationCounts
 	// Elapsed is the time from the servers' start to the end of the last rollout.
 	Elapsed time.Duration
+	// Training is the training run (Dir/training): token capture through the proxy against the
+	// fake vLLM server, finalized as `gymtrace attach` finalizes it.
+	Training Training
 }
 
 // Rollout is one rollout of the demo: its identity, what the agent did and saw, and what the
@@ -119,7 +122,8 @@ func prepareDir(dir string) (string, error) {
 // proxy on 127.0.0.1, clears stale captures of the rollouts it is about to run, runs
 // cfg.Rollouts episodes of the agent through the proxy (up to 8 at a time), stops the servers,
 // writes rollouts.jsonl, attaches the captures into rollouts.attached.jsonl, reads the capture files
-// back and prints the report to cfg.Out.
+// back, runs the training run into Dir/training (see the package doc) and prints the report to
+// cfg.Out.
 //
 // Errors: an invalid cfg (rollouts outside 1..MaxRollouts, a relative Dir) is reported before
 // anything starts; a failed episode (a model call that did not answer 200 or an answer the agent
@@ -188,6 +192,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := readObservationSummaries(res.AttachedPath, store, res.Rollouts); err != nil {
 		return res, fmt.Errorf("demo: %w", err)
 	}
+	if res.Training, err = runTraining(ctx, filepath.Join(dir, TrainingDirName), logger); err != nil {
+		return res, fmt.Errorf("demo: %w", err)
+	}
 
 	calls := 0
 	for _, r := range res.Rollouts {
@@ -198,6 +205,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("demo: write report: %w", err)
 	}
 	if err := printReport(cfg.Out, &res); err != nil {
+		return res, fmt.Errorf("demo: write report: %w", err)
+	}
+	if err := printTraining(cfg.Out, &res.Training); err != nil {
 		return res, fmt.Errorf("demo: write report: %w", err)
 	}
 	return res, nil

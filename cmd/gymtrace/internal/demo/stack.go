@@ -44,8 +44,9 @@ type stack struct {
 func newModelServer() http.Handler { return fakemodel.New(fakemodel.WithChunkDelay(chunkDelay)) }
 
 // startStack starts model (the model server's handler) and the capture proxy in front of it,
-// writing to store and logging the proxy's warnings to logger. On error nothing is left running.
-func startStack(store *capture.Store, logger *slog.Logger, model http.Handler) (*stack, error) {
+// writing to store and logging the proxy's warnings to logger; opts are added to the proxy's
+// options (the training run's token source). On error nothing is left running.
+func startStack(store *capture.Store, logger *slog.Logger, model http.Handler, opts ...proxy.Option) (*stack, error) {
 	s := &stack{}
 	modelLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,11 +60,11 @@ func startStack(store *capture.Store, logger *slog.Logger, model http.Handler) (
 	s.modelURL = "http://" + modelLn.Addr().String()
 	s.proxyURL = "http://" + proxyLn.Addr().String()
 
-	s.handler, err = proxy.New(s.modelURL,
+	s.handler, err = proxy.New(s.modelURL, append([]proxy.Option{
 		proxy.WithStore(store),
 		proxy.WithModelServerName(ModelServerName),
 		proxy.WithLogger(logger),
-	)
+	}, opts...)...)
 	if err != nil {
 		_ = modelLn.Close()
 		_ = proxyLn.Close()
