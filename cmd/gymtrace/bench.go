@@ -31,11 +31,13 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure what capture costs: the same load direct, through a plain reverse proxy and through gymtrace proxy",
 		Long: `Measure capture overhead on this machine. An in-process model server on 127.0.0.1 answers the
 same OpenAI Chat Completions workload (a) directly, (b) through a plain net/http/httputil.ReverseProxy
-without capture and (c) through the real gymtrace proxy writing durable capture files; both proxies
-run as child processes so that their CPU time and peak RSS are measured apart. For each workload and
+without capture, (c) through the real gymtrace proxy writing durable capture files (--durability
+per-record) and (d) the same with --durability journal (capture-journal); the proxies run as child
+processes so that their CPU time and peak RSS are measured apart. For each workload and
 concurrency the table shows calls/s, p50/p99 latency, time to first byte (streams), proxy CPU per call,
-peak RSS, the latency added over direct calls, and the throughput ratios capture/plain (c/b) and
-capture/direct (c/a). The header gives the fsync latency measured in the capture directory.
+peak RSS, the store's fsyncs per record, the latency added over direct calls, and the throughput
+ratios capture/plain (c/b), journal/plain (d/b) and capture/direct (c/a). The header gives the fsync
+latency measured in the capture directory.
 
 Workloads: small (short JSON answer), json20k (20 KiB JSON answer), sse200 (200 SSE events 5 ms
 apart); "all" runs these three. sse1m (a 1 MiB stream, events back to back) runs only when named:
