@@ -82,7 +82,7 @@ var layers = []row{
 	{name: rowFleet, pkgs: []string{"fleet"}, mayImport: []string{rowSemconv}},
 	{name: rowAgentobs, pkgs: []string{"agentobs/..."}, mayImport: []string{rowRollout, rowCapture, rowSDKSpan, rowSemconv, rowInternals}},
 	{name: rowCmd, pkgs: []string{"cmd/..."}, mayImport: append([]string{rowDemo}, libraries...)},
-	{name: rowDemo, pkgs: []string{"cmd/gymtrace/internal/demo"}, mayImport: append([]string{rowCmd, rowTestkit}, libraries...)},
+	{name: rowDemo, pkgs: []string{"cmd/gymtrace/internal/demo", "cmd/gymtrace/internal/bench"}, mayImport: append([]string{rowCmd, rowTestkit}, libraries...)},
 	{name: rowTestkit, pkgs: []string{"internal/testkit/..."}, testSupport: true,
 		mayImport: append([]string{rowCapturetest}, libraries...)},
 	{name: rowRoot, pkgs: []string{"."}}, // this test only
@@ -97,7 +97,7 @@ var thirdParty = map[string][]string{
 	"github.com/spf13/cobra":                                        {rowCmd, rowDemo},
 	"github.com/chromedp/":                                          {},                   // the browser test lives in e2e/
 	"github.com/go-analyze/":                                        {rowCmd},             // the HTML report's charts
-	"github.com/jedib0t/":                                           {rowCmd},             // the terminal tables
+	"github.com/jedib0t/":                                           {rowCmd, rowDemo},    // the terminal tables (the bench, in the demo row, prints its own)
 	"go.opentelemetry.io/otel/exporters/":                           {rowCmd, rowTestkit}, // OTLP wiring is the CLI's
 }
 

@@ -143,7 +143,10 @@ func TestProxyCmdWarnsBudgetBelowOneCall(t *testing.T) {
 				assert.NotContains(t, p.stderr.String(), "smaller than one call's bound")
 				return
 			}
-			assert.Contains(t, p.stderr.String(), tt.want)
+			// The warning is written before the ready line, but stderr reaches the buffer through
+			// its own pipe: wait for it rather than read it once.
+			assert.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), tt.want) },
+				10*time.Second, 10*time.Millisecond, "stderr: %s", p.stderr.String())
 			assert.Contains(t, p.stderr.String(), "in_flight_budget")
 		})
 	}
