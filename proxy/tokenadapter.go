@@ -311,6 +311,12 @@ func messageBundle(msg ojson.Value) (ids stream.TokenIDs, found bool, err error)
 	return ids, true, nil
 }
 
+// noInlineIDsError is choose's error for a vLLM answer without inline generated ids whose log-prob
+// tokens are text: the reference's message, and a kind the proxy's log turns into a hint.
+type noInlineIDsError struct{ msg string }
+
+func (e *noInlineIDsError) Error() string { return e.msg }
+
 // choose settles the generated ids: the inline ones (checked against "token_id:<n>" log-prob
 // tokens when those are ids), else the log-prob tokens' ids; and checks the lengths.
 func (a *adapterCall) choose(ids stream.TokenIDs) (stream.TokenIDs, error) {
@@ -321,7 +327,7 @@ func (a *adapterCall) choose(ids stream.TokenIDs) (stream.TokenIDs, error) {
 		}
 	case a.source == TokenSourceVLLM:
 		if len(ids.LogProbs) > 0 && !ids.LogProbIDs {
-			return ids, fmt.Errorf("choice.logprobs.content[%d].token must use the `token_id:<int>` format.", ids.FirstText)
+			return ids, &noInlineIDsError{msg: fmt.Sprintf("choice.logprobs.content[%d].token must use the `token_id:<int>` format.", ids.FirstText)}
 		}
 		ids.Generation = ids.LogProbTokenID
 	}

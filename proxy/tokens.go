@@ -245,7 +245,7 @@ func (c *tokenCall) commit(response []byte, status int, complete, bound bool, no
 	case bound || (c.tw != nil && c.tw.bound):
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), "the answer passed a capture bound (SPEC §0 D15)", nil)
 	case status < 200 || status > 299:
-		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseUpstream), fmt.Sprintf("the upstream answered HTTP %d", status), nil)
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseUpstream), upstreamFailure(status), nil)
 	case !complete:
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the answer did not complete (truncated or disconnected)", nil)
 	case c.ad != nil && c.ad.refuse != "":
@@ -262,7 +262,12 @@ func (c *tokenCall) commit(response []byte, status int, complete, bound bool, no
 		}
 		payload, cause, err := c.ad.payload(c.tw, sentBody, send)
 		if err != nil {
-			out = c.call.MarkIncomplete(tokens.Cause(cause), err.Error(), err)
+			reason := err.Error()
+			var noInline *noInlineIDsError
+			if errors.As(err, &noInline) && !c.tc.fromLogprobs {
+				reason += " The answer has no inline token_ids although the proxy asked for return_token_ids: a vLLM before v0.10.2 has none; run the proxy with --vllm-token-ids-from-logprobs (TOKENS.md §1.5)."
+			}
+			out = c.call.MarkIncomplete(tokens.Cause(cause), reason, err)
 			break
 		}
 		out = c.call.CaptureTokens(payload, now)
@@ -342,4 +347,13 @@ func (b *bufferWriter) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.body.Write(p)
+}
+
+// upstreamFailure is the incomplete mark's reason for an answer that is not a 2xx: its status, or,
+// for status 0, that no status line arrived.
+func upstreamFailure(status int) string {
+	if status == 0 {
+		return "the upstream gave no answer (connection failed or closed before the status line)"
+	}
+	return fmt.Sprintf("the upstream answered HTTP %d", status)
 }

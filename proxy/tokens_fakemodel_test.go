@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
 	"github.com/gymtrace/gymtrace/tokens"
 )
 
@@ -76,4 +78,31 @@ func TestTokenCaptureAgreesWithFakeEngines(t *testing.T) {
 			assert.Len(t, es[0].GenerationLogProbs, len(es[0].GenerationTokenIDs))
 		})
 	}
+}
+
+// TestTokenCaptureHintsLogprobsMode: a vLLM without inline ids (before v0.10.2) behind a proxy not
+// in the log-prob mode marks the rollout incomplete with the reference's message, and the proxy's
+// log adds which flag captures such a server.
+func TestTokenCaptureHintsLogprobsMode(t *testing.T) {
+	up := newUpstream(t, fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM), fakemodel.WithoutInlineTokenIDs()).ServeHTTP)
+	dir := t.TempDir()
+	var logs syncbuf.Buffer
+	env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	resp, got, err := env.post(t, tokenPath, `{"model":"m","messages":[{"role":"user","content":"Hi"}]}`, nil)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode, "%s", got)
+	st, err := tokens.OpenStore(dir)
+	require.NoError(t, err)
+	incomplete, err := st.IsIncomplete("r1")
+	require.NoError(t, err)
+	assert.True(t, incomplete, "the call without ids marks its rollout incomplete")
+	assert.Contains(t, logs.String(), "must use the `token_id:<int>` format.")
+	assert.Contains(t, logs.String(), "run the proxy with --vllm-token-ids-from-logprobs")
+}
+
+// TestUpstreamFailureReason: status 0 is no answer, not "HTTP 0".
+func TestUpstreamFailureReason(t *testing.T) {
+	assert.Equal(t, "the upstream gave no answer (connection failed or closed before the status line)", upstreamFailure(0))
+	assert.Equal(t, "the upstream answered HTTP 502", upstreamFailure(502))
 }

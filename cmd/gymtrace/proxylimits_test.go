@@ -37,6 +37,8 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		{name: "zero ratio", args: []string{"--max-decode-ratio", "0"}, want: "--max-decode-ratio 0 must be a positive number"},
 		{name: "zero budget", args: []string{"--max-capture-bytes-in-flight", "0"}, want: "--max-capture-bytes-in-flight 0 must be a positive number"},
 		{name: "unknown token source", args: []string{"--token-source", "tgi"}, want: `--token-source: token source "tgi": want one of vllm, sglang, gym, none`},
+		{name: "log-prob ids without vllm", args: []string{"--vllm-token-ids-from-logprobs"}, want: "--vllm-token-ids-from-logprobs applies only with --token-source vllm (got --token-source none)"},
+		{name: "relative token dir", args: []string{"--token-source", "vllm", "--token-dir", "rel/tokens"}, want: `--token-dir "rel/tokens" must be an absolute path`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/proxy"
@@ -40,11 +38,15 @@ func (o tokenOptions) sdkOptions() ([]proxy.Option, error) {
 	if err != nil {
 		return nil, usageErrorf("--%s: %v", tokenSourceFlag, err)
 	}
+	if o.fromLogprobs && src != proxy.TokenSourceVLLM {
+		return nil, usageErrorf("--%s applies only with --%s vllm (got --%s %s)", tokenIDsFromLogprobsF, tokenSourceFlag, tokenSourceFlag, src)
+	}
 	opts := []proxy.Option{proxy.WithTokenSource(src), proxy.WithVLLMTokenIDsFromLogprobs(o.fromLogprobs)}
 	if o.dir != "" {
-		dir, err := filepath.Abs(o.dir)
+		// The same rule as the commands that read token captures (docs/TOKENS.md §3.9).
+		dir, err := tokenStoreDir(o.dir, "")
 		if err != nil {
-			return nil, usageErrorf("--%s %q: %v", tokenDirFlag, o.dir, err)
+			return nil, err
 		}
 		opts = append(opts, proxy.WithTokenDir(dir))
 	}

@@ -97,13 +97,12 @@ func histogramChart(rep *Report, id, title, note string, value func(*Call) *floa
 		return c
 	}
 	h := Histogram(vals, targetBins)
-	labels := make([]string, len(h.Counts))
+	labels := binLabels(h, "")
 	counts := make([]float64, len(h.Counts))
 	for i, n := range h.Counts {
-		labels[i] = formatDuration(h.Start + float64(i)*h.Width)
 		counts[i] = float64(n)
 	}
-	c.Note = fmt.Sprintf("%s; each bar counts the calls from its label up to the next (%s wide)", note, formatDuration(h.Width))
+	c.Note = fmt.Sprintf("%s; each bar counts the calls from its label up to the next (%s wide)", note, formatDurationDigits(h.Width, labelDigits(h)))
 	c.SVG, c.Err = barSVG(bars{series: [][]float64{counts}, names: []string{"calls"}, labels: labels, colors: []charts.Color{colorBlue}})
 	return c
 }
@@ -160,11 +159,8 @@ func timelineChart(rep *Report) chart {
 			ok[b]++
 		}
 	}
-	labels := make([]string, len(h.Counts))
-	for i := range labels {
-		labels[i] = "+" + formatDuration(h.Start+float64(i)*h.Width)
-	}
-	c.Note = fmt.Sprintf("calls started in each %s since the first call", formatDuration(h.Width))
+	labels := binLabels(h, "+")
+	c.Note = fmt.Sprintf("calls started in each %s since the first call", formatDurationDigits(h.Width, labelDigits(h)))
 	c.SVG, c.Err = barSVG(bars{series: [][]float64{ok, bad}, names: []string{"ok", "failed"}, labels: labels,
 		colors: []charts.Color{colorBlue, colorRed}, stack: true})
 	return c
@@ -272,4 +268,38 @@ func float(v *int64) float64 {
 		return 0
 	}
 	return float64(*v)
+}
+
+// maxLabelDigits bounds the extra decimals binLabels adds to tell bins apart.
+const maxLabelDigits = 3
+
+// labelDigits is the fewest extra decimals (0 to maxLabelDigits) with which the bins' start labels
+// of h are all different (narrow bins of a few milliseconds round to the same whole number).
+func labelDigits(h HistogramBins) int {
+	for d := 0; d < maxLabelDigits; d++ {
+		seen := make(map[string]bool, len(h.Counts))
+		distinct := true
+		for i := range h.Counts {
+			l := formatDurationDigits(h.Start+float64(i)*h.Width, d)
+			if seen[l] {
+				distinct = false
+				break
+			}
+			seen[l] = true
+		}
+		if distinct {
+			return d
+		}
+	}
+	return maxLabelDigits
+}
+
+// binLabels are the start labels of h's bins, prefix + a duration, each different from the others.
+func binLabels(h HistogramBins, prefix string) []string {
+	d := labelDigits(h)
+	labels := make([]string, len(h.Counts))
+	for i := range labels {
+		labels[i] = prefix + formatDurationDigits(h.Start+float64(i)*h.Width, d)
+	}
+	return labels
 }

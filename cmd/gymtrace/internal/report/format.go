@@ -47,18 +47,24 @@ func fmtMS(v *float64) string {
 	return formatDuration(*v)
 }
 
-func formatDuration(ms float64) string {
+func formatDuration(ms float64) string { return formatDurationDigits(ms, 0) }
+
+// formatDurationDigits is formatDuration with extra more decimals below a minute ("1.5ms" for
+// extra 1 where formatDuration writes "2ms").
+func formatDurationDigits(ms float64, extra int) string {
 	switch {
 	case ms == 0:
 		return "0"
 	case ms < 0:
-		return "-" + formatDuration(-ms)
+		return "-" + formatDurationDigits(-ms, extra)
 	case ms < 1:
-		return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
-	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 2+extra, 64) + "ms"
+	case ms < 1000 && extra == 0:
 		return strconv.FormatFloat(math.Round(ms), 'f', 0, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', extra, 64) + "ms"
 	case ms < 60_000:
-		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + "s"
+		return strconv.FormatFloat(ms/1000, 'f', 1+extra, 64) + "s"
 	case ms < 3_600_000:
 		s := int64(math.Round(ms / 1000))
 		return fmt.Sprintf("%dm%02ds", s/60, s%60)

@@ -91,6 +91,17 @@ func TestFormatDuration(t *testing.T) {
 	assert.Equal(t, "-", fmtMS(&nan))
 }
 
+// TestBinLabels: narrow bins get as many decimals as their start labels need to differ (a TTFT
+// histogram of 0.5 ms bins read "1ms, 2ms, 2ms" before); wide ones keep formatDuration's text.
+func TestBinLabels(t *testing.T) {
+	narrow := HistogramBins{Start: 0, Width: 0.5, Counts: make([]int, 7)}
+	assert.Equal(t, []string{"0", "0.500ms", "1.0ms", "1.5ms", "2.0ms", "2.5ms", "3.0ms"}, binLabels(narrow, ""))
+	wide := HistogramBins{Start: 10, Width: 20, Counts: make([]int, 3)}
+	assert.Equal(t, []string{"+10ms", "+30ms", "+50ms"}, binLabels(wide, "+"))
+	tiny := HistogramBins{Start: 1, Width: 1e-9, Counts: make([]int, 3)}
+	assert.Len(t, binLabels(tiny, ""), 3, "labels stop at maxLabelDigits decimals")
+}
+
 func TestTrimAndClean(t *testing.T) {
 	assert.Equal(t, "short", tailTrim("short", 16))
 	assert.Equal(t, "…-attempt-2", tailTrim("task-1-rollout-7-attempt-2", 11))
