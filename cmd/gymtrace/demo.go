@@ -45,6 +45,38 @@ A relative DIR is resolved against the current directory.`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "directory for the demo's files (default: a new temporary directory, kept)")
 	cmd.Flags().IntVar(&n, "rollouts", demo.DefaultRollouts, "number of rollouts to run (1 to 1000)")
+	cmd.AddCommand(newDemoUpstreamCmd())
+	return cmd
+}
+
+// newDemoUpstreamCmd is `gymtrace demo upstream`: the demo's fake model server on its own.
+func newDemoUpstreamCmd() *cobra.Command {
+	cfg := demo.UpstreamConfig{}
+	cmd := &cobra.Command{
+		Use:   "upstream [--listen 127.0.0.1:8001] [--engine openai|vllm|sglang] [--no-inline-token-ids]",
+		Short: "Serve the demo's fake model server, to try gymtrace proxy by hand",
+		Long: `Serve the demo's fake model server until SIGINT or SIGTERM: deterministic answers (no model) to
+the OpenAI Responses, Chat Completions and Anthropic Messages APIs, streamed and not, with tool
+calls and reasoning (--engine openai, the default); or a vLLM or SGLang OpenAI-compatible server
+(--engine vllm|sglang): Chat Completions with prompt and generated token ids and log probs when
+asked, /tokenize, and a ChatML tokenizer whose prompts extend turn by turn, for the proxy's
+--token-source (README "Training runs"). --no-inline-token-ids makes the vllm engine a release
+before v0.10.2 (no return_token_ids; use the proxy's --vllm-token-ids-from-logprobs).
+Prints "listening on http://HOST:PORT" when ready.`,
+		Args: noPositionalArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg.Out, cfg.Err = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := cfg.Validate(); err != nil {
+				return usageErrorf("%v", err)
+			}
+			return demo.ServeUpstream(ctx, cfg)
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Listen, "listen", "127.0.0.1:8001", "address to listen on (port 0: a free one)")
+	cmd.Flags().StringVar(&cfg.Engine, "engine", "openai", "what to answer as: openai, vllm or sglang")
+	cmd.Flags().BoolVar(&cfg.NoInlineTokenIDs, "no-inline-token-ids", false, "with --engine vllm: a vLLM before v0.10.2, without return_token_ids")
 	return cmd
 }
 
