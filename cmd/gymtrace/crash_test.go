@@ -76,6 +76,26 @@ func startKillableProxy(t *testing.T, bin, upstream, dir string, args ...string)
 }
 
 // crashRequests are the calls of the load, one per dialect, streamed and not.
+// postAcked posts body to the proxy at url under rollout's prefix + path; ok says the call was
+// acknowledged (answered 200 and read to its end), id is its X-Gymtrace-Model-Call-Id.
+func postAcked(client *http.Client, url, rollout, path, body string) (id string, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/ng-rollout/"+rollout+path, strings.NewReader(body))
+	if err != nil {
+		return "", false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+		return "", false
+	}
+	return resp.Header.Get("X-Gymtrace-Model-Call-Id"), true
+}
+
 var crashRequests = []struct{ path, body string }{
 	{"/v1/responses", `{"model":"gpt-4.1-mini","stream":true,"input":"crash test"}`},
 	{"/v1/responses", `{"model":"gpt-4.1-mini","input":"crash test"}`},
@@ -151,25 +171,12 @@ func TestProxyCmdKill9UnderLoad(t *testing.T) {
 				}
 				rq := crashRequests[rng.IntN(len(crashRequests))]
 				rollout := fmt.Sprintf("kill-%d", rng.IntN(rollouts))
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/ng-rollout/"+rollout+rq.path, strings.NewReader(rq.body))
-				if err != nil {
-					cancel()
-					return
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					cancel()
+				id, ok := postAcked(client, p.url, rollout, rq.path, rq.body)
+				if !ok {
 					continue // the proxy is gone: not acknowledged
 				}
-				_, err = io.ReadAll(resp.Body)
-				resp.Body.Close()
-				cancel()
-				if err != nil || resp.StatusCode != http.StatusOK {
-					continue
-				}
 				mu.Lock()
-				acks = append(acks, acked{rollout, resp.Header.Get("X-Gymtrace-Model-Call-Id")})
+				acks = append(acks, acked{rollout, id})
 				if len(acks) == ackTarget {
 					close(enough)
 				}

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,25 +53,12 @@ func TestProxyCmdJournalKill9(t *testing.T) {
 					}
 					rq := crashRequests[(c+i)%len(crashRequests)]
 					rollout := fmt.Sprintf("jk-%d", (c+i)%rollouts)
-					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-					req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/ng-rollout/"+rollout+rq.path, strings.NewReader(rq.body))
-					if err != nil {
-						cancel()
-						return
-					}
-					resp, err := client.Do(req)
-					if err != nil {
-						cancel()
+					id, ok := postAcked(client, p.url, rollout, rq.path, rq.body)
+					if !ok {
 						continue // the proxy is gone: not acknowledged
 					}
-					_, err = io.ReadAll(resp.Body)
-					resp.Body.Close()
-					cancel()
-					if err != nil || resp.StatusCode != http.StatusOK {
-						continue
-					}
 					mu.Lock()
-					acks = append(acks, acked{rollout, resp.Header.Get("X-Gymtrace-Model-Call-Id")})
+					acks = append(acks, acked{rollout, id})
 					if n++; n == target {
 						close(enough)
 					}
