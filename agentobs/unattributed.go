@@ -6,6 +6,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // UnattributedSummary is what the unattributed file of a capture directory,
@@ -40,8 +41,11 @@ func ReadUnattributed(store *capture.Store) (UnattributedSummary, error) {
 	u := UnattributedSummary{Exists: exists, Damaged: invalid}
 	traces := make(map[string]bool)
 	for _, r := range raw {
+		reason := unattributedReason(r.Line)
 		l, err := DecodeObservationLine(r.Line)
-		if err != nil {
+		if err != nil && reason != semconv.GymtraceUnattributedNoTraceID {
+			// A span without a valid trace id is written with the all-zero id, which the
+			// observation line's decoder refuses; it is still one unattributed span, of no trace.
 			u.Damaged++
 			continue
 		}
@@ -49,8 +53,10 @@ func ReadUnattributed(store *capture.Store) (UnattributedSummary, error) {
 			u.Reasons = make(map[string]int)
 		}
 		u.Spans++
-		traces[l.TraceID.String()] = true
-		u.Reasons[unattributedReason(r.Line)]++
+		if err == nil {
+			traces[l.TraceID.String()] = true
+		}
+		u.Reasons[reason]++
 	}
 	u.Traces = len(traces)
 	return u, nil
