@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -65,6 +66,14 @@ type Config struct {
 	// agentobs.ObservationProcessor on the same capture directory.
 	Observations bool `mapstructure:"observations"`
 
+	// ObservationsTraceWindow bounds how an observation span that names no rollout (neither as a
+	// span nor as a resource attribute) takes the rollout of its trace (SPEC §0 D18,
+	// capture.TraceWindow): the rollouts of recently seen traces are remembered, and spans that
+	// arrive before any span of their trace names one are held in memory (held spans are not yet
+	// durable when their push returns), then written to <capture_dir>/_unattributed.observations.jsonl
+	// when the window ends or at Shutdown. Defaults: 1m, 4096 traces, 16384 held spans.
+	ObservationsTraceWindow TraceWindowConfig `mapstructure:"observations_trace_window"`
+
 	// Durability is how each line is made durable before the push that carries it returns (SPEC
 	// §0 D17, capture.ParseDurability): "per-record" (default) fsyncs it in its rollout file;
 	// "journal" fsyncs it in the exporter's own journal under <capture_dir>/.gymtrace-journal/ (one
@@ -96,11 +105,45 @@ type Config struct {
 
 var _ component.Config = (*Config)(nil)
 
+// TraceWindowConfig is the `observations_trace_window` section (capture.TraceWindow's fields).
+type TraceWindowConfig struct {
+	// Duration is how long a trace's rollout is remembered after the last span that carried it,
+	// and how long a span that names none is held waiting for one. Positive.
+	Duration time.Duration `mapstructure:"duration"`
+	// MaxTraces bounds the traces remembered, and apart the traces with held spans. At least 1.
+	MaxTraces int `mapstructure:"max_traces"`
+	// MaxHeldSpans bounds the held spans of all traces together. At least 1.
+	MaxHeldSpans int `mapstructure:"max_held_spans"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// traceWindow is c as the writer's capture.TraceWindow.
+func (c TraceWindowConfig) traceWindow() capture.TraceWindow {
+	return capture.TraceWindow{Duration: c.Duration, MaxTraces: c.MaxTraces, MaxHeldSpans: c.MaxHeldSpans}
+}
+
+// validate reports the fields out of range, each with its YAML key.
+func (c TraceWindowConfig) validate() []error {
+	var errs []error
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("observations_trace_window::duration: %s must be positive", c.Duration))
+	}
+	if c.MaxTraces < 1 {
+		errs = append(errs, fmt.Errorf("observations_trace_window::max_traces: %d must be at least 1", c.MaxTraces))
+	}
+	if c.MaxHeldSpans < 1 {
+		errs = append(errs, fmt.Errorf("observations_trace_window::max_held_spans: %d must be at least 1", c.MaxHeldSpans))
+	}
+	return errs
+}
+
 // Validate checks the configuration without changing it. Each problem is reported with its YAML
 // key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
 // valid capture mode (permission bits only, including owner rwx for directories and owner rw for
 // files: capture.ValidateDirMode, capture.ValidateFileMode); durability neither "per-record" nor
-// "journal". The problems are joined. The nested
+// "journal"; an observations_trace_window field not positive. The problems are joined. The nested
 // timeout, sending_queue and retry_on_failure sections are validated by the Collector.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -119,6 +162,7 @@ func (cfg *Config) Validate() error {
 	if _, err := cfg.durability(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, cfg.ObservationsTraceWindow.validate()...)
 	return errors.Join(errs...)
 }
 

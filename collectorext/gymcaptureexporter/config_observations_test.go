@@ -1,15 +1,25 @@
 package gymcaptureexporter
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/otel/attribute"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 	"github.com/gymtrace/gymtrace/collectorext/gymcaptureexporter/internal/metadata"
 )
 
@@ -45,4 +55,37 @@ func TestConfigObservations(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, true, cm.Get("exporters::gymcapture::observations"))
 	})
+}
+
+// TestObservationsTraceWindowConfigured: observations_trace_window reaches the observations writer
+// (SPEC §0 D18): with max_held_spans 1, a second held span of another trace writes the first to
+// the unattributed file at once (reason window_full); Shutdown writes the second (flushed).
+func TestObservationsTraceWindowConfigured(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	cfg.ObservationsTraceWindow.MaxHeldSpans = 1
+	exp, err := NewFactory().CreateTraces(t.Context(), exportertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+
+	now := time.Unix(1_800_000_000, 0)
+	tool := func(trace, span byte) capturetest.Span {
+		return capturetest.Span{Name: "execute_tool x", Start: now, End: now.Add(time.Second),
+			TraceID: oteltrace.TraceID{trace}, SpanID: oteltrace.SpanID{span},
+			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool")}}
+	}
+	path := filepath.Join(cfg.CaptureDir, capture.UnattributedObservationsFile)
+	require.NoError(t, exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{tool(1, 1)})))
+	assert.NoFileExists(t, path, "one held span fits the window")
+	require.NoError(t, exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{tool(2, 2)})))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 1, bytes.Count(data, []byte("\n")))
+	assert.Contains(t, string(data), `"unattributed_reason":"window_full"`)
+
+	require.NoError(t, exp.Shutdown(context.Background()))
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(data, []byte("\n")))
+	assert.Contains(t, string(data), `"unattributed_reason":"flushed"`)
 }

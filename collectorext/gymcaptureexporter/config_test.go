@@ -53,6 +53,7 @@ func TestLoadConfig(t *testing.T) {
 				c.DirMode, c.FileMode = "0750", "0640"
 				c.IncludePayloads = false
 				c.Durability = "journal"
+				c.ObservationsTraceWindow = TraceWindowConfig{Duration: 30 * time.Second, MaxTraces: 100, MaxHeldSpans: 1000}
 				c.TimeoutConfig.Timeout = 10 * time.Second
 				c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 				c.RetryConfig = configretry.BackOffConfig{
@@ -106,6 +107,11 @@ func TestConfigValidate(t *testing.T) {
 		{name: "two_errors", want: []string{`capture_dir: "relative/dir"`, `file_mode: "0999"`}},
 		{name: "queue_without_consumers", want: []string{"num_consumers"}},
 		{name: "retry_randomization_above_one", want: []string{"randomization_factor"}},
+		{name: "trace_window_out_of_range", want: []string{
+			"observations_trace_window::duration: 0s must be positive",
+			"observations_trace_window::max_traces: 0 must be at least 1",
+			"observations_trace_window::max_held_spans: -1 must be at least 1",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,6 +64,7 @@ func newCaptureExporter(cfg *Config, set exporter.Settings) (*captureExporter, e
 		includePayloads: cfg.IncludePayloads,
 		skipRecorded:    cfg.SkipRecorded,
 		observations:    cfg.Observations,
+		traceWindow:     cfg.ObservationsTraceWindow.traceWindow(),
 		queueEnabled:    cfg.QueueConfig.HasValue(),
 		logger:          set.Logger,
 		meterProvider:   set.TelemetrySettings.MeterProvider,

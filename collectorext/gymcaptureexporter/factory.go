@@ -25,7 +25,8 @@ func NewFactory() exporter.Factory {
 }
 
 // createDefaultConfig returns the defaults: no capture_dir (required), dir_mode "0700", file_mode
-// "0600", include_payloads true, observations true, durability "per-record", the Collector's default
+// "0600", include_payloads true, observations true (trace window 1m, 4096 traces, 16384 held spans),
+// durability "per-record", the Collector's default
 // timeout and retry settings, and the sending queue disabled: the Collector's default queue settings, used only when
 // the configuration has a sending_queue section (configoptional.Default), so that by default every
 // OTLP request is acknowledged only after its records are on stable storage.
@@ -37,9 +38,14 @@ func createDefaultConfig() component.Config {
 		IncludePayloads: true,
 		SkipRecorded:    true,
 		Observations:    true,
-		TimeoutConfig:   exporterhelper.NewDefaultTimeoutConfig(),
-		QueueConfig:     configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
-		RetryConfig:     configretry.NewDefaultBackOffConfig(),
+		ObservationsTraceWindow: TraceWindowConfig{
+			Duration:     capture.DefaultTraceWindowDuration,
+			MaxTraces:    capture.DefaultTraceWindowMaxTraces,
+			MaxHeldSpans: capture.DefaultTraceWindowMaxHeldSpans,
+		},
+		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:   configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
+		RetryConfig:   configretry.NewDefaultBackOffConfig(),
 	}
 }
 
