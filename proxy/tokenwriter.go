@@ -225,22 +225,34 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 		return ev
 	}
 	data := sseData(dataLines[0])
-	tw.acc.Feed(data)
 	if len(data) == 0 || data[0] != '{' {
+		tw.acc.Feed(data)
 		return ev
 	}
-	if tw.restore.dropEmptyDelta && emptyDeltaChunk(data) {
-		return nil
-	}
-	edited, err := editAnswer(data, tw.restore)
-	if err != nil {
-		if tw.editErr == nil {
-			tw.editErr = err
+	// One validating pass over the data serves the accumulator, the empty-delta test and the
+	// edit (docs/TOKENS.md §0 T2, T3).
+	var edited []byte
+	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
+		tw.acc.FeedObject(v)
+		if tw.restore.dropEmptyDelta && emptyDelta(v) {
+			return nil
 		}
-		return ev
-	}
-	if bytes.Equal(edited, data) {
-		return ev
+		if edited = editParsed(data, v, tw.restore); edited == nil {
+			return ev
+		}
+	} else {
+		// Not strict JSON: the accumulator records its error; the lenient edit may still
+		// restore the client's view.
+		tw.acc.Feed(data)
+		if edited, err = editAnswer(data, tw.restore); err != nil {
+			if tw.editErr == nil {
+				tw.editErr = err
+			}
+			return ev
+		}
+		if bytes.Equal(edited, data) {
+			return ev
+		}
 	}
 	// The data line is "data:" [" "] data line-end; keep everything around data, the other
 	// lines too (a comment or event name may hold the same text as the data).
@@ -258,26 +270,51 @@ func (tw *tokenWriter) editEvent(ev []byte) []byte {
 // finish_reason and no usage. A delta is empty when it has no member other than nulls: vLLM's
 // DeltaMessage() for a held-back token dumps as {} in releases before the reasoning rename and as
 // {"reasoning_content":null} after it (its validator assigns reasoning_content from reasoning, and
-// an assigned member counts as set for exclude_unset).
+// an assigned member counts as set for exclude_unset). Data that is not a JSON object is not such
+// a chunk.
 func emptyDeltaChunk(data []byte) bool {
-	v, err := ojson.Parse(data)
-	if err != nil {
+	v, err := ojson.ParseLazy(data)
+	return err == nil && emptyDelta(v)
+}
+
+// The members emptyDelta reads of a chunk and of its choice.
+var (
+	emptyDeltaKeys       = []string{"usage", "choices"}
+	emptyDeltaChoiceKeys = []string{"delta", "finish_reason"}
+)
+
+// emptyDelta is emptyDeltaChunk of the parsed data v; duplicate members read as Python reads them
+// (the last one), except that every member of the delta counts.
+func emptyDelta(v ojson.Value) bool {
+	if v.Kind() != ojson.KindObject {
 		return false
 	}
-	if u, ok := v.Get("usage"); ok && !u.IsNull() {
+	var top [2]ojson.Value
+	var topOK [2]bool
+	v.GetEach(emptyDeltaKeys, top[:], topOK[:]) // one scan of the top level
+	if u := top[0]; topOK[0] && !u.IsNull() {
 		return false
 	}
-	cs, _ := v.Get("choices")
-	if cs.Len() != 1 {
+	cs := top[1]
+	var c ojson.Value
+	n := 0
+	for e := range cs.Elements() {
+		if n++; n > 1 {
+			return false
+		}
+		c = e
+	}
+	if n != 1 {
 		return false
 	}
-	c := cs.Elems()[0]
-	d, _ := c.Get("delta")
-	f, _ := c.Get("finish_reason")
+	var m [2]ojson.Value
+	var mOK [2]bool
+	c.GetEach(emptyDeltaChoiceKeys, m[:], mOK[:])
+	d, f := m[0], m[1]
 	if d.Kind() != ojson.KindObject || !f.IsNull() {
 		return false
 	}
-	for _, m := range d.Members() {
+	for m := range d.Spans() {
 		if !m.Value.IsNull() {
 			return false
 		}
@@ -295,12 +332,24 @@ func sseData(line []byte) []byte {
 }
 
 // editAnswer applies the restore rules to a JSON answer (docs/TOKENS.md §0 T2): top-level and
-// per-choice members set back to null or removed, every other byte kept.
+// per-choice members set back to null or removed, every other byte kept. Strict JSON (SPEC §0 D6)
+// is read in one validating pass ([ojson.ParseLazy]); other text goes to editLenient. An answer
+// that is not a JSON object is an error.
 func editAnswer(b []byte, r restoreRules) ([]byte, error) {
 	if r.empty() {
 		return b, nil
 	}
-	return editObject(b, r)
+	v, err := ojson.ParseLazy(b)
+	if err != nil {
+		return editLenient(b, r)
+	}
+	if v.Kind() != ojson.KindObject {
+		return nil, errors.New("the answer is not a JSON object")
+	}
+	if out := editParsed(b, v, r); out != nil {
+		return out, nil
+	}
+	return b, nil
 }
 
 // byteEdit replaces b[start:end] with repl.
@@ -309,7 +358,55 @@ type byteEdit struct {
 	repl       string
 }
 
-func editObject(b []byte, r restoreRules) ([]byte, error) {
+// editParsed applies r to b, whose [ojson.ParseLazy] reading is v, a JSON object; nil when
+// nothing changes. Every member the rules name is edited, duplicates included, at the top and in
+// each object of the first "choices" member that is an array.
+func editParsed(b []byte, v ojson.Value, r restoreRules) []byte {
+	base := len(b) - len(bytes.TrimLeft(b, " \t\r\n")) // where v's text starts in b
+	var top []memberSpan
+	var choices ojson.Value // the first "choices" member that is an array
+	choicesAt := -1
+	for sp := range v.Spans() {
+		top = append(top, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+		if choicesAt < 0 && sp.Key == "choices" && sp.Value.Kind() == ojson.KindArray {
+			choices, choicesAt = sp.Value, base+sp.Start
+		}
+	}
+	edits := memberEdits(top, r.topNull, r.topRemove)
+	if choicesAt >= 0 && len(r.choiceNull)+len(r.choiceRemove) > 0 {
+		for e := range choices.Spans() {
+			if e.Value.Kind() == ojson.KindObject {
+				edits = append(edits, memberEdits(memberSpans(e.Value, choicesAt+e.Start), r.choiceNull, r.choiceRemove)...)
+			}
+		}
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(b))
+	at := 0
+	for _, e := range sortEdits(edits) {
+		out = append(out, b[at:e.start]...)
+		out = append(out, e.repl...)
+		at = e.end
+	}
+	return append(out, b[at:]...)
+}
+
+// memberSpans returns the members of the raw object o, whose text starts at b[base], with their
+// offsets in b.
+func memberSpans(o ojson.Value, base int) []memberSpan {
+	var ms []memberSpan
+	for sp := range o.Spans() {
+		ms = append(ms, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+	}
+	return ms
+}
+
+// editLenient is the restore of text that strict JSON refuses (invalid UTF-8, text after the
+// object): the members found by a lenient reading of the object at its start (jsontext, invalid
+// UTF-8 and duplicate names allowed) are edited as editParsed edits them.
+func editLenient(b []byte, r restoreRules) ([]byte, error) {
 	start := bytes.IndexByte(b, '{')
 	if start < 0 || len(bytes.TrimSpace(b[:start])) > 0 {
 		return nil, errors.New("the answer is not a JSON object")
