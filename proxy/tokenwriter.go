@@ -32,11 +32,13 @@ type tokenWriter struct {
 	wroteHeader bool
 	original    []byte // a held JSON answer, as received
 	pending     []byte // SSE: the bytes of the event not yet complete
+	out         []byte // SSE: the edited events of one Write, reused (the next writer keeps no reference)
 	sse         bool
 	sc          *stream.Capture // SSE: the reassembly of the upstream's own events
 	acc         stream.TokenAccumulator
-	bound       bool  // the held answer passed the capture bound
-	editErr     error // the answer could not be edited: the client got it unedited
+	scratch     editScratch // SSE: the edit's memory, reused from event to event
+	bound       bool        // the held answer passed the capture bound
+	editErr     error       // the answer could not be edited: the client got it unedited
 }
 
 const (
@@ -122,7 +124,7 @@ func (tw *tokenWriter) Write(p []byte) (int, error) {
 			tw.sc.Feed(p)
 		}
 		tw.pending = append(tw.pending, p...)
-		out, rest := tw.editEvents(tw.pending)
+		out, rest := tw.editEvents(tw.out[:0], tw.pending)
 		tw.pending = append(tw.pending[:0], rest...)
 		if int64(len(tw.pending)) > tw.limit {
 			tw.bound = true
@@ -130,6 +132,7 @@ func (tw *tokenWriter) Write(p []byte) (int, error) {
 			out = append(out, tw.pending...)
 			tw.pending = nil
 		}
+		tw.out = keepBuffer(out)
 		if len(out) > 0 {
 			if _, err := tw.next.Write(out); err != nil {
 				return 0, err
@@ -174,8 +177,9 @@ func (tw *tokenWriter) finish(clean bool) {
 	}
 }
 
-// editEvents edits the complete events at the start of buf and returns them and the rest.
-func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
+// editEvents appends to dst the complete events at the start of buf, edited, and returns dst and
+// the rest of buf.
+func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 	start := 0
 	for i := 0; i < len(buf); {
 		nl := bytes.IndexByte(buf[i:], '\n')
@@ -185,85 +189,94 @@ func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
 		line := buf[i : i+nl]
 		i += nl + 1
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
-			out = append(out, tw.editEvent(buf[start:i])...)
+			dst = tw.editEvent(dst, buf[start:i])
 			start = i
 		}
 	}
-	return out, buf[start:]
+	return dst, buf[start:]
 }
 
-// editEvent edits one complete SSE event (its lines and the blank line that ends it): the data of
-// a one-data-line event is fed to the token accumulator and its injected members restored.
-func (tw *tokenWriter) editEvent(ev []byte) []byte {
-	var dataLines [][]byte
-	dataAt, off := 0, 0 // the offset of the (first) data line in ev
+// editEvent appends to dst one complete SSE event (its lines and the blank line that ends it),
+// edited: the data of a one-data-line event is fed to the token accumulator and its injected
+// members restored; a dropped event appends nothing.
+func (tw *tokenWriter) editEvent(dst, ev []byte) []byte {
+	var first []byte // the first data line
+	dataAt, off, n := 0, 0, 0
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
 		if bytes.HasPrefix(line, []byte("data:")) {
-			if dataLines == nil {
-				dataAt = off
+			if n == 0 {
+				first, dataAt = line, off
 			}
-			dataLines = append(dataLines, line)
+			n++
 		}
 		off += len(line)
 	}
-	switch len(dataLines) {
+	switch n {
 	case 0:
-		return ev
+		return append(dst, ev...)
 	case 1:
 	default:
-		var joined []byte
-		for i, l := range dataLines {
-			if i > 0 {
-				joined = append(joined, '\n')
-			}
-			joined = append(joined, sseData(l)...)
-		}
-		tw.acc.Feed(joined)
+		tw.acc.Feed(joinData(ev))
 		if tw.editErr == nil {
 			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
 		}
-		return ev
+		return append(dst, ev...)
 	}
-	data := sseData(dataLines[0])
+	data := sseData(first)
 	if len(data) == 0 || data[0] != '{' {
 		tw.acc.Feed(data)
-		return ev
+		return append(dst, ev...)
 	}
-	// One validating pass over the data serves the accumulator, the empty-delta test and the
-	// edit (docs/TOKENS.md §0 T2, T3).
-	var edited []byte
-	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
-		tw.acc.FeedObject(v)
-		if tw.restore.dropEmptyDelta && emptyDelta(v) {
-			return nil
-		}
-		if edited = editParsed(data, v, tw.restore); edited == nil {
-			return ev
-		}
-	} else {
-		// Not strict JSON: the accumulator records its error; the lenient edit may still
-		// restore the client's view.
-		tw.acc.Feed(data)
-		if edited, err = editAnswer(data, tw.restore); err != nil {
-			if tw.editErr == nil {
-				tw.editErr = err
-			}
-			return ev
-		}
-		if bytes.Equal(edited, data) {
-			return ev
-		}
-	}
-	// The data line is "data:" [" "] data line-end; keep everything around data, the other
+	// The data line is "data:" [" "] data line-end; everything around data is kept, the other
 	// lines too (a comment or event name may hold the same text as the data).
 	at := dataAt + len("data:")
 	if ev[at] == ' ' {
 		at++
 	}
-	out := make([]byte, 0, len(ev))
-	out = append(out, ev[:at]...)
-	out = append(out, edited...)
-	return append(out, ev[at+len(data):]...)
+	// One validating pass over the data serves the accumulator, the empty-delta test and the
+	// edit (docs/TOKENS.md §0 T2, T3).
+	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
+		tw.acc.FeedObject(v)
+		if tw.restore.dropEmptyDelta && emptyDelta(v) {
+			return dst
+		}
+		edits := parsedEdits(data, v, tw.restore, &tw.scratch)
+		if len(edits) == 0 {
+			return append(dst, ev...)
+		}
+		dst = append(dst, ev[:at]...)
+		dst = applyEdits(dst, data, edits)
+		return append(dst, ev[at+len(data):]...)
+	}
+	// Not strict JSON: the accumulator records its error; the lenient edit may still restore the
+	// client's view.
+	tw.acc.Feed(data)
+	edited, err := editAnswer(data, tw.restore)
+	if err != nil {
+		if tw.editErr == nil {
+			tw.editErr = err
+		}
+		return append(dst, ev...)
+	}
+	dst = append(dst, ev[:at]...)
+	dst = append(dst, edited...)
+	return append(dst, ev[at+len(data):]...)
+}
+
+// joinData is the data of an event with more than one data line: their values joined by LF.
+func joinData(ev []byte) []byte {
+	var joined []byte
+	n := 0
+	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("data:")) {
+			if n > 0 {
+				joined = append(joined, '\n')
+			}
+			joined = append(joined, sseData(line)...)
+			n++
+		}
+	}
+	return joined
 }
 
 // emptyDeltaChunk reports a chat chunk with one choice whose delta is empty and that has no
@@ -346,10 +359,11 @@ func editAnswer(b []byte, r restoreRules) ([]byte, error) {
 	if v.Kind() != ojson.KindObject {
 		return nil, errors.New("the answer is not a JSON object")
 	}
-	if out := editParsed(b, v, r); out != nil {
-		return out, nil
+	edits := parsedEdits(b, v, r, nil)
+	if len(edits) == 0 {
+		return b, nil
 	}
-	return b, nil
+	return applyEdits(make([]byte, 0, len(b)), b, edits), nil
 }
 
 // byteEdit replaces b[start:end] with repl.
@@ -358,45 +372,68 @@ type byteEdit struct {
 	repl       string
 }
 
-// editParsed applies r to b, whose [ojson.ParseLazy] reading is v, a JSON object; nil when
-// nothing changes. Every member the rules name is edited, duplicates included, at the top and in
-// each object of the first "choices" member that is an array.
-func editParsed(b []byte, v ojson.Value, r restoreRules) []byte {
+// editScratch is the memory one edit works in, kept by a tokenWriter from one event to the next
+// (the zero value is ready; not safe for concurrent use).
+type editScratch struct {
+	spans []memberSpan
+	edits []byteEdit
+}
+
+// parsedEdits returns the edits that apply r to b, whose [ojson.ParseLazy] reading is v, a JSON
+// object (none when nothing changes): every member the rules name, duplicates included, at the top
+// and in each object of the first "choices" member that is an array. The result lives in sc
+// (reused by the next call; nil: a fresh one).
+func parsedEdits(b []byte, v ojson.Value, r restoreRules, sc *editScratch) []byteEdit {
+	if sc == nil {
+		sc = &editScratch{}
+	}
 	base := len(b) - len(bytes.TrimLeft(b, " \t\r\n")) // where v's text starts in b
-	var top []memberSpan
+	spans := sc.spans[:0]
 	var choices ojson.Value // the first "choices" member that is an array
 	choicesAt := -1
 	for sp := range v.Spans() {
-		top = append(top, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+		spans = append(spans, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
 		if choicesAt < 0 && sp.Key == "choices" && sp.Value.Kind() == ojson.KindArray {
 			choices, choicesAt = sp.Value, base+sp.Start
 		}
 	}
-	edits := memberEdits(top, r.topNull, r.topRemove)
+	edits := memberEdits(sc.edits[:0], spans, r.topNull, r.topRemove)
 	if choicesAt >= 0 && len(r.choiceNull)+len(r.choiceRemove) > 0 {
 		for e := range choices.Spans() {
 			if e.Value.Kind() == ojson.KindObject {
-				edits = append(edits, memberEdits(memberSpans(e.Value, choicesAt+e.Start), r.choiceNull, r.choiceRemove)...)
+				spans = appendMemberSpans(spans[:0], e.Value, choicesAt+e.Start)
+				edits = memberEdits(edits, spans, r.choiceNull, r.choiceRemove)
 			}
 		}
 	}
-	if len(edits) == 0 {
-		return nil
-	}
-	out := make([]byte, 0, len(b))
-	at := 0
-	for _, e := range sortEdits(edits) {
-		out = append(out, b[at:e.start]...)
-		out = append(out, e.repl...)
-		at = e.end
-	}
-	return append(out, b[at:]...)
+	clear(spans) // no names kept alive
+	sc.spans, sc.edits = spans[:0], edits
+	return sortEdits(edits)
 }
 
-// memberSpans returns the members of the raw object o, whose text starts at b[base], with their
-// offsets in b.
-func memberSpans(o ojson.Value, base int) []memberSpan {
-	var ms []memberSpan
+// applyEdits appends b with edits (sorted, not overlapping) applied to dst.
+func applyEdits(dst, b []byte, edits []byteEdit) []byte {
+	at := 0
+	for _, e := range edits {
+		dst = append(dst, b[at:e.start]...)
+		dst = append(dst, e.repl...)
+		at = e.end
+	}
+	return append(dst, b[at:]...)
+}
+
+// keepBuffer returns b emptied for reuse, or nil when it grew past 1 MiB (an event that large is
+// rare; its memory is not kept for the rest of the stream).
+func keepBuffer(b []byte) []byte {
+	if cap(b) > 1<<20 {
+		return nil
+	}
+	return b[:0]
+}
+
+// appendMemberSpans appends the members of the raw object o, whose text starts at b[base], with
+// their offsets in b.
+func appendMemberSpans(ms []memberSpan, o ojson.Value, base int) []memberSpan {
 	for sp := range o.Spans() {
 		ms = append(ms, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
 	}
@@ -405,7 +442,7 @@ func memberSpans(o ojson.Value, base int) []memberSpan {
 
 // editLenient is the restore of text that strict JSON refuses (invalid UTF-8, text after the
 // object): the members found by a lenient reading of the object at its start (jsontext, invalid
-// UTF-8 and duplicate names allowed) are edited as editParsed edits them.
+// UTF-8 and duplicate names allowed) are edited as parsedEdits edits them.
 func editLenient(b []byte, r restoreRules) ([]byte, error) {
 	start := bytes.IndexByte(b, '{')
 	if start < 0 || len(bytes.TrimSpace(b[:start])) > 0 {
@@ -416,7 +453,7 @@ func editLenient(b []byte, r restoreRules) ([]byte, error) {
 		return nil, err
 	}
 	var edits []byteEdit
-	edits = append(edits, memberEdits(top, r.topNull, r.topRemove)...)
+	edits = memberEdits(edits, top, r.topNull, r.topRemove)
 	for _, m := range top {
 		if m.name != "choices" || b[m.valStart] != '[' {
 			continue
@@ -433,7 +470,7 @@ func editLenient(b []byte, r restoreRules) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			edits = append(edits, memberEdits(ms, r.choiceNull, r.choiceRemove)...)
+			edits = memberEdits(edits, ms, r.choiceNull, r.choiceRemove)
 		}
 		break
 	}
@@ -450,19 +487,18 @@ func editLenient(b []byte, r restoreRules) ([]byte, error) {
 	return append(out, b[at:]...), nil
 }
 
-// memberEdits returns the edits that set the members named in toNull to null and remove those in
-// toRemove, with the commas between members kept right. Ranges never overlap: a removed member
-// takes the separator before it, except a leading run of removed members, which goes up to the
-// first member kept.
-func memberEdits(ms []memberSpan, toNull, toRemove []string) []byteEdit {
-	var edits []byteEdit
+// memberEdits appends to edits the edits that set the members named in toNull to null and remove
+// those in toRemove, with the commas between members kept right. Ranges never overlap: a removed
+// member takes the separator before it, except a leading run of removed members, which goes up to
+// the first member kept.
+func memberEdits(edits []byteEdit, ms []memberSpan, toNull, toRemove []string) []byteEdit {
 	lead := 0 // the leading run of removed members
 	for lead < len(ms) && contains(toRemove, ms[lead].name) {
 		lead++
 	}
 	switch {
 	case lead == len(ms) && lead > 0:
-		return []byteEdit{{ms[0].keyStart, ms[lead-1].valEnd, ""}}
+		return append(edits, byteEdit{ms[0].keyStart, ms[lead-1].valEnd, ""})
 	case lead > 0:
 		edits = append(edits, byteEdit{ms[0].keyStart, ms[lead].keyStart, ""})
 	}
