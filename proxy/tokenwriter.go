@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ type tokenWriter struct {
 	next    http.ResponseWriter // the captureWriter
 	restore restoreRules
 	limit   int64
+	unread  bool // restore.unread(): the upstream's reassembly may read events as edited
 
 	mode        int
 	status      int
@@ -49,7 +51,7 @@ const (
 )
 
 func newTokenWriter(next http.ResponseWriter, restore restoreRules, limit int64) *tokenWriter {
-	return &tokenWriter{next: next, restore: restore, limit: limit}
+	return &tokenWriter{next: next, restore: restore, limit: limit, unread: restore.unread()}
 }
 
 // Header returns the client's header map (shared with the captureWriter).
@@ -120,15 +122,13 @@ func (tw *tokenWriter) Write(p []byte) (int, error) {
 			}
 		}
 	case twSSE:
-		if tw.sc != nil {
-			tw.sc.Feed(p)
-		}
 		tw.pending = append(tw.pending, p...)
 		out, rest := tw.editEvents(tw.out[:0], tw.pending)
 		tw.pending = append(tw.pending[:0], rest...)
 		if int64(len(tw.pending)) > tw.limit {
 			tw.bound = true
 			tw.mode = twPass
+			tw.feedUpstream(tw.pending)
 			out = append(out, tw.pending...)
 			tw.pending = nil
 		}
@@ -171,14 +171,23 @@ func (tw *tokenWriter) finish(clean bool) {
 		_, _ = tw.next.Write(out)
 	case twSSE:
 		if len(tw.pending) > 0 {
+			tw.feedUpstream(tw.pending)
 			_, _ = tw.next.Write(tw.pending)
 			tw.pending = nil
 		}
 	}
 }
 
+// feedUpstream feeds b, the next bytes of the upstream's stream as it was sent or with some events
+// edited as editEvents says, to the reassembly of the upstream's own answer (tw.sc).
+func (tw *tokenWriter) feedUpstream(b []byte) {
+	if tw.sc != nil {
+		tw.sc.Feed(b)
+	}
+}
+
 // editEvents appends to dst the complete events at the start of buf, edited, and returns dst and
-// the rest of buf.
+// the rest of buf. Each event is also fed to the upstream's reassembly, as received or as edited.
 func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 	start := 0
 	for i := 0; i < len(buf); {
@@ -189,7 +198,16 @@ func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 		line := buf[i : i+nl]
 		i += nl + 1
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
-			dst = tw.editEvent(dst, buf[start:i])
+			// The upstream's reassembly gets the event as edited when the edit is one the
+			// reassembly cannot see (editEvent), else as received.
+			ev, at := buf[start:i], len(dst)
+			var edited bool
+			dst, edited = tw.editEvent(dst, ev)
+			if edited {
+				tw.feedUpstream(dst[at:])
+			} else {
+				tw.feedUpstream(ev)
+			}
 			start = i
 		}
 	}
@@ -199,7 +217,42 @@ func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 // editEvent appends to dst one complete SSE event (its lines and the blank line that ends it),
 // edited: the data of a one-data-line event is fed to the token accumulator and its injected
 // members restored; a dropped event appends nothing.
-func (tw *tokenWriter) editEvent(dst, ev []byte) []byte {
+//
+// invisible reports that what it appended is the event edited in a way the upstream's chat
+// reassembly (SPEC §4.5, sdk/stream) cannot tell from the event as received, so that the
+// reassembly may read the shorter edited event instead: a strict JSON object whose edits set to
+// null or remove only the restore rules' members (prompt_token_ids, logprobs, token_ids — never
+// read by the reassembly, which reads model, id, usage and the choices' index, finish_reason and
+// delta), in an event without any CR, so that its lines split the same under the SSE rules (a
+// lone CR ends a line there and may sit in JSON whitespace, where an edit could remove it).
+func (tw *tokenWriter) editEvent(dst, ev []byte) (out []byte, invisible bool) {
+	dst, invisible = tw.editEventTo(dst, ev)
+	return dst, invisible && tw.unread && bytes.IndexByte(ev, '\r') < 0
+}
+
+// The members the chat reassembly reads (SPEC §4.5): of a chunk, and of each of its choices.
+var (
+	reassemblyChunkMembers  = []string{"model", "id", "usage", "choices"}
+	reassemblyChoiceMembers = []string{"index", "finish_reason", "delta"}
+)
+
+// unread reports that no member the rules edit is one the chat reassembly reads (SPEC §4.5).
+func (r restoreRules) unread() bool {
+	for _, n := range append(r.topNull[:len(r.topNull):len(r.topNull)], r.topRemove...) {
+		if slices.Contains(reassemblyChunkMembers, n) {
+			return false
+		}
+	}
+	for _, n := range append(r.choiceNull[:len(r.choiceNull):len(r.choiceNull)], r.choiceRemove...) {
+		if slices.Contains(reassemblyChoiceMembers, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// editEventTo is editEvent without the CR rule.
+func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	var first []byte // the first data line
 	dataAt, off, n := 0, 0, 0
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
@@ -213,19 +266,19 @@ func (tw *tokenWriter) editEvent(dst, ev []byte) []byte {
 	}
 	switch n {
 	case 0:
-		return append(dst, ev...)
+		return append(dst, ev...), false
 	case 1:
 	default:
 		tw.acc.Feed(joinData(ev))
 		if tw.editErr == nil {
 			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
 		}
-		return append(dst, ev...)
+		return append(dst, ev...), false
 	}
 	data := sseData(first)
 	if len(data) == 0 || data[0] != '{' {
 		tw.acc.Feed(data)
-		return append(dst, ev...)
+		return append(dst, ev...), false
 	}
 	// The data line is "data:" [" "] data line-end; everything around data is kept, the other
 	// lines too (a comment or event name may hold the same text as the data).
@@ -238,15 +291,15 @@ func (tw *tokenWriter) editEvent(dst, ev []byte) []byte {
 	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
 		tw.acc.FeedObject(v)
 		if tw.restore.dropEmptyDelta && emptyDelta(v) {
-			return dst
+			return dst, false
 		}
 		edits := parsedEdits(data, v, tw.restore, &tw.scratch)
 		if len(edits) == 0 {
-			return append(dst, ev...)
+			return append(dst, ev...), false
 		}
 		dst = append(dst, ev[:at]...)
 		dst = applyEdits(dst, data, edits)
-		return append(dst, ev[at+len(data):]...)
+		return append(dst, ev[at+len(data):]...), true
 	}
 	// Not strict JSON: the accumulator records its error; the lenient edit may still restore the
 	// client's view.
@@ -256,11 +309,11 @@ func (tw *tokenWriter) editEvent(dst, ev []byte) []byte {
 		if tw.editErr == nil {
 			tw.editErr = err
 		}
-		return append(dst, ev...)
+		return append(dst, ev...), false
 	}
 	dst = append(dst, ev[:at]...)
 	dst = append(dst, edited...)
-	return append(dst, ev[at+len(data):]...)
+	return append(dst, ev[at+len(data):]...), false
 }
 
 // joinData is the data of an event with more than one data line: their values joined by LF.
