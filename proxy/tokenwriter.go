@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,17 +27,20 @@ type tokenWriter struct {
 	next    http.ResponseWriter // the captureWriter
 	restore restoreRules
 	limit   int64
+	unread  bool // restore.unread(): the upstream's reassembly may read events as edited
 
 	mode        int
 	status      int
 	wroteHeader bool
 	original    []byte // a held JSON answer, as received
 	pending     []byte // SSE: the bytes of the event not yet complete
+	out         []byte // SSE: the edited events of one Write, reused (the next writer keeps no reference)
 	sse         bool
 	sc          *stream.Capture // SSE: the reassembly of the upstream's own events
 	acc         stream.TokenAccumulator
-	bound       bool  // the held answer passed the capture bound
-	editErr     error // the answer could not be edited: the client got it unedited
+	scratch     editScratch // SSE: the edit's memory, reused from event to event
+	bound       bool        // the held answer passed the capture bound
+	editErr     error       // the answer could not be edited: the client got it unedited
 }
 
 const (
@@ -47,7 +51,7 @@ const (
 )
 
 func newTokenWriter(next http.ResponseWriter, restore restoreRules, limit int64) *tokenWriter {
-	return &tokenWriter{next: next, restore: restore, limit: limit}
+	return &tokenWriter{next: next, restore: restore, limit: limit, unread: restore.unread()}
 }
 
 // Header returns the client's header map (shared with the captureWriter).
@@ -118,18 +122,17 @@ func (tw *tokenWriter) Write(p []byte) (int, error) {
 			}
 		}
 	case twSSE:
-		if tw.sc != nil {
-			tw.sc.Feed(p)
-		}
 		tw.pending = append(tw.pending, p...)
-		out, rest := tw.editEvents(tw.pending)
+		out, rest := tw.editEvents(tw.out[:0], tw.pending)
 		tw.pending = append(tw.pending[:0], rest...)
 		if int64(len(tw.pending)) > tw.limit {
 			tw.bound = true
 			tw.mode = twPass
+			tw.feedUpstream(tw.pending)
 			out = append(out, tw.pending...)
 			tw.pending = nil
 		}
+		tw.out = keepBuffer(out)
 		if len(out) > 0 {
 			if _, err := tw.next.Write(out); err != nil {
 				return 0, err
@@ -168,14 +171,24 @@ func (tw *tokenWriter) finish(clean bool) {
 		_, _ = tw.next.Write(out)
 	case twSSE:
 		if len(tw.pending) > 0 {
+			tw.feedUpstream(tw.pending)
 			_, _ = tw.next.Write(tw.pending)
 			tw.pending = nil
 		}
 	}
 }
 
-// editEvents edits the complete events at the start of buf and returns them and the rest.
-func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
+// feedUpstream feeds b, the next bytes of the upstream's stream as it was sent or with some events
+// edited as editEvents says, to the reassembly of the upstream's own answer (tw.sc).
+func (tw *tokenWriter) feedUpstream(b []byte) {
+	if tw.sc != nil {
+		tw.sc.Feed(b)
+	}
+}
+
+// editEvents appends to dst the complete events at the start of buf, edited, and returns dst and
+// the rest of buf. Each event is also fed to the upstream's reassembly, as received or as edited.
+func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 	start := 0
 	for i := 0; i < len(buf); {
 		nl := bytes.IndexByte(buf[i:], '\n')
@@ -185,99 +198,189 @@ func (tw *tokenWriter) editEvents(buf []byte) (out, rest []byte) {
 		line := buf[i : i+nl]
 		i += nl + 1
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
-			out = append(out, tw.editEvent(buf[start:i])...)
+			// The upstream's reassembly gets the event as edited when the edit is one the
+			// reassembly cannot see (editEvent), else as received.
+			ev, at := buf[start:i], len(dst)
+			var edited bool
+			dst, edited = tw.editEvent(dst, ev)
+			if edited {
+				tw.feedUpstream(dst[at:])
+			} else {
+				tw.feedUpstream(ev)
+			}
 			start = i
 		}
 	}
-	return out, buf[start:]
+	return dst, buf[start:]
 }
 
-// editEvent edits one complete SSE event (its lines and the blank line that ends it): the data of
-// a one-data-line event is fed to the token accumulator and its injected members restored.
-func (tw *tokenWriter) editEvent(ev []byte) []byte {
-	var dataLines [][]byte
-	dataAt, off := 0, 0 // the offset of the (first) data line in ev
+// editEvent appends to dst one complete SSE event (its lines and the blank line that ends it),
+// edited: the data of a one-data-line event is fed to the token accumulator and its injected
+// members restored; a dropped event appends nothing.
+//
+// invisible reports that what it appended is the event edited in a way the upstream's chat
+// reassembly (SPEC §4.5, sdk/stream) cannot tell from the event as received, so that the
+// reassembly may read the shorter edited event instead: a strict JSON object whose edits set to
+// null or remove only the restore rules' members (prompt_token_ids, logprobs, token_ids — never
+// read by the reassembly, which reads model, id, usage and the choices' index, finish_reason and
+// delta), in an event without any CR, so that its lines split the same under the SSE rules (a
+// lone CR ends a line there and may sit in JSON whitespace, where an edit could remove it).
+func (tw *tokenWriter) editEvent(dst, ev []byte) (out []byte, invisible bool) {
+	dst, invisible = tw.editEventTo(dst, ev)
+	return dst, invisible && tw.unread && bytes.IndexByte(ev, '\r') < 0
+}
+
+// The members the chat reassembly reads (SPEC §4.5): of a chunk, and of each of its choices.
+var (
+	reassemblyChunkMembers  = []string{"model", "id", "usage", "choices"}
+	reassemblyChoiceMembers = []string{"index", "finish_reason", "delta"}
+)
+
+// unread reports that no member the rules edit is one the chat reassembly reads (SPEC §4.5).
+func (r restoreRules) unread() bool {
+	for _, n := range append(r.topNull[:len(r.topNull):len(r.topNull)], r.topRemove...) {
+		if slices.Contains(reassemblyChunkMembers, n) {
+			return false
+		}
+	}
+	for _, n := range append(r.choiceNull[:len(r.choiceNull):len(r.choiceNull)], r.choiceRemove...) {
+		if slices.Contains(reassemblyChoiceMembers, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// editEventTo is editEvent without the CR rule.
+func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
+	var first []byte // the first data line
+	dataAt, off, n := 0, 0, 0
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
 		if bytes.HasPrefix(line, []byte("data:")) {
-			if dataLines == nil {
-				dataAt = off
+			if n == 0 {
+				first, dataAt = line, off
 			}
-			dataLines = append(dataLines, line)
+			n++
 		}
 		off += len(line)
 	}
-	switch len(dataLines) {
+	switch n {
 	case 0:
-		return ev
+		return append(dst, ev...), false
 	case 1:
 	default:
-		var joined []byte
-		for i, l := range dataLines {
-			if i > 0 {
-				joined = append(joined, '\n')
-			}
-			joined = append(joined, sseData(l)...)
-		}
-		tw.acc.Feed(joined)
+		tw.acc.Feed(joinData(ev))
 		if tw.editErr == nil {
 			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
 		}
-		return ev
+		return append(dst, ev...), false
 	}
-	data := sseData(dataLines[0])
-	tw.acc.Feed(data)
+	data := sseData(first)
 	if len(data) == 0 || data[0] != '{' {
-		return ev
+		tw.acc.Feed(data)
+		return append(dst, ev...), false
 	}
-	if tw.restore.dropEmptyDelta && emptyDeltaChunk(data) {
-		return nil
-	}
-	edited, err := editAnswer(data, tw.restore)
-	if err != nil {
-		if tw.editErr == nil {
-			tw.editErr = err
-		}
-		return ev
-	}
-	if bytes.Equal(edited, data) {
-		return ev
-	}
-	// The data line is "data:" [" "] data line-end; keep everything around data, the other
+	// The data line is "data:" [" "] data line-end; everything around data is kept, the other
 	// lines too (a comment or event name may hold the same text as the data).
 	at := dataAt + len("data:")
 	if ev[at] == ' ' {
 		at++
 	}
-	out := make([]byte, 0, len(ev))
-	out = append(out, ev[:at]...)
-	out = append(out, edited...)
-	return append(out, ev[at+len(data):]...)
+	// One validating pass over the data serves the accumulator, the empty-delta test and the
+	// edit (docs/TOKENS.md §0 T2, T3).
+	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
+		tw.acc.FeedObject(v)
+		if tw.restore.dropEmptyDelta && emptyDelta(v) {
+			return dst, false
+		}
+		edits := parsedEdits(data, v, tw.restore, &tw.scratch)
+		if len(edits) == 0 {
+			return append(dst, ev...), false
+		}
+		dst = append(dst, ev[:at]...)
+		dst = applyEdits(dst, data, edits)
+		return append(dst, ev[at+len(data):]...), true
+	}
+	// Not strict JSON: the accumulator records its error; the lenient edit may still restore the
+	// client's view.
+	tw.acc.Feed(data)
+	edited, err := editAnswer(data, tw.restore)
+	if err != nil {
+		if tw.editErr == nil {
+			tw.editErr = err
+		}
+		return append(dst, ev...), false
+	}
+	dst = append(dst, ev[:at]...)
+	dst = append(dst, edited...)
+	return append(dst, ev[at+len(data):]...), false
+}
+
+// joinData is the data of an event with more than one data line: their values joined by LF.
+func joinData(ev []byte) []byte {
+	var joined []byte
+	n := 0
+	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("data:")) {
+			if n > 0 {
+				joined = append(joined, '\n')
+			}
+			joined = append(joined, sseData(line)...)
+			n++
+		}
+	}
+	return joined
 }
 
 // emptyDeltaChunk reports a chat chunk with one choice whose delta is empty and that has no
 // finish_reason and no usage. A delta is empty when it has no member other than nulls: vLLM's
 // DeltaMessage() for a held-back token dumps as {} in releases before the reasoning rename and as
 // {"reasoning_content":null} after it (its validator assigns reasoning_content from reasoning, and
-// an assigned member counts as set for exclude_unset).
+// an assigned member counts as set for exclude_unset). Data that is not a JSON object is not such
+// a chunk.
 func emptyDeltaChunk(data []byte) bool {
-	v, err := ojson.Parse(data)
-	if err != nil {
+	v, err := ojson.ParseLazy(data)
+	return err == nil && emptyDelta(v)
+}
+
+// The members emptyDelta reads of a chunk and of its choice.
+var (
+	emptyDeltaKeys       = []string{"usage", "choices"}
+	emptyDeltaChoiceKeys = []string{"delta", "finish_reason"}
+)
+
+// emptyDelta is emptyDeltaChunk of the parsed data v; duplicate members read as Python reads them
+// (the last one), except that every member of the delta counts.
+func emptyDelta(v ojson.Value) bool {
+	if v.Kind() != ojson.KindObject {
 		return false
 	}
-	if u, ok := v.Get("usage"); ok && !u.IsNull() {
+	var top [2]ojson.Value
+	var topOK [2]bool
+	v.GetEach(emptyDeltaKeys, top[:], topOK[:]) // one scan of the top level
+	if u := top[0]; topOK[0] && !u.IsNull() {
 		return false
 	}
-	cs, _ := v.Get("choices")
-	if cs.Len() != 1 {
+	cs := top[1]
+	var c ojson.Value
+	n := 0
+	for e := range cs.Elements() {
+		if n++; n > 1 {
+			return false
+		}
+		c = e
+	}
+	if n != 1 {
 		return false
 	}
-	c := cs.Elems()[0]
-	d, _ := c.Get("delta")
-	f, _ := c.Get("finish_reason")
+	var m [2]ojson.Value
+	var mOK [2]bool
+	c.GetEach(emptyDeltaChoiceKeys, m[:], mOK[:])
+	d, f := m[0], m[1]
 	if d.Kind() != ojson.KindObject || !f.IsNull() {
 		return false
 	}
-	for _, m := range d.Members() {
+	for m := range d.Spans() {
 		if !m.Value.IsNull() {
 			return false
 		}
@@ -295,12 +398,25 @@ func sseData(line []byte) []byte {
 }
 
 // editAnswer applies the restore rules to a JSON answer (docs/TOKENS.md §0 T2): top-level and
-// per-choice members set back to null or removed, every other byte kept.
+// per-choice members set back to null or removed, every other byte kept. Strict JSON (SPEC §0 D6)
+// is read in one validating pass ([ojson.ParseLazy]); other text goes to editLenient. An answer
+// that is not a JSON object is an error.
 func editAnswer(b []byte, r restoreRules) ([]byte, error) {
 	if r.empty() {
 		return b, nil
 	}
-	return editObject(b, r)
+	v, err := ojson.ParseLazy(b)
+	if err != nil {
+		return editLenient(b, r)
+	}
+	if v.Kind() != ojson.KindObject {
+		return nil, errors.New("the answer is not a JSON object")
+	}
+	edits := parsedEdits(b, v, r, nil)
+	if len(edits) == 0 {
+		return b, nil
+	}
+	return applyEdits(make([]byte, 0, len(b)), b, edits), nil
 }
 
 // byteEdit replaces b[start:end] with repl.
@@ -309,7 +425,78 @@ type byteEdit struct {
 	repl       string
 }
 
-func editObject(b []byte, r restoreRules) ([]byte, error) {
+// editScratch is the memory one edit works in, kept by a tokenWriter from one event to the next
+// (the zero value is ready; not safe for concurrent use).
+type editScratch struct {
+	spans []memberSpan
+	edits []byteEdit
+}
+
+// parsedEdits returns the edits that apply r to b, whose [ojson.ParseLazy] reading is v, a JSON
+// object (none when nothing changes): every member the rules name, duplicates included, at the top
+// and in each object of the first "choices" member that is an array. The result lives in sc
+// (reused by the next call; nil: a fresh one).
+func parsedEdits(b []byte, v ojson.Value, r restoreRules, sc *editScratch) []byteEdit {
+	if sc == nil {
+		sc = &editScratch{}
+	}
+	base := len(b) - len(bytes.TrimLeft(b, " \t\r\n")) // where v's text starts in b
+	spans := sc.spans[:0]
+	var choices ojson.Value // the first "choices" member that is an array
+	choicesAt := -1
+	for sp := range v.Spans() {
+		spans = append(spans, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+		if choicesAt < 0 && sp.Key == "choices" && sp.Value.Kind() == ojson.KindArray {
+			choices, choicesAt = sp.Value, base+sp.Start
+		}
+	}
+	edits := memberEdits(sc.edits[:0], spans, r.topNull, r.topRemove)
+	if choicesAt >= 0 && len(r.choiceNull)+len(r.choiceRemove) > 0 {
+		for e := range choices.Spans() {
+			if e.Value.Kind() == ojson.KindObject {
+				spans = appendMemberSpans(spans[:0], e.Value, choicesAt+e.Start)
+				edits = memberEdits(edits, spans, r.choiceNull, r.choiceRemove)
+			}
+		}
+	}
+	clear(spans) // no names kept alive
+	sc.spans, sc.edits = spans[:0], edits
+	return sortEdits(edits)
+}
+
+// applyEdits appends b with edits (sorted, not overlapping) applied to dst.
+func applyEdits(dst, b []byte, edits []byteEdit) []byte {
+	at := 0
+	for _, e := range edits {
+		dst = append(dst, b[at:e.start]...)
+		dst = append(dst, e.repl...)
+		at = e.end
+	}
+	return append(dst, b[at:]...)
+}
+
+// keepBuffer returns b emptied for reuse, or nil when it grew past 1 MiB (an event that large is
+// rare; its memory is not kept for the rest of the stream).
+func keepBuffer(b []byte) []byte {
+	if cap(b) > 1<<20 {
+		return nil
+	}
+	return b[:0]
+}
+
+// appendMemberSpans appends the members of the raw object o, whose text starts at b[base], with
+// their offsets in b.
+func appendMemberSpans(ms []memberSpan, o ojson.Value, base int) []memberSpan {
+	for sp := range o.Spans() {
+		ms = append(ms, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+	}
+	return ms
+}
+
+// editLenient is the restore of text that strict JSON refuses (invalid UTF-8, text after the
+// object): the members found by a lenient reading of the object at its start (jsontext, invalid
+// UTF-8 and duplicate names allowed) are edited as parsedEdits edits them.
+func editLenient(b []byte, r restoreRules) ([]byte, error) {
 	start := bytes.IndexByte(b, '{')
 	if start < 0 || len(bytes.TrimSpace(b[:start])) > 0 {
 		return nil, errors.New("the answer is not a JSON object")
@@ -319,7 +506,7 @@ func editObject(b []byte, r restoreRules) ([]byte, error) {
 		return nil, err
 	}
 	var edits []byteEdit
-	edits = append(edits, memberEdits(top, r.topNull, r.topRemove)...)
+	edits = memberEdits(edits, top, r.topNull, r.topRemove)
 	for _, m := range top {
 		if m.name != "choices" || b[m.valStart] != '[' {
 			continue
@@ -336,7 +523,7 @@ func editObject(b []byte, r restoreRules) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			edits = append(edits, memberEdits(ms, r.choiceNull, r.choiceRemove)...)
+			edits = memberEdits(edits, ms, r.choiceNull, r.choiceRemove)
 		}
 		break
 	}
@@ -353,19 +540,18 @@ func editObject(b []byte, r restoreRules) ([]byte, error) {
 	return append(out, b[at:]...), nil
 }
 
-// memberEdits returns the edits that set the members named in toNull to null and remove those in
-// toRemove, with the commas between members kept right. Ranges never overlap: a removed member
-// takes the separator before it, except a leading run of removed members, which goes up to the
-// first member kept.
-func memberEdits(ms []memberSpan, toNull, toRemove []string) []byteEdit {
-	var edits []byteEdit
+// memberEdits appends to edits the edits that set the members named in toNull to null and remove
+// those in toRemove, with the commas between members kept right. Ranges never overlap: a removed
+// member takes the separator before it, except a leading run of removed members, which goes up to
+// the first member kept.
+func memberEdits(edits []byteEdit, ms []memberSpan, toNull, toRemove []string) []byteEdit {
 	lead := 0 // the leading run of removed members
 	for lead < len(ms) && contains(toRemove, ms[lead].name) {
 		lead++
 	}
 	switch {
 	case lead == len(ms) && lead > 0:
-		return []byteEdit{{ms[0].keyStart, ms[lead-1].valEnd, ""}}
+		return append(edits, byteEdit{ms[0].keyStart, ms[lead-1].valEnd, ""})
 	case lead > 0:
 		edits = append(edits, byteEdit{ms[0].keyStart, ms[lead].keyStart, ""})
 	}

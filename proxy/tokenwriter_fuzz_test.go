@@ -19,8 +19,8 @@ import (
 var streamRestore = restoreRules{topRemove: []string{"prompt_token_ids"}, choiceRemove: []string{"token_ids"}, choiceNull: []string{"logprobs"}}
 
 // FuzzEditAnswer: on any JSON object the edit gives valid JSON without the removed members and
-// with the nulled ones null, and editing twice changes nothing more; other input is refused or
-// left as it is, never a panic.
+// with the nulled ones null, the same bytes as the lenient reader's edit, and editing twice changes
+// nothing more; other input is refused or left as it is, never a panic.
 func FuzzEditAnswer(f *testing.F) {
 	f.Add([]byte(`{"id":"c","choices":[{"index":0,"logprobs":{"content":[]},"token_ids":[1,2]}],"prompt_token_ids":[3]}`))
 	f.Add([]byte(`{"prompt_token_ids":[1],"choices":[{"token_ids":[1],"prompt_token_ids":[2]},{"token_ids":null}]}`))
@@ -39,6 +39,11 @@ func FuzzEditAnswer(f *testing.F) {
 			if perr != nil || v.Kind() != ojson.KindObject {
 				continue
 			}
+			// Strict JSON is edited from its one validating pass; the lenient reading of other
+			// text edits it the same way.
+			lenient, err := editLenient(b, r)
+			require.NoError(t, err, "%q", b)
+			require.Equal(t, string(lenient), string(out), "%q", b)
 			w, err := ojson.Parse(out)
 			require.NoError(t, err, "edit of %q gave %q", b, out)
 			check := func(o ojson.Value, remove, null []string) {
@@ -321,4 +326,61 @@ func FuzzAdapterExtract(f *testing.F) {
 			assert.Equal(t, ids.LogProbs, e.GenerationLogProbs)
 		}
 	})
+}
+
+// FuzzUpstreamReassembly: the reassembly of the upstream's own stream, which the editor feeds
+// some events as edited (the restore rules' members, which the chat reassembly never reads, set to
+// null or removed), is the reassembly of the stream as received, however the reads split it.
+func FuzzUpstreamReassembly(f *testing.F) {
+	f.Add([]byte("data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":{\"content\":[]},\"finish_reason\":null,\"token_ids\":[1]}],\"prompt_token_ids\":[2]}\n\n"+
+		"data: {\"model\":\"m2\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":null,\"token_ids\":[]}]}\n\n"+
+		"data: {\"choices\":[{\"index\":1,\"delta\":{\"reasoning_content\":null},\"finish_reason\":null}]}\n\n"+
+		"data: {\"choices\":[{\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"token_ids\":[3],\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"), []byte{5, 40, 1, 90})
+	f.Add([]byte("data: {\"a\":1,\r\"token_ids\":[1],\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n: c\r\n\r\ndata:{\"choices\":[{\"logprobs\":{},\"delta\":{\"content\":\"y\"}}],\"prompt_token_ids\":null}\r\n\r\n"), []byte{3})
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\"},\"logprobs\":1}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\npartial"), []byte{0, 7})
+	// A lone CR (a line end for SSE, whitespace for JSON) inside the member an edit removes.
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}],\r\"prompt_token_ids\":[1]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"y\"},\r\"logprobs\":{}}]}\n\n"), []byte{})
+	f.Fuzz(func(t *testing.T, body, cuts []byte) {
+		want, err := stream.NewCapture(stream.DialectChat)
+		require.NoError(t, err)
+		want.Feed(body)
+		wantObj, wantOK := want.Response()
+		for _, r := range []restoreRules{vllmStreamRestore, streamRestore} {
+			rec := httptest.NewRecorder()
+			rec.Header().Set("Content-Type", "text/event-stream")
+			tw := newTokenWriter(rec, r, 1<<20)
+			at := 0
+			for _, c := range cuts {
+				end := min(at+int(c), len(body))
+				_, _ = tw.Write(body[at:end])
+				at = end
+			}
+			_, _ = tw.Write(body[at:])
+			tw.finish(true)
+			obj, ok := tw.sc.Response()
+			require.Equal(t, wantOK, ok)
+			require.Equal(t, string(wantObj), string(obj))
+		}
+	})
+}
+
+// TestRestoreRulesUnread: every rule set the adapters build edits only members the chat
+// reassembly does not read (so the upstream's reassembly may read edited events); a rule on a
+// member it reads is not.
+func TestRestoreRulesUnread(t *testing.T) {
+	req, err := ojson.Parse([]byte(`{"model":"m","stream":true,"messages":[]}`))
+	require.NoError(t, err)
+	for _, src := range []TokenSource{TokenSourceVLLM, TokenSourceSGLang} {
+		for _, fromLogprobs := range []bool{false, true} {
+			if a := newAdapterCall(src, fromLogprobs, "chat", req); a != nil {
+				assert.True(t, a.restore.unread(), "%s %v: %+v", src, fromLogprobs, a.restore)
+			}
+		}
+	}
+	assert.True(t, vllmStreamRestore.unread())
+	assert.True(t, streamRestore.unread())
+	assert.False(t, restoreRules{topRemove: []string{"usage"}}.unread())
+	assert.False(t, restoreRules{topNull: []string{"model"}}.unread())
+	assert.False(t, restoreRules{choiceNull: []string{"delta"}}.unread())
+	assert.False(t, restoreRules{choiceRemove: []string{"finish_reason"}}.unread())
 }

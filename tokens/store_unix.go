@@ -80,6 +80,20 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// renameFile renames the regular file oldpath to newpath, replacing newpath atomically (rename(2),
+// retried on EINTR); the error is an *os.LinkError as os.Rename's.
+func renameFile(oldpath, newpath string) error {
+	for {
+		err := unix.Rename(oldpath, newpath)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, unix.EINTR):
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+		}
+	}
+}
+
 // removeIfExists removes path; a missing file is not an error (Python's unlink(missing_ok=True)).
 func removeIfExists(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

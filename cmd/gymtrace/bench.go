@@ -50,7 +50,7 @@ rendered once, then replayed), called under
 /ng-rollout/bench-<worker>-<k>/training-token-capture/v1 (8 calls per rollout), with both capture
 targets started with --token-source vllm: each captured call gets the token members injected,
 its intent and token entry written and vLLM's answer to the client's own request restored (the
-load generator checks that every target returns the same number of bytes).
+load generator checks that every target returns exactly those bytes).
 
 --duration is the total time spent starting calls, shared among the cells; calls in flight
 when a cell ends complete, so the run takes longer (an sse200 call lasts about a second), and a

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -42,13 +43,15 @@ type TokenAccumulator struct {
 }
 
 // Feed reads one SSE event's data (without the "data: " field name). "[DONE]" ends the stream;
-// data that is not a JSON object is an error that Result reports (the first one wins).
+// data that is not a JSON object is an error that Result reports (the first one wins). The data is
+// read in one validating pass ([ojson.ParseLazy]) that builds only the members read; it is not
+// retained.
 func (a *TokenAccumulator) Feed(data []byte) {
 	if a.err != nil {
 		return
 	}
 	a.events++
-	if strings.TrimSpace(string(data)) == "[DONE]" {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
 		a.done = true
 		return
 	}
@@ -56,12 +59,44 @@ func (a *TokenAccumulator) Feed(data []byte) {
 		a.err = errors.New("a chunk after [DONE]")
 		return
 	}
-	v, err := ojson.Parse(data)
+	v, err := ojson.ParseLazy(data)
 	if err != nil || v.Kind() != ojson.KindObject {
 		a.err = fmt.Errorf("chunk %d is not a JSON object", a.events)
 		return
 	}
-	if p, ok := v.Get("prompt_token_ids"); ok && !p.IsNull() {
+	a.chunk(v)
+}
+
+// FeedObject reads one SSE event's data that the caller already parsed and found to be a JSON
+// object (with [ojson.Parse] or [ojson.ParseLazy]), exactly as Feed reads that data: a caller
+// that reads the chunk itself (the proxy's restore, docs/TOKENS.md §0 T2) so parses it once for
+// both. v is not retained.
+func (a *TokenAccumulator) FeedObject(v ojson.Value) {
+	if a.err != nil {
+		return
+	}
+	a.events++
+	if a.done {
+		a.err = errors.New("a chunk after [DONE]")
+		return
+	}
+	a.chunk(v)
+}
+
+// The members a chunk and its choices are read for ([TokenAccumulator.chunk]).
+var (
+	chunkKeys  = []string{"prompt_token_ids", "choices"}
+	choiceKeys = []string{"index", "token_ids", "logprobs"}
+)
+
+// chunk reads the ids of one chat chunk, a JSON object: each level is read once
+// ([ojson.Value.GetEach]), which for raw text ([ojson.ParseLazy]) is one scan where each Get
+// would be another.
+func (a *TokenAccumulator) chunk(v ojson.Value) {
+	var top [2]ojson.Value
+	var topOK [2]bool
+	v.GetEach(chunkKeys, top[:], topOK[:])
+	if p, ok := top[0], topOK[0]; ok && !p.IsNull() {
 		ids, err := TokenIDList(p, "prompt_token_ids")
 		if err != nil {
 			a.err = err
@@ -73,15 +108,17 @@ func (a *TokenAccumulator) Feed(data []byte) {
 		}
 		a.ids.Prompt, a.ids.HasPrompt = ids, true
 	}
-	choices, _ := v.Get("choices")
-	for _, c := range choices.Elems() {
-		if idx, ok := c.Get("index"); ok {
+	for c := range top[1].Elements() {
+		var m [3]ojson.Value
+		var mOK [3]bool
+		c.GetEach(choiceKeys, m[:], mOK[:])
+		if idx, ok := m[0], mOK[0]; ok {
 			if n, _ := idx.Int64(); n != 0 {
 				a.err = fmt.Errorf("a chunk of choice %s: a token-captured call has n=1", idx.String())
 				return
 			}
 		}
-		if t, ok := c.Get("token_ids"); ok && !t.IsNull() {
+		if t, ok := m[1], mOK[1]; ok && !t.IsNull() {
 			ids, err := TokenIDList(t, "choices[0].token_ids")
 			if err != nil {
 				a.err = err
@@ -90,8 +127,7 @@ func (a *TokenAccumulator) Feed(data []byte) {
 			a.ids.Generation = append(a.ids.Generation, ids...)
 			a.ids.HasGeneration = true
 		}
-		lp, _ := c.Get("logprobs")
-		content, ok := lp.Get("content")
+		content, ok := m[2].Get("content")
 		if !ok || content.IsNull() {
 			continue
 		}
@@ -99,7 +135,7 @@ func (a *TokenAccumulator) Feed(data []byte) {
 			a.err = errors.New("choices[0].logprobs.content is not a list")
 			return
 		}
-		for _, e := range content.Elems() {
+		for e := range content.Elements() {
 			f, id, isID, err := LogProbEntry(e, a.lpCount)
 			if err != nil {
 				a.err = err
@@ -173,8 +209,13 @@ func TokenIDList(v ojson.Value, name string) ([]int64, error) {
 	if v.Kind() != ojson.KindArray {
 		return nil, fmt.Errorf("`%s` must be a list of integer token IDs.", name)
 	}
-	out := make([]int64, 0, v.Len())
-	for _, e := range v.Elems() {
+	var out []int64
+	if !v.IsEmpty() {
+		out = make([]int64, 0, 16)
+	} else {
+		out = []int64{}
+	}
+	for e := range v.Elements() {
 		n, ok := e.Int64()
 		if !ok || !e.IsInteger() {
 			return nil, fmt.Errorf("`%s` must be a list of integer token IDs.", name)

@@ -466,3 +466,43 @@ func TestVLLMWithoutInlineTokenIDs(t *testing.T) {
 	_, tok := post(t, srv, "/tokenize", chatBody(""))
 	require.Len(t, ints(t, object(t, tok), "tokens"), int(num(t, object(t, body), "usage", "prompt_tokens")))
 }
+
+// TestEngineAnswerIgnoresTokenMembers: the token members a token-capturing proxy adds
+// (logprobs, top_logprobs, return_token_ids, return_tokens_as_token_ids, return_prompt_token_ids)
+// say which facts the answer reports, not what is sampled: with or without them the engine
+// answers with the same id, text and log probabilities (so the client of such a proxy can get the
+// engine's answer to its own request byte for byte, docs/TOKENS.md §0 T2).
+func TestEngineAnswerIgnoresTokenMembers(t *testing.T) {
+	members := `"logprobs":true,"top_logprobs":0,"return_token_ids":true,"return_tokens_as_token_ids":true,"return_prompt_token_ids":true`
+	for _, engine := range []fakemodel.Engine{fakemodel.EngineVLLM, fakemodel.EngineSGLang} {
+		t.Run(string(engine), func(t *testing.T) {
+			srv := fakemodel.New(fakemodel.WithEngine(engine))
+			read := func(extra string) (id, content string, lps []float64) {
+				code, body := post(t, srv, "/v1/chat/completions", chatBody(extra))
+				require.Equal(t, http.StatusOK, code, body)
+				v := decode(t, body)
+				id, _ = at(t, v, "id").(string)
+				content, _ = at(t, v, "choices", 0, "message", "content").(string)
+				choice, _ := at(t, v, "choices", 0).(map[string]any)
+				lp, _ := choice["logprobs"].(map[string]any)
+				if entries, ok := lp["content"].([]any); ok {
+					for _, e := range entries {
+						lp, _ := e.(map[string]any)["logprob"].(json.Number).Float64()
+						lps = append(lps, lp)
+					}
+				}
+				return id, content, lps
+			}
+			id, content, _ := read(`"logprobs":true`)
+			id2, content2, lps := read(members)
+			id3, content3, lps3 := read(`"logprobs":true,"top_logprobs":3`)
+			plainID, plainContent, _ := read(``)
+			require.NotEmpty(t, id)
+			require.NotEmpty(t, content)
+			require.Equal(t, []string{id, id, id}, []string{id2, id3, plainID}, "the same id")
+			require.Equal(t, []string{content, content, content}, []string{content2, content3, plainContent}, "the same text")
+			require.NotEmpty(t, lps)
+			require.Equal(t, lps, lps3, "the same log probabilities")
+		})
+	}
+}

@@ -33,7 +33,8 @@
 // (k = the worker's call number / 8, a multi-turn rollout's worth of calls, since the token store
 // rewrites a rollout's state at each append), with the capture targets run with --token-source
 // vllm ([Workload].TokenSource). Every target must return vLLM's answer to the client's own
-// request, byte count checked (docs/TOKENS.md §0 T2). See [Workloads].
+// request, byte for byte (docs/TOKENS.md §0 T2); every workload's calls are checked so
+// ([Workload.Body]). See [Workloads].
 //
 // # Measurement
 //

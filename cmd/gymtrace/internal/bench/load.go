@@ -43,6 +43,7 @@ type loadGen struct {
 	client *http.Client
 	base   string // target base URL, http://HOST:PORT
 	wl     *Workload
+	want   []byte // the answer body every call must return, byte for byte ([Workload.Body])
 	conc   int
 }
 
@@ -58,7 +59,7 @@ func newLoadGen(base string, wl *Workload, conc int) *loadGen {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &loadGen{client: &http.Client{Transport: tr, Timeout: callTimeout}, base: base, wl: wl, conc: conc}
+	return &loadGen{client: &http.Client{Transport: tr, Timeout: callTimeout}, base: base, wl: wl, want: wl.Body(), conc: conc}
 }
 
 // close closes the generator's idle connections.
@@ -162,11 +163,12 @@ func (g *loadGen) run(ctx context.Context, budget time.Duration, mark func()) lo
 	return res
 }
 
-// errShortBody marks an answer whose body length differs from the workload's.
-var errShortBody = errors.New("answer body length differs from the workload's")
+// errBodyDiffers marks an answer whose body is not the workload's, byte for byte.
+var errBodyDiffers = errors.New("answer body differs from the workload's")
 
 // call makes one call to url and reads the answer to its end into buf (reused), timing the first
-// body byte and the end.
+// body byte and the end; each read is compared with the workload's body at its offset, so a call
+// succeeds only with those bytes exactly.
 func (g *loadGen) call(ctx context.Context, url string, buf []byte) callResult {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(g.wl.Request))
 	if err != nil {
@@ -181,11 +183,15 @@ func (g *loadGen) call(ctx context.Context, url string, buf []byte) callResult {
 	defer func() { _ = resp.Body.Close() }()
 	var r callResult
 	n := 0
+	differs := -1 // the offset of the first byte that is not the workload's
 	for {
 		m, rerr := resp.Body.Read(buf)
 		if m > 0 {
 			if n == 0 {
 				r.ttfb = time.Since(start)
+			}
+			if differs < 0 {
+				differs = firstDifference(buf[:m], g.want, n)
 			}
 			n += m
 		}
@@ -202,8 +208,29 @@ func (g *loadGen) call(ctx context.Context, url string, buf []byte) callResult {
 	switch {
 	case resp.StatusCode != http.StatusOK:
 		r.err = fmt.Errorf("status %d", resp.StatusCode)
-	case n != g.wl.ResponseBytes():
-		r.err = fmt.Errorf("%w: %d bytes, want %d", errShortBody, n, g.wl.ResponseBytes())
+	case differs >= 0 || n != len(g.want):
+		if differs < 0 {
+			differs = min(n, len(g.want))
+		}
+		r.err = fmt.Errorf("%w: %d bytes, want %d; first difference at byte %d", errBodyDiffers, n, len(g.want), differs)
 	}
 	return r
+}
+
+// firstDifference returns the offset of the first byte of got, read at offset at of the body, that
+// is not want's byte there (a byte past want's end differs), or -1 when there is none.
+func firstDifference(got, want []byte, at int) int {
+	if at >= len(want) {
+		return at
+	}
+	tail := want[at:]
+	if len(got) <= len(tail) && bytes.Equal(got, tail[:len(got)]) {
+		return -1
+	}
+	for i := range got {
+		if i >= len(tail) || got[i] != tail[i] {
+			return at + i
+		}
+	}
+	return -1
 }

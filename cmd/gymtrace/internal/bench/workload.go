@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -74,6 +75,16 @@ func (w *Workload) ResponseBytes() int {
 		n += len(e)
 	}
 	return n
+}
+
+// Body is the answer body a call must return, byte for byte: the JSON answer, or every event of the
+// stream in order (for a token workload, the upstream's answer to the client's own request, which
+// the capture targets restore, docs/TOKENS.md §0 T2). It is built anew on each call.
+func (w *Workload) Body() []byte {
+	if !w.Stream() {
+		return w.Response
+	}
+	return bytes.Join(w.Events, nil)
 }
 
 // Workloads returns every workload in run order: those of [WorkloadNames], then those of
