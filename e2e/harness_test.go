@@ -284,20 +284,31 @@ func httpClient(t *testing.T, rec *recorder) *http.Client {
 // exchange is one recorded HTTP exchange: the request body and, for a non-SSE answer, the
 // response body (nil for SSE, which passes through unrecorded).
 type exchange struct {
+	path     string // the request's URL path
 	request  []byte
-	response []byte
+	response []byte // nil for a stream unless the recorder reads whole streams
 	sse      bool
 }
 
-// recorder is an http.RoundTripper that records the bodies of the exchanges it carries.
+// recorder is an http.RoundTripper that records the bodies of the exchanges it carries. A
+// response body is read to its end before the client gets it, which changes no byte; a stream's
+// only with wholeStreams.
 type recorder struct {
-	base      http.RoundTripper
-	mu        sync.Mutex
-	exchanges []exchange
+	base         http.RoundTripper
+	wholeStreams bool
+	mu           sync.Mutex
+	exchanges    []exchange
+}
+
+// all returns the exchanges recorded so far.
+func (r *recorder) all() []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]exchange(nil), r.exchanges...)
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	var ex exchange
+	ex := exchange{path: req.URL.Path}
 	if req.Body != nil && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
@@ -312,9 +323,8 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		ex.sse = true
-	} else {
+	ex.sse = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if !ex.sse || r.wholeStreams {
 		ex.response, err = io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if err != nil {

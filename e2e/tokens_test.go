@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,54 +46,6 @@ type tokenTurn struct {
 	opts      []option.RequestOption // further request members, e.g. add_special_tokens
 }
 
-// rawExchange is one HTTP exchange as the client saw it on the wire.
-type rawExchange struct {
-	path     string
-	request  []byte
-	response []byte // the whole body, SSE included
-}
-
-// rawRecorder is an http.RoundTripper that records every exchange's request and full response
-// body; the body is read to its end before the client gets it, which changes no byte.
-type rawRecorder struct {
-	base      http.RoundTripper
-	mu        sync.Mutex
-	exchanges []rawExchange
-}
-
-func (r *rawRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	ex := rawExchange{path: req.URL.Path}
-	if req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		if ex.request, err = io.ReadAll(body); err != nil {
-			return nil, err
-		}
-	}
-	resp, err := r.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	ex.response, err = io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(ex.response))
-	r.mu.Lock()
-	r.exchanges = append(r.exchanges, ex)
-	r.mu.Unlock()
-	return resp, nil
-}
-
-func (r *rawRecorder) all() []rawExchange {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]rawExchange(nil), r.exchanges...)
-}
-
 // tokenBaseURL is what Gym's base_url_for_run gives an agent with token_id_capture enabled:
 // base + "/ng-rollout/<id>/training-token-capture" (SPEC.md §1.4).
 func tokenBaseURL(t *testing.T, base, id string) string {
@@ -110,11 +61,11 @@ func tokenBaseURL(t *testing.T, base, id string) string {
 }
 
 // recordingClient is an openai-go client at base + "/v1/" (no retries) whose exchanges rec records.
-func recordingClient(t *testing.T, base string) (openai.Client, *rawRecorder) {
+func recordingClient(t *testing.T, base string) (openai.Client, *recorder) {
 	t.Helper()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	rec := &rawRecorder{base: tr}
+	rec := &recorder{base: tr, wholeStreams: true}
 	return openai.NewClient(
 		option.WithBaseURL(base+"/v1/"),
 		option.WithAPIKey("sk-e2e-test"),
@@ -492,7 +443,7 @@ func orjsonFloat(x float64) string {
 
 // checkEngineIDs: each entry holds what the engine gives that call's request when asked for ids
 // and log probs directly (return_token_ids, logprobs, top_logprobs 0, not streamed).
-func checkEngineIDs(t *testing.T, upstream string, calls []rawExchange, entries []tokens.TokenEntry) {
+func checkEngineIDs(t *testing.T, upstream string, calls []exchange, entries []tokens.TokenEntry) {
 	t.Helper()
 	for k, ex := range calls {
 		var body map[string]json.RawMessage
