@@ -174,8 +174,15 @@ func sseEvents(b []byte) (events [][]byte, rest []byte) {
 	return events, b[start:]
 }
 
-// editSSE runs body through a tokenWriter with rules r, written in pieces ending at cuts.
+// editSSE runs body through a tokenWriter with rules r, written in pieces ending at cuts, and
+// returns what the client received.
 func editSSE(body []byte, r restoreRules, cuts []byte) []byte {
+	out, _ := runSSE(body, r, cuts)
+	return out
+}
+
+// runSSE is editSSE that also returns the finished tokenWriter.
+func runSSE(body []byte, r restoreRules, cuts []byte) ([]byte, *tokenWriter) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Content-Type", "text/event-stream")
 	tw := newTokenWriter(rec, r, 1<<20)
@@ -187,7 +194,7 @@ func editSSE(body []byte, r restoreRules, cuts []byte) []byte {
 	}
 	_, _ = tw.Write(body[at:])
 	tw.finish(true)
-	return rec.Body.Bytes()
+	return rec.Body.Bytes(), tw
 }
 
 // FuzzSSEEventEditor: the SSE editor of a token-captured stream (docs/TOKENS.md §0 T2) gives the
@@ -346,17 +353,7 @@ func FuzzUpstreamReassembly(f *testing.F) {
 		want.Feed(body)
 		wantObj, wantOK := want.Response()
 		for _, r := range []restoreRules{vllmStreamRestore, streamRestore} {
-			rec := httptest.NewRecorder()
-			rec.Header().Set("Content-Type", "text/event-stream")
-			tw := newTokenWriter(rec, r, 1<<20)
-			at := 0
-			for _, c := range cuts {
-				end := min(at+int(c), len(body))
-				_, _ = tw.Write(body[at:end])
-				at = end
-			}
-			_, _ = tw.Write(body[at:])
-			tw.finish(true)
+			_, tw := runSSE(body, r, cuts)
 			obj, ok := tw.sc.Response()
 			require.Equal(t, wantOK, ok)
 			require.Equal(t, string(wantObj), string(obj))
