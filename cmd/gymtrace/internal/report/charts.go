@@ -97,12 +97,12 @@ func histogramChart(rep *Report, id, title, note string, value func(*Call) *floa
 		return c
 	}
 	h := Histogram(vals, targetBins)
-	labels := binLabels(h, "")
+	labels, digits := binLabels(h, "")
 	counts := make([]float64, len(h.Counts))
 	for i, n := range h.Counts {
 		counts[i] = float64(n)
 	}
-	c.Note = fmt.Sprintf("%s; each bar counts the calls from its label up to the next (%s wide)", note, formatDurationDigits(h.Width, labelDigits(h)))
+	c.Note = fmt.Sprintf("%s; each bar counts the calls from its label up to the next (%s wide)", note, formatDurationDigits(h.Width, digits))
 	c.SVG, c.Err = barSVG(bars{series: [][]float64{counts}, names: []string{"calls"}, labels: labels, colors: []charts.Color{colorBlue}})
 	return c
 }
@@ -159,8 +159,8 @@ func timelineChart(rep *Report) chart {
 			ok[b]++
 		}
 	}
-	labels := binLabels(h, "+")
-	c.Note = fmt.Sprintf("calls started in each %s since the first call", formatDurationDigits(h.Width, labelDigits(h)))
+	labels, digits := binLabels(h, "+")
+	c.Note = fmt.Sprintf("calls started in each %s since the first call", formatDurationDigits(h.Width, digits))
 	c.SVG, c.Err = barSVG(bars{series: [][]float64{ok, bad}, names: []string{"ok", "failed"}, labels: labels,
 		colors: []charts.Color{colorBlue, colorRed}, stack: true})
 	return c
@@ -294,12 +294,13 @@ func labelDigits(h HistogramBins) int {
 	return maxLabelDigits
 }
 
-// binLabels are the start labels of h's bins, prefix + a duration, each different from the others.
-func binLabels(h HistogramBins, prefix string) []string {
+// binLabels are the start labels of h's bins, prefix + a duration, each different from the others,
+// and the extra decimals they took (for the bin width's label).
+func binLabels(h HistogramBins, prefix string) ([]string, int) {
 	d := labelDigits(h)
 	labels := make([]string, len(h.Counts))
 	for i := range labels {
 		labels[i] = prefix + formatDurationDigits(h.Start+float64(i)*h.Width, d)
 	}
-	return labels
+	return labels, d
 }

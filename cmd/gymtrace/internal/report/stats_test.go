@@ -95,11 +95,17 @@ func TestFormatDuration(t *testing.T) {
 // histogram of 0.5 ms bins read "1ms, 2ms, 2ms" before); wide ones keep formatDuration's text.
 func TestBinLabels(t *testing.T) {
 	narrow := HistogramBins{Start: 0, Width: 0.5, Counts: make([]int, 7)}
-	assert.Equal(t, []string{"0", "0.500ms", "1.0ms", "1.5ms", "2.0ms", "2.5ms", "3.0ms"}, binLabels(narrow, ""))
+	labels, digits := binLabels(narrow, "")
+	assert.Equal(t, []string{"0", "0.500ms", "1.0ms", "1.5ms", "2.0ms", "2.5ms", "3.0ms"}, labels)
+	assert.Equal(t, 1, digits)
 	wide := HistogramBins{Start: 10, Width: 20, Counts: make([]int, 3)}
-	assert.Equal(t, []string{"+10ms", "+30ms", "+50ms"}, binLabels(wide, "+"))
+	labels, digits = binLabels(wide, "+")
+	assert.Equal(t, []string{"+10ms", "+30ms", "+50ms"}, labels)
+	assert.Equal(t, 0, digits)
 	tiny := HistogramBins{Start: 1, Width: 1e-9, Counts: make([]int, 3)}
-	assert.Len(t, binLabels(tiny, ""), 3, "labels stop at maxLabelDigits decimals")
+	labels, digits = binLabels(tiny, "")
+	assert.Len(t, labels, 3)
+	assert.Equal(t, maxLabelDigits, digits, "labels stop at maxLabelDigits decimals")
 }
 
 func TestTrimAndClean(t *testing.T) {
