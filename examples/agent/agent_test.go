@@ -90,16 +90,12 @@ func TestRunWorkload(t *testing.T) {
 }
 
 func TestRolloutLine(t *testing.T) {
-	body, err := runBody(3, 1, "")
-	require.NoError(t, err)
-	line, err := rolloutLine(body, "a <task>", "done & dusted", nil)
+	line, err := rolloutLine(identity{TaskIndex: 3, RolloutIndex: 1}, "a <task>", "done & dusted", nil)
 	require.NoError(t, err)
 	assert.Equal(t, `{"_ng_task_index":3,"_ng_rollout_index":1,"prompt":"a <task>","response":"done & dusted"}`+"\n", string(line))
 
-	body, err = runBody(0, 2, "s7-3-2")
-	require.NoError(t, err)
 	b := agentobs.AgentObservationBundle{Source: "gymtrace"}
-	line, err = rolloutLine(body, "t", "a", &b)
+	line, err = rolloutLine(identity{RolloutIndex: 2, ID: "s7-3-2"}, "t", "a", &b)
 	require.NoError(t, err)
 	assert.Equal(t, `{"_ng_task_index":0,"_ng_rollout_index":2,"_ng_rollout_id":"s7-3-2","prompt":"t","response":"a","ng_agent_observations":{"source":"gymtrace","records":[],"gaps":[]}}`+"\n", string(line))
 }

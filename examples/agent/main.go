@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,11 +59,9 @@ func main() {
 // config is the agent's command line.
 type config struct {
 	baseURL           string
-	taskIndex         int
-	rolloutIndex      int
-	explicitID        string
-	runBody           []byte // the run request's identity keys (SPEC §1.2)
-	rolloutID         string // from runBody by Gym's rule (SPEC §1.2)
+	ident             identity // the dispatched row's identity keys
+	runBody           []byte   // ident as the run request's JSON body (SPEC §1.2)
+	rolloutID         string   // from runBody by Gym's rule (SPEC §1.2)
 	captureDir        string
 	otlpEndpoint      string
 	model             string
@@ -82,9 +81,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.baseURL, "base-url", "", "base URL of the gymtrace capture proxy, e.g. http://127.0.0.1:8000 (required); "+
 		"the agent calls <base-url>/ng-rollout/<rollout-id>/v1/chat/completions")
-	fs.IntVar(&cfg.taskIndex, "task-index", 0, "_ng_task_index of the dispatched row (>= 0); the rollout id is <task-index>-<rollout-index> unless --rollout-id names one")
-	fs.IntVar(&cfg.rolloutIndex, "rollout-index", 0, "_ng_rollout_index of the dispatched row (>= 0)")
-	fs.StringVar(&cfg.explicitID, "rollout-id", "", "explicit rollout id (_ng_rollout_id; ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; default: derived from the indices)")
+	fs.IntVar(&cfg.ident.TaskIndex, "task-index", 0, "_ng_task_index of the dispatched row (>= 0); the rollout id is <task-index>-<rollout-index> unless --rollout-id names one")
+	fs.IntVar(&cfg.ident.RolloutIndex, "rollout-index", 0, "_ng_rollout_index of the dispatched row (>= 0)")
+	fs.StringVar(&cfg.ident.ID, "rollout-id", "", "explicit rollout id (_ng_rollout_id; ^[A-Za-z0-9][A-Za-z0-9._-]*$, at most 200 bytes; default: derived from the indices)")
 	fs.StringVar(&cfg.captureDir, "capture-dir", "", "the proxy's capture directory: <rollout-id>.observations.jsonl is written there (default: no observations file)")
 	fs.StringVar(&cfg.otlpEndpoint, "otlp-endpoint", "", "OTLP/HTTP base URL to export the agent's spans to, e.g. http://127.0.0.1:4318 (default: no export)")
 	fs.StringVar(&cfg.model, "model", defaultModel, "model to ask for")
@@ -107,21 +106,21 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	case cfg.baseURL == "":
 		return cfg, fmt.Errorf("%w: --base-url is required", errUsage)
-	case cfg.taskIndex < 0:
-		return cfg, fmt.Errorf("%w: --task-index %d: must be >= 0", errUsage, cfg.taskIndex)
-	case cfg.rolloutIndex < 0:
-		return cfg, fmt.Errorf("%w: --rollout-index %d: must be >= 0", errUsage, cfg.rolloutIndex)
+	case cfg.ident.TaskIndex < 0:
+		return cfg, fmt.Errorf("%w: --task-index %d: must be >= 0", errUsage, cfg.ident.TaskIndex)
+	case cfg.ident.RolloutIndex < 0:
+		return cfg, fmt.Errorf("%w: --rollout-index %d: must be >= 0", errUsage, cfg.ident.RolloutIndex)
 	case cfg.toolMemoryLimit < 0:
 		return cfg, fmt.Errorf("%w: --tool-memory-limit-mib %d: must be >= 0", errUsage, cfg.toolMemoryLimit)
 	}
-	if cfg.explicitID != "" {
-		if err := rollout.ValidateID(cfg.explicitID); err != nil {
+	if cfg.ident.ID != "" {
+		if err := rollout.ValidateID(cfg.ident.ID); err != nil {
 			return cfg, fmt.Errorf("%w: --rollout-id: %w", errUsage, err)
 		}
 	}
 	var err error
-	if cfg.runBody, err = runBody(cfg.taskIndex, cfg.rolloutIndex, cfg.explicitID); err != nil {
-		return cfg, err
+	if cfg.runBody, err = json.Marshal(cfg.ident); err != nil {
+		return cfg, fmt.Errorf("run body: %w", err)
 	}
 	id, _, err := rollout.IDFromRunBody(cfg.runBody)
 	if err != nil {
@@ -206,7 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if cfg.embedObservations {
 		embedded = &bundle
 	}
-	line, err := rolloutLine(cfg.runBody, cfg.task, res.Answer, embedded)
+	line, err := rolloutLine(cfg.ident, cfg.task, res.Answer, embedded)
 	if err != nil {
 		return err
 	}

@@ -10,35 +10,22 @@ import (
 )
 
 // identity is the run request's identity keys (SPEC §1.1): the dispatched row's indices and, when
-// given, its explicit rollout id.
+// given, its explicit rollout id. Its JSON is the body from which Gym derives the rollout id (SPEC
+// §1.2: the explicit id if any, else "<task>-<rollout>").
 type identity struct {
 	TaskIndex    int    `json:"_ng_task_index"`
 	RolloutIndex int    `json:"_ng_rollout_index"`
 	ID           string `json:"_ng_rollout_id,omitempty"` // rollout.IDKey
 }
 
-// runBody is the JSON object of the identity keys, the body from which Gym derives the rollout id
-// (SPEC §1.2: the explicit id if any, else "<task>-<rollout>").
-func runBody(task, rolloutIndex int, explicitID string) ([]byte, error) {
-	b, err := json.Marshal(identity{TaskIndex: task, RolloutIndex: rolloutIndex, ID: explicitID})
-	if err != nil {
-		return nil, fmt.Errorf("run body: %w", err)
-	}
-	return b, nil
-}
-
 // rolloutLine is the agent's rollout line as NeMo Gym's collector writes one, newline-terminated:
-// the identity keys of body (a [runBody], which the collector copies from the row onto the result,
+// the identity keys id (which the collector copies from the row onto the result,
 // SPEC §5.5 step 1, and the ng_trajectory projection needs), "prompt": task, "response": answer and,
 // when bundle is not nil, "ng_agent_observations": the bundle (SPEC §5.4) — the way an agent returns
 // its observations in its run response. `gymtrace attach` adds ng_model_call_capture, joins the
 // observations (from the line, else from the rollout's observations file) with the captured calls
 // and projects ng_trajectory.
-func rolloutLine(body []byte, task, answer string, bundle *agentobs.AgentObservationBundle) ([]byte, error) {
-	var id identity
-	if err := json.Unmarshal(body, &id); err != nil {
-		return nil, fmt.Errorf("rollout line: %w", err)
-	}
+func rolloutLine(id identity, task, answer string, bundle *agentobs.AgentObservationBundle) ([]byte, error) {
 	line := struct {
 		identity
 		Prompt       string          `json:"prompt"`
