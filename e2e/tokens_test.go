@@ -41,8 +41,8 @@ const tokenModel = "Qwen/Qwen3-4B"
 type tokenTurn struct {
 	user      string // the user message this turn adds ("" after a tool result: none)
 	stream    bool
-	tools     bool                   // offer the get_weather tool (chat)
-	reasoning bool                   // reasoning_effort low: the answer reasons (chat)
+	tools     bool                   // offer the get_weather tool
+	reasoning bool                   // reasoning_effort low: the answer reasons (chat only)
 	opts      []option.RequestOption // further request members, e.g. add_special_tokens
 }
 
@@ -125,7 +125,9 @@ func runChatTurns(t *testing.T, c openai.Client, turns []tokenTurn, after func(k
 }
 
 // runResponsesTurns plays turns on the Responses API: turn k+1's input is turn k's, then the
-// answer's text as an assistant message, then its own user message.
+// answer's text as an assistant message, then its own user message. A turn with tools offers
+// get_weather; an answer without text must call it (and ends the conversation's use of it: the
+// turn's call is not sent back).
 func runResponsesTurns(t *testing.T, c openai.Client, turns []tokenTurn, after func(k int)) {
 	t.Helper()
 	var input []responses.ResponseInputItemUnionParam
@@ -135,22 +137,33 @@ func runResponsesTurns(t *testing.T, c openai.Client, turns []tokenTurn, after f
 			Model: tokenModel,
 			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
 		}
-		var text string
+		if turn.tools {
+			params.Tools = []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather", map[string]any{
+				"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"},
+			}, false)}
+		}
+		var r *responses.Response
 		if turn.stream {
 			s := c.Responses.NewStreaming(ctx(t), params, turn.opts...)
 			for s.Next() {
 				if ev := s.Current(); ev.Type == "response.completed" {
-					text = ev.Response.OutputText()
+					done := ev.Response
+					r = &done
 				}
 			}
 			require.NoError(t, s.Err(), "turn %d", k)
 			require.NoError(t, s.Close())
+			require.NotNil(t, r, "turn %d: response.completed", k)
 		} else {
-			r, err := c.Responses.New(ctx(t), params, turn.opts...)
+			var err error
+			r, err = c.Responses.New(ctx(t), params, turn.opts...)
 			require.NoError(t, err, "turn %d", k)
-			text = r.OutputText()
 		}
-		require.NotEmpty(t, text, "turn %d", k)
+		text := r.OutputText()
+		if text == "" {
+			require.NotEmpty(t, r.Output, "turn %d", k)
+			require.Equal(t, "function_call", r.Output[len(r.Output)-1].Type, "turn %d: no text, so a tool call", k)
+		}
 		after(k)
 		input = append(input, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleAssistant))
 	}
@@ -162,7 +175,7 @@ type tokenOutcome int
 const (
 	trainable  tokenOutcome = iota // one chain over every call: not masked, retired
 	split                          // every call captured, but the prefix breaks: masked, kept
-	noTokenIDs                     // no call carries ids (vLLM Responses): masked, kept
+	noTokenIDs                     // no call carries ids (a vLLM Responses tool call): masked, kept
 )
 
 // tokenScenario is one rollout of token-captured calls.
@@ -181,8 +194,8 @@ type tokenScenario struct {
 // chat call holding the engine's ids (T3, T7, TOKENS.md §2.2.3) under the call's one model_call_id (T4), and
 // `gymtrace attach` finalizes it as TOKENS.md §3.4–§3.7 say: a chained rollout into one
 // prefix-contiguous response.output, not masked, its capture retired; a retokenized turn into a
-// second chain, masked; vLLM's Responses API (no token ids, README "Training runs") into a masked
-// rollout with its calls marked incomplete.
+// second chain, masked; a vLLM Responses turn without text (no log probs, README "Training runs")
+// into a masked rollout with its call marked incomplete.
 func TestTokenCaptureVLLM(t *testing.T) {
 	if *directOnly {
 		return // the whole point is the proxy
@@ -224,8 +237,15 @@ func TestTokenCaptureVLLM(t *testing.T) {
 		{name: "retokenized_special_tokens", outcome: split, roots: 2, chains: 2, turns: []tokenTurn{
 			{user: "Name a primary colour."}, {user: "And another one?", stream: true}, {user: "Which is darker?", opts: special},
 		}},
-		{name: "responses", responses: true, outcome: noTokenIDs, turns: []tokenTurn{
+		// vLLM's own Responses API: the proxy asks for enable_response_messages and the
+		// output_text log probs (README "Training runs").
+		{name: "responses", responses: true, outcome: trainable, roots: 1, chains: 1, turns: []tokenTurn{
 			{user: "Name a primary colour."}, {user: "And another one?", stream: true}, {user: "Which is darker?"},
+		}},
+		// A Responses turn that only calls a tool has no message item, so vLLM gives its log probs
+		// nowhere: marked incomplete, the rollout masked.
+		{name: "responses_tool_call", responses: true, outcome: noTokenIDs, turns: []tokenTurn{
+			{user: weatherQuestion, tools: true, stream: true},
 		}},
 	}
 	for _, sc := range scenarios {
@@ -269,14 +289,14 @@ func TestTokenCaptureVLLM(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, callIDs, in.Intents, "one intent per call, under the record's model_call_id")
 			if sc.outcome == noTokenIDs {
-				assert.Empty(t, in.Entries, "vLLM's Responses API returns no token ids")
+				assert.Empty(t, in.Entries, "vLLM's Responses answer without text carries no log probs")
 				assert.Equal(t, callIDs, in.Marks, "each call marked its rollout incomplete with its id")
 				assert.True(t, in.Incomplete)
-				checkTokenSpans(t, recv, id, callIDs, nil)
+				checkTokenSpans(t, recv, id, callIDs, nil, semconv.TokensCauseAdapter)
 			} else {
 				entries := checkTokenFile(t, p.CaptureDir, id, callIDs)
 				checkEngineIDs(t, upstream.URL, v, entries)
-				checkTokenSpans(t, recv, id, callIDs, entries)
+				checkTokenSpans(t, recv, id, callIDs, entries, "")
 				assert.Empty(t, in.Marks)
 				assert.False(t, in.Incomplete)
 				if sc.outcome == trainable {
@@ -455,7 +475,17 @@ func checkEngineIDs(t *testing.T, upstream string, calls []exchange, entries []t
 		body["top_logprobs"] = json.RawMessage("0")
 		req, err := json.Marshal(body)
 		require.NoError(t, err)
-		resp, err := http.Post(upstream+"/v1/chat/completions", "application/json", bytes.NewReader(req))
+		path := "/v1/chat/completions"
+		if _, ok := body["input"]; ok { // Responses: vLLM's raw prompt and generated tokens
+			delete(body, "return_token_ids")
+			delete(body, "logprobs")
+			body["enable_response_messages"] = json.RawMessage("true")
+			body["include"] = json.RawMessage(`["message.output_text.logprobs"]`)
+			req, err = json.Marshal(body)
+			require.NoError(t, err)
+			path = "/v1/responses"
+		}
+		resp, err := http.Post(upstream+path, "application/json", bytes.NewReader(req))
 		require.NoError(t, err)
 		raw, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
@@ -473,6 +503,34 @@ func checkEngineIDs(t *testing.T, upstream string, calls []exchange, entries []t
 			} `json:"choices"`
 		}
 		require.NoError(t, json.Unmarshal(raw, &got))
+		if path == "/v1/responses" {
+			var r struct {
+				InputMessages  []struct{ Tokens []int64 } `json:"input_messages"`
+				OutputMessages []struct{ Tokens []int64 } `json:"output_messages"`
+				Output         []struct {
+					Content []struct {
+						Logprobs []struct {
+							Logprob float64 `json:"logprob"`
+						} `json:"logprobs"`
+					} `json:"content"`
+				} `json:"output"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &r))
+			require.Len(t, r.InputMessages, 1)
+			require.Len(t, r.OutputMessages, 1)
+			var lps []float64
+			for _, it := range r.Output {
+				for _, c := range it.Content {
+					for _, l := range c.Logprobs {
+						lps = append(lps, l.Logprob)
+					}
+				}
+			}
+			assert.Equal(t, r.InputMessages[0].Tokens, entries[k].PromptTokenIDs, "turn %d: the engine's prompt ids", k)
+			assert.Equal(t, r.OutputMessages[0].Tokens, entries[k].GenerationTokenIDs, "turn %d: the engine's generated ids", k)
+			assert.Equal(t, lps, entries[k].GenerationLogProbs, "turn %d: the engine's log probs", k)
+			continue
+		}
 		require.Len(t, got.Choices, 1)
 		assert.Equal(t, got.PromptTokenIDs, entries[k].PromptTokenIDs, "turn %d: the engine's prompt ids", k)
 		assert.Equal(t, got.Choices[0].TokenIDs, entries[k].GenerationTokenIDs, "turn %d: the engine's generated ids", k)
@@ -487,7 +545,7 @@ func checkEngineIDs(t *testing.T, upstream string, calls []exchange, entries []t
 // checkTokenSpans: each call's model-call span (exported by the proxy binary; the in-process
 // proxy exports none) carries the call's model_call_id and the token attributes of T8: counts for
 // a written entry (entries non-nil), the cause otherwise.
-func checkTokenSpans(t *testing.T, recv *otlpReceiver, id string, callIDs []string, entries []tokens.TokenEntry) {
+func checkTokenSpans(t *testing.T, recv *otlpReceiver, id string, callIDs []string, entries []tokens.TokenEntry, cause string) {
 	t.Helper()
 	if recv == nil {
 		return
@@ -507,7 +565,7 @@ func checkTokenSpans(t *testing.T, recv *otlpReceiver, id string, callIDs []stri
 		require.True(t, ok, "a span carries model_call_id %s", c)
 		if entries == nil {
 			assert.Equal(t, "false", s.attr(string(semconv.GymtraceTokensEntryWrittenKey)), "call %d", k)
-			assert.Equal(t, semconv.TokensCauseNoTokenIDs, s.attr(string(semconv.GymtraceTokensIncompleteCauseKey)), "call %d", k)
+			assert.Equal(t, cause, s.attr(string(semconv.GymtraceTokensIncompleteCauseKey)), "call %d", k)
 			continue
 		}
 		assert.Equal(t, "true", s.attr(string(semconv.GymtraceTokensEntryWrittenKey)), "call %d", k)

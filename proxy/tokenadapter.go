@@ -26,8 +26,10 @@ var tokenizeKeys = []string{"model", "messages", "tools", "chat_template_kwargs"
 type adapterCall struct {
 	source       TokenSource
 	fromLogprobs bool
+	dialect      string // stream.DialectChat or stream.DialectResponses (vLLM only)
 	stream       bool
 	inject       []ojson.Member // the members added, in order
+	replace      []ojson.Member // the client's members whose value the proxy extends (Responses "include")
 	refuse       string         // why this call cannot be captured without changing the client's view
 	restore      restoreRules
 }
@@ -39,19 +41,30 @@ type restoreRules struct {
 	// dropEmptyDelta: a stream chunk whose only choice has an empty delta and no finish_reason
 	// is dropped.
 	dropEmptyDelta bool
+	// responses: the restore of a vLLM Responses answer (tokenadapter_responses.go); the chat
+	// rules above are then empty.
+	responses responsesRestore
 }
 
 func (r restoreRules) empty() bool {
-	return len(r.topNull)+len(r.topRemove)+len(r.choiceNull)+len(r.choiceRemove) == 0 && !r.dropEmptyDelta
+	return len(r.topNull)+len(r.topRemove)+len(r.choiceNull)+len(r.choiceRemove) == 0 && !r.dropEmptyDelta && !r.responses.any()
 }
 
 // newAdapterCall decides the injection for req, the client's request (null when it is not a JSON
-// object). It returns nil when the source adds nothing to any call of this dialect.
+// object): chat requests of vLLM and SGLang, Responses requests of vLLM
+// (tokenadapter_responses.go). It returns nil when the source adds nothing to any call of this
+// dialect.
 func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojson.Value) *adapterCall {
-	if (src != TokenSourceVLLM && src != TokenSourceSGLang) || dialect != "chat" || req.Kind() != ojson.KindObject {
+	if req.Kind() != ojson.KindObject {
 		return nil
 	}
-	a := &adapterCall{source: src, fromLogprobs: fromLogprobs}
+	if src == TokenSourceVLLM && dialect == stream.DialectResponses {
+		return newResponsesAdapterCall(fromLogprobs, req)
+	}
+	if (src != TokenSourceVLLM && src != TokenSourceSGLang) || dialect != stream.DialectChat {
+		return nil
+	}
+	a := &adapterCall{source: src, fromLogprobs: fromLogprobs, dialect: stream.DialectChat}
 	if s, ok := req.Get("stream"); ok {
 		a.stream, _ = s.AsBool()
 	}
@@ -129,15 +142,21 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 }
 
 // active reports whether the proxy adds members to this call's request, so its answer is edited.
-func (a *adapterCall) active() bool { return a != nil && a.refuse == "" && len(a.inject) > 0 }
+func (a *adapterCall) active() bool {
+	return a != nil && a.refuse == "" && len(a.inject)+len(a.replace) > 0
+}
 
 // reads reports whether the token ids come from the adapter (an active call, or one whose client
 // asked for everything itself).
 func (a *adapterCall) reads() bool { return a != nil && a.refuse == "" }
 
-// requestBody returns body (a JSON object) with the injected members appended before its closing
-// brace; every byte of the client's own members is kept.
+// requestBody returns body (a JSON object) with the replaced members' values extended
+// (replaceMembers) and the injected members appended before its closing brace; every other byte
+// of the client's own members is kept.
 func (a *adapterCall) requestBody(body []byte) []byte {
+	if len(a.replace) > 0 {
+		body = replaceMembers(body, a.replace)
+	}
 	if len(a.inject) == 0 {
 		return body
 	}
@@ -162,8 +181,12 @@ func (a *adapterCall) requestBody(body []byte) []byte {
 // payload builds, from the upstream's own answer (held by tw), the response object the
 // reference's adapter serves (docs/TOKENS.md §1.5 step 4): the chat completion with the token
 // bundle on choices[0].message, which tokens.Call.CaptureTokens turns into the entry. sent is the
-// request as sent (for /tokenize). The cause names why it failed.
+// request as sent (for /tokenize); a Responses call's is responsesPayload's. The cause names why
+// it failed.
 func (a *adapterCall) payload(tw *tokenWriter, sentBody []byte, send requestSender) ([]byte, string, error) {
+	if a.dialect == stream.DialectResponses {
+		return a.responsesPayload(tw)
+	}
 	var resp ojson.Value
 	var ids stream.TokenIDs
 	var err error

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -105,4 +108,78 @@ func TestTokenCaptureHintsLogprobsMode(t *testing.T) {
 func TestUpstreamFailureReason(t *testing.T) {
 	assert.Equal(t, "the upstream gave no answer (connection failed or closed before the status line)", upstreamFailure(0))
 	assert.Equal(t, "the upstream answered HTTP 502", upstreamFailure(502))
+}
+
+// TestTokenCaptureVLLMResponses: a Responses call to vLLM through the proxy (enable_response_messages
+// and the output_text log probs added, tokenadapter_responses.go): the client gets exactly what
+// vLLM sends for its own request, JSON and SSE, with and without its own token members, and the
+// entry holds the engine's prompt and generated ids with a log prob per generated token, on the
+// answer's last output item. A turn without text (a tool call alone) has no log probs in vLLM's
+// answer and marks the rollout incomplete, the client's bytes still unchanged.
+func TestTokenCaptureVLLMResponses(t *testing.T) {
+	const tools = `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	cases := []struct {
+		name, body string
+		captured   bool
+	}{
+		{"json", `{"model":"m","input":"Hi there"}`, true},
+		{"sse", `{"model":"m","stream":true,"input":"Hi there"}`, true},
+		{"json reasoning", `{"model":"m","reasoning":{"effort":"low"},"input":"Hi there"}`, true},
+		{"sse reasoning", `{"model":"m","stream":true,"reasoning":{"effort":"low"},"input":"Hi there"}`, true},
+		{"json client include", `{"model":"m","include":["reasoning.encrypted_content"],"input":"Hi"}`, true},
+		{"sse client logprobs", `{"model":"m","stream":true,"include":["message.output_text.logprobs"],"top_logprobs":2,"input":"Hi"}`, true},
+		{"json client messages", `{"model":"m","enable_response_messages":true,"input":"Hi"}`, true},
+		{"json tool call", `{"model":"m","input":"What is the weather in Oslo?",` + tools + `}`, false},
+		{"sse tool call", `{"model":"m","stream":true,"input":"What is the weather in Oslo?",` + tools + `}`, false},
+		{"client refuses messages", `{"model":"m","enable_response_messages":false,"input":"Hi"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM))
+			up := newUpstream(t, fake.ServeHTTP)
+			dir := t.TempDir()
+			env := newProxyEnv(t, up.URL, nil, WithTokenSource(TokenSourceVLLM), WithTokenDir(dir))
+			resp, err := http.Post(up.URL+"/v1/responses", "application/json", strings.NewReader(c.body))
+			require.NoError(t, err)
+			want, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			resp, got, err := env.post(t, "/ng-rollout/r1/training-token-capture/v1/responses", c.body, nil)
+			require.NoError(t, err)
+			require.Equal(t, 200, resp.StatusCode, "%s", got)
+			assert.Equal(t, string(want), string(got), "the client gets vLLM's answer to its own request")
+			st, err := tokens.OpenStore(dir)
+			require.NoError(t, err)
+			es, err := st.ReadEntries("r1")
+			require.NoError(t, err)
+			incomplete, err := st.IsIncomplete("r1")
+			require.NoError(t, err)
+			if !c.captured {
+				assert.Empty(t, es)
+				assert.True(t, incomplete)
+				return
+			}
+			require.Len(t, es, 1, "the call is captured")
+			assert.False(t, incomplete)
+			e := es[0]
+			assert.NotEmpty(t, e.PromptTokenIDs)
+			assert.NotEmpty(t, e.GenerationTokenIDs)
+			assert.Len(t, e.GenerationLogProbs, len(e.GenerationTokenIDs))
+			// The ids are the engine's: its own answer with the members asked for.
+			asked := strings.Replace(c.body, `{"model":"m",`, `{"model":"m","enable_response_messages":true,"include":["message.output_text.logprobs"],`, 1)
+			if strings.Contains(c.body, `"include"`) || strings.Contains(c.body, `"enable_response_messages"`) {
+				return // the client's own members: its ids are checked by the counts above
+			}
+			r, err := http.Post(up.URL+"/v1/responses", "application/json", strings.NewReader(strings.Replace(asked, `"stream":true,`, ``, 1)))
+			require.NoError(t, err)
+			var full struct {
+				InputMessages  []struct{ Tokens []int64 } `json:"input_messages"`
+				OutputMessages []struct{ Tokens []int64 } `json:"output_messages"`
+			}
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&full))
+			r.Body.Close()
+			assert.Equal(t, full.InputMessages[0].Tokens, e.PromptTokenIDs)
+			assert.Equal(t, full.OutputMessages[0].Tokens, e.GenerationTokenIDs)
+		})
+	}
 }

@@ -26,6 +26,7 @@ import (
 type tokenWriter struct {
 	next    http.ResponseWriter // the captureWriter
 	restore restoreRules
+	dialect string // stream.DialectChat or stream.DialectResponses
 	limit   int64
 	unread  bool // restore.unread(): the upstream's reassembly may read events as edited
 
@@ -50,8 +51,8 @@ const (
 	twSSE         // an SSE answer edited event by event
 )
 
-func newTokenWriter(next http.ResponseWriter, restore restoreRules, limit int64) *tokenWriter {
-	return &tokenWriter{next: next, restore: restore, limit: limit, unread: restore.unread()}
+func newTokenWriter(next http.ResponseWriter, restore restoreRules, dialect string, limit int64) *tokenWriter {
+	return &tokenWriter{next: next, restore: restore, dialect: dialect, limit: limit, unread: restore.unread()}
 }
 
 // Header returns the client's header map (shared with the captureWriter).
@@ -81,7 +82,7 @@ func (tw *tokenWriter) WriteHeader(code int) {
 		}
 	case strings.HasPrefix(ct, "text/event-stream"):
 		tw.mode, tw.sse = twSSE, true
-		tw.sc, _ = stream.NewCapture(stream.DialectChat)
+		tw.sc, _ = stream.NewCapture(tw.dialect)
 		h.Del("Content-Length") // the events change length
 	case strings.Contains(ct, "json") && !tw.restore.empty():
 		tw.mode = twHold
@@ -236,8 +237,13 @@ var (
 	reassemblyChoiceMembers = []string{"index", "finish_reason", "delta"}
 )
 
-// unread reports that no member the rules edit is one the chat reassembly reads (SPEC §4.5).
+// unread reports that no member the rules edit is one the chat reassembly reads (SPEC §4.5). A
+// Responses restore edits the response object the reassembly keeps, whose token members the
+// payload reads: never.
 func (r restoreRules) unread() bool {
+	if r.responses.any() {
+		return false
+	}
 	for _, n := range append(r.topNull[:len(r.topNull):len(r.topNull)], r.topRemove...) {
 		if slices.Contains(reassemblyChunkMembers, n) {
 			return false
@@ -269,7 +275,7 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 		return append(dst, ev...), false
 	case 1:
 	default:
-		tw.acc.Feed(joinData(ev))
+		tw.feedTokens(joinData(ev))
 		if tw.editErr == nil {
 			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
 		}
@@ -277,7 +283,7 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	}
 	data := sseData(first)
 	if len(data) == 0 || data[0] != '{' {
-		tw.acc.Feed(data)
+		tw.feedTokens(data)
 		return append(dst, ev...), false
 	}
 	// The data line is "data:" [" "] data line-end; everything around data is kept, the other
@@ -289,11 +295,16 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	// One validating pass over the data serves the accumulator, the empty-delta test and the
 	// edit (docs/TOKENS.md §0 T2, T3).
 	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
-		tw.acc.FeedObject(v)
-		if tw.restore.dropEmptyDelta && emptyDelta(v) {
-			return dst, false
+		var edits []byteEdit
+		if tw.restore.responses.any() {
+			edits = responsesEventEdits(data, v, tw.restore.responses)
+		} else {
+			tw.acc.FeedObject(v)
+			if tw.restore.dropEmptyDelta && emptyDelta(v) {
+				return dst, false
+			}
+			edits = parsedEdits(data, v, tw.restore, &tw.scratch)
 		}
-		edits := parsedEdits(data, v, tw.restore, &tw.scratch)
 		if len(edits) == 0 {
 			return append(dst, ev...), false
 		}
@@ -303,7 +314,7 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	}
 	// Not strict JSON: the accumulator records its error; the lenient edit may still restore the
 	// client's view.
-	tw.acc.Feed(data)
+	tw.feedTokens(data)
 	edited, err := editAnswer(data, tw.restore)
 	if err != nil {
 		if tw.editErr == nil {
@@ -314,6 +325,14 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	dst = append(dst, ev[:at]...)
 	dst = append(dst, edited...)
 	return append(dst, ev[at+len(data):]...), false
+}
+
+// feedTokens feeds an event's data to the chat token accumulator (a Responses answer's ids are
+// read from its response object instead).
+func (tw *tokenWriter) feedTokens(data []byte) {
+	if tw.dialect == stream.DialectChat {
+		tw.acc.Feed(data)
+	}
 }
 
 // joinData is the data of an event with more than one data line: their values joined by LF.
@@ -406,13 +425,21 @@ func editAnswer(b []byte, r restoreRules) ([]byte, error) {
 		return b, nil
 	}
 	v, err := ojson.ParseLazy(b)
+	if err != nil && r.responses.any() {
+		return nil, fmt.Errorf("a Responses answer that is not strict JSON cannot be restored: %w", err)
+	}
 	if err != nil {
 		return editLenient(b, r)
 	}
 	if v.Kind() != ojson.KindObject {
 		return nil, errors.New("the answer is not a JSON object")
 	}
-	edits := parsedEdits(b, v, r, nil)
+	var edits []byteEdit
+	if r.responses.any() {
+		edits = sortEdits(responseObjectEdits(nil, b, v, len(b)-len(bytes.TrimLeft(b, " \t\r\n")), r.responses))
+	} else {
+		edits = parsedEdits(b, v, r, nil)
+	}
 	if len(edits) == 0 {
 		return b, nil
 	}

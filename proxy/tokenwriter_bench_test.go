@@ -13,6 +13,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing (the client's side of the editor).
@@ -81,7 +82,7 @@ func BenchmarkTokenWriterSSE(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &discardWriter{h: http.Header{"Content-Type": {"text/event-stream"}}}
-		tw := newTokenWriter(w, r, 1<<30)
+		tw := newTokenWriter(w, r, stream.DialectChat, 1<<30)
 		for _, e := range events {
 			if _, err := tw.Write(e); err != nil {
 				b.Fatal(err)

@@ -108,7 +108,7 @@ func FuzzTokenWriterSSE(f *testing.F) {
 		for _, r := range []restoreRules{{}, streamRestore} {
 			rec := httptest.NewRecorder()
 			rec.Header().Set("Content-Type", "text/event-stream")
-			tw := newTokenWriter(rec, r, 1<<20)
+			tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20)
 			at := int(cut) % (len(body) + 1)
 			_, _ = tw.Write(body[:at])
 			_, _ = tw.Write(body[at:])
@@ -185,7 +185,7 @@ func editSSE(body []byte, r restoreRules, cuts []byte) []byte {
 func runSSE(body []byte, r restoreRules, cuts []byte) ([]byte, *tokenWriter) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Content-Type", "text/event-stream")
-	tw := newTokenWriter(rec, r, 1<<20)
+	tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20)
 	at := 0
 	for _, c := range cuts {
 		end := min(at+int(c), len(body))

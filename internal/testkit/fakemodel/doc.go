@@ -71,12 +71,13 @@
 // is served too (vLLM POST /tokenize, SGLang POST /tokenize and /v1/tokenize).
 // [WithoutInlineTokenIDs] makes the vLLM engine a release before return_token_ids (v0.10.2).
 //
-// POST /v1/responses and /v1/messages keep the shapes described above. vLLM's Responses API
-// returns no token ids (its ResponsesResponse has no prompt_token_ids/token_ids member and its
-// request no return_token_ids; only a server started with --return-tokens-as-token-ids writes
-// "token_id:<id>" in output_text.logprobs when the request includes
-// "message.output_text.logprobs"), so the fake returns none either; vLLM's own member set and
-// order for Responses are not reproduced.
+// POST /v1/messages keeps the shapes described above, and so does POST /v1/responses under
+// SGLang. Under vLLM, POST /v1/responses is answered in vLLM's Responses shapes
+// (vllmresponses.go): no inline token ids (its ResponsesResponse has no prompt_token_ids/token_ids
+// member and its request no return_token_ids), but "include": ["message.output_text.logprobs"]
+// puts the log probs of every generated token on the message's output_text and
+// "enable_response_messages": true returns the prompt's and the generation's token ids as
+// input_messages and output_messages.
 //
 // The ids come from a deterministic tokenizer (tokenizer.go) and a ChatML chat template
 // (template.go): the answer text is the same as above, the usage counts are the token counts,

@@ -5,8 +5,8 @@ import "fmt"
 // Engine names the server software the fake answers as. The default, [EngineOpenAI], is the
 // behaviour the Server has always had (OpenAI's and Anthropic's own APIs); [EngineVLLM] and
 // [EngineSGLang] change the Chat Completions answer (JSON and stream), add the tokenize
-// endpoint and the token-id members of those servers, and leave /v1/responses and /v1/messages
-// as they are (see doc.go, "Engines").
+// endpoint and the token-id members of those servers; [EngineVLLM] answers /v1/responses in vLLM's
+// shapes too; /v1/messages stays as it is (see doc.go, "Engines").
 type Engine string
 
 // The engines.

@@ -398,8 +398,9 @@ func TestSGLangChat(t *testing.T) {
 	}
 }
 
-// The default engine is unchanged, and has no tokenize endpoint; /v1/responses has no token ids
-// under vLLM (its ResponsesResponse has none).
+// The default engine is unchanged, and has no tokenize endpoint; /v1/responses keeps the OpenAI
+// shape under SGLang and has no inline token ids under vLLM (its ResponsesResponse has none; its
+// raw tokens come only with enable_response_messages, vllmresponses_test.go).
 func TestEngineSelection(t *testing.T) {
 	for name, want := range map[string]fakemodel.Engine{
 		"": fakemodel.EngineOpenAI, "openai": fakemodel.EngineOpenAI, "vllm": fakemodel.EngineVLLM, "sglang": fakemodel.EngineSGLang,
@@ -420,12 +421,15 @@ func TestEngineSelection(t *testing.T) {
 	status, _ := post(t, plain, "/tokenize", chatBody(""))
 	require.Equal(t, http.StatusNotFound, status)
 
+	sglang := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineSGLang))
 	vllm := fakemodel.New(fakemodel.WithEngine(fakemodel.EngineVLLM))
 	resp := `{"model":"m","input":"hi","return_token_ids":true}`
 	_, a := post(t, plain, "/v1/responses", resp)
-	_, b := post(t, vllm, "/v1/responses", resp)
+	_, b := post(t, sglang, "/v1/responses", resp)
 	require.Equal(t, a, b)
-	require.NotContains(t, b, "token_ids")
+	_, c := post(t, vllm, "/v1/responses", resp)
+	require.NotContains(t, c, "token_ids")
+	require.Contains(t, c, `"input_messages":null,"output_messages":null`)
 }
 
 // vLLM quirks a proxy must live with: an explicit "top_logprobs": null turns log probs off even

@@ -15,6 +15,9 @@ type engineAnswer struct {
 	choices  []engineChoice
 	seed     [32]byte
 	noInline bool // a vLLM release without return_token_ids ([WithoutInlineTokenIDs])
+	// maxTokens is a Responses answer's sampling limit (max_output_tokens, else what is left of
+	// the context), echoed as max_output_tokens.
+	maxTokens int
 }
 
 // engineChoice is one choice: its generated tokens (cut by the output limit) and their reading.

@@ -11,9 +11,10 @@ import (
 // streams. It never reaches a [Call].
 const dialectEngine Dialect = "engine"
 
-// engineChat reports whether the Server answers a call of dialect d as a vLLM or SGLang engine.
-func (s *Server) engineChat(d Dialect) bool {
-	return d == DialectChat && s.cfg.engine != EngineOpenAI
+// engineCall reports whether the Server answers a call of dialect d as a vLLM or SGLang engine:
+// Chat Completions of both, Responses of vLLM (vllmresponses.go).
+func (s *Server) engineCall(d Dialect) bool {
+	return d == DialectChat && s.cfg.engine != EngineOpenAI || d == DialectResponses && s.cfg.engine == EngineVLLM
 }
 
 // engineErrorType is the "type" vLLM and SGLang give an error of status.
@@ -39,9 +40,12 @@ func writeEngineError(w http.ResponseWriter, engine Engine, g ids, e *apiError) 
 	writeErrorBody(w, dialectEngine, g, e.status, body)
 }
 
-// engineAPI returns the engine's JSON answer and event stream builders.
-func engineAPI(engine Engine) (func(*request, *engineAnswer, ids) obj, func(*encoder, *request, *engineAnswer, ids) []event) {
-	if engine == EngineSGLang {
+// engineAPI returns the engine's JSON answer and event stream builders for dialect d.
+func engineAPI(engine Engine, d Dialect) (func(*request, *engineAnswer, ids) obj, func(*encoder, *request, *engineAnswer, ids) []event) {
+	switch {
+	case d == DialectResponses:
+		return vllmResponses, vllmResponsesEvents
+	case engine == EngineSGLang:
 		return sglangChat, sglangEvents
 	}
 	return vllmChat, vllmEvents

@@ -113,7 +113,7 @@ func parseRequest(d Dialect, e Engine, body []byte) (*request, *apiError) {
 	}
 	chars := 0
 	for k, v := range tree.(map[string]any) {
-		if k != "model" {
+		if k != "model" && !r.transportMember(k) {
 			chars += r.walk(v)
 		}
 	}
@@ -128,14 +128,13 @@ func parseRequest(d Dialect, e Engine, body []byte) (*request, *apiError) {
 var tokenTransportMembers = []string{"logprobs", "top_logprobs", "return_token_ids", "return_tokens_as_token_ids", "return_prompt_token_ids"}
 
 // seed is what the answer's ids derive from: the request members except "stream" and
-// "stream_options" (and, in a chat request to the vLLM or SGLang engine, the
-// tokenTransportMembers), in a canonical order, so a streamed and a non-streamed call of the
+// "stream_options" (and an engine request's transport members, transportMember), in a canonical order, so a streamed and a non-streamed call of the
 // same request get the same ids and the same answer, and a token-capturing proxy that adds those
 // members gets the answer to the client's own request, with more members.
 func (r *request) seed() []byte {
 	m := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {
-		if k == "stream" || k == "stream_options" || (r.engineChat() && slices.Contains(tokenTransportMembers, k)) {
+		if k == "stream" || k == "stream_options" || r.transportMember(k) {
 			continue
 		}
 		m[k] = v
@@ -145,6 +144,13 @@ func (r *request) seed() []byte {
 		return r.body
 	}
 	return append([]byte(r.dialect+"\n"), b...)
+}
+
+// transportMember reports a member of an engine request that only says which token facts the
+// answer reports (tokenTransportMembers, responsesTransportMembers).
+func (r *request) transportMember(k string) bool {
+	return r.engineChat() && slices.Contains(tokenTransportMembers, k) ||
+		r.engineResponses() && slices.Contains(responsesTransportMembers, k)
 }
 
 // engineChat reports a Chat Completions request answered by the vLLM or SGLang engine.

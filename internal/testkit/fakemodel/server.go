@@ -88,11 +88,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, apiErr := parseRequest(d, s.cfg.engine, body)
 	var ea *engineAnswer
-	if apiErr == nil && s.engineChat(d) {
+	switch {
+	case apiErr == nil && req.engineResponses():
+		ea, apiErr = planEngineResponses(req, &s.cfg)
+	case apiErr == nil && s.engineCall(d):
 		ea, apiErr = planEngine(req, &s.cfg)
 	}
 	switch {
-	case apiErr != nil && s.engineChat(d):
+	case apiErr != nil && s.engineCall(d):
 		writeEngineError(w, s.cfg.engine, newIDs(body), apiErr)
 		return
 	case apiErr != nil:
@@ -112,6 +115,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
 		return
 	}
+	dialect := d
 	if ea != nil {
 		d, api.dialect = dialectEngine, dialectEngine // the engines' wire: no provider headers
 	}
@@ -129,10 +133,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var events []event
 	switch {
 	case ea != nil && req.stream:
-		_, evs := engineAPI(s.cfg.engine)
+		_, evs := engineAPI(s.cfg.engine, dialect)
 		events = evs(&e, req, ea, g)
 	case ea != nil:
-		ans, _ := engineAPI(s.cfg.engine)
+		ans, _ := engineAPI(s.cfg.engine, dialect)
 		b = e.enc(ans(req, ea, g))
 	case req.stream:
 		events = api.events(&e, req, plan(req), g)

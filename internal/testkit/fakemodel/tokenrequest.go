@@ -17,6 +17,7 @@ type tokenRequest struct {
 	generationPrompt     bool // "add_generation_prompt" (default true)
 	n                    int  // "n" (default 1)
 	includeUsage         bool // stream_options.include_usage with the engine's default
+	responseMessages     bool // vLLM Responses "enable_response_messages"
 }
 
 // maxTopLogprobs is the most top_logprobs entries served (vLLM's default --max-logprobs 20, over
