@@ -283,6 +283,18 @@ func textOf(raw json.RawMessage) string {
 	return b.String()
 }
 
+// responsesInputItem is what the fake reads of one Responses input item: a message (role and
+// content), a function_call or a function_call_output.
+type responsesInputItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
 // readResponses reads a Responses API request (POST /v1/responses).
 func (r *request) readResponses() *apiError {
 	if n, ok := intField(r.fields["max_output_tokens"]); !ok {
@@ -307,14 +319,7 @@ func (r *request) readResponses() *apiError {
 		if json.Unmarshal(in, &s) == nil {
 			r.lastUser, r.items = s, 1
 		} else {
-			var items []struct {
-				Type    string          `json:"type"`
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-				CallID  string          `json:"call_id"`
-				Name    string          `json:"name"`
-				Output  json.RawMessage `json:"output"`
-			}
+			var items []responsesInputItem
 			if json.Unmarshal(in, &items) != nil {
 				return r.wrongType("input", "a string or an array", in)
 			}

@@ -85,14 +85,7 @@ func responsesTurns(r *request) []chatTurn {
 	if json.Unmarshal(in, &s) == nil {
 		return append(turns, chatTurn{role: "user", content: s})
 	}
-	var items []struct {
-		Type      string          `json:"type"`
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
-		Name      string          `json:"name"`
-		Arguments string          `json:"arguments"`
-		Output    json.RawMessage `json:"output"`
-	}
+	var items []responsesInputItem
 	_ = json.Unmarshal(in, &items) // validated by readResponses
 	for _, it := range items {
 		switch {
