@@ -52,12 +52,18 @@ func BenchmarkAppendDurability(b *testing.B) {
 // target): a ~1 KiB line keyed by its model_call_id, as the [Writer] gives it to the store, to
 // the caller's one rollout file, one call at a time. Besides ns/op it reports the append's
 // latency percentiles (p50-us, p99-us) and the store's flushes per record; the per-record cost
-// beyond the flush is what each durability mode adds to a call's latency.
+// beyond the flush is what each durability mode adds to a call's latency. file-only is the
+// journal mode's rollout-file part alone (the append after the journal's fdatasync, without a
+// flush of its own): the cost a record adds beyond its flush, free of the disk's noise.
 func BenchmarkAppendCall(b *testing.B) {
 	e := perfCases()[0].exchange()
 	var keys ModelCallLines
-	for _, d := range []Durability{DurabilityPerRecord, DurabilityJournal} {
-		b.Run(d.String(), func(b *testing.B) {
+	for _, mode := range []string{DurabilityPerRecord.String(), DurabilityJournal.String(), "file-only"} {
+		b.Run(mode, func(b *testing.B) {
+			d := DurabilityPerRecord
+			if mode == DurabilityJournal.String() {
+				d = DurabilityJournal
+			}
 			s, err := NewStore(b.TempDir(), WithDurability(d))
 			if err != nil {
 				b.Fatal(err)
@@ -66,12 +72,22 @@ func BenchmarkAppendCall(b *testing.B) {
 			lat := make([]time.Duration, 0, 1<<14)
 			var line []byte
 			n := 0
-			b.ReportAllocs()
-			for b.Loop() {
+			next := func() *appendReq {
 				n++
 				e.ModelCallID = fmt.Sprintf("%032x", n)
 				line = e.AppendJSON(line[:0])
-				req := &appendReq{line: line, key: e.ModelCallID, keyOf: keys.KeyOf}
+				return &appendReq{line: line, key: e.ModelCallID, keyOf: keys.KeyOf, journaled: mode == "file-only"}
+			}
+			if mode == "file-only" {
+				req := next() // creates the file (a journaled commit that creates one tells the journal)
+				req.journaled = false
+				if err := s.enqueue(path, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				req := next()
 				start := time.Now()
 				if err := s.enqueue(path, req); err != nil {
 					b.Fatal(err)
