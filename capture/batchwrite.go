@@ -12,16 +12,18 @@ import (
 // budget the write hook ([WithWriteHook]) allows.
 type batchWriter struct {
 	fd      int
+	written int64 // bytes written so far
 	repair  bool  // write "\n" first (SPEC §0 D7)
 	budget  int   // bytes the write hook still lets through; -1 when unlimited
 	hookErr error // the write hook's error: the commit fails with it after budget bytes
 }
 
-// newBatchWriter reads the file's last byte (size is its current length) and asks the write hook,
+// newBatchWriter reads the file's last byte (size is its current length), unless endsLine says the
+// caller knows it to be "\n" (a line index that covers the whole file), and asks the write hook,
 // if any, about the commit's size (streamed lines counted by their size hints).
-func (s *Store) newBatchWriter(fd int, path string, batch []*appendReq, size int64) (*batchWriter, error) {
+func (s *Store) newBatchWriter(fd int, path string, batch []*appendReq, size int64, endsLine bool) (*batchWriter, error) {
 	bw := &batchWriter{fd: fd, budget: -1}
-	if size > 0 {
+	if size > 0 && !endsLine {
 		last, err := lastByte(fd, size)
 		if err != nil {
 			return nil, pathErr("read", path, err)
@@ -76,7 +78,7 @@ func (bw *batchWriter) writeBatch(batch []*appendReq) error {
 // hook's error).
 func (bw *batchWriter) write(bufs [][]byte) error {
 	if bw.budget < 0 {
-		return writeAll(bw.fd, bufs)
+		return bw.writeAll(bufs)
 	}
 	part := make([][]byte, 0, len(bufs))
 	cut := false
@@ -91,10 +93,23 @@ func (bw *batchWriter) write(bufs [][]byte) error {
 			break
 		}
 	}
-	if err := writeAll(bw.fd, part); err != nil || !cut {
+	if err := bw.writeAll(part); err != nil || !cut {
 		return err
 	}
 	return bw.hookErr
+}
+
+// writeAll writes bufs whole ([writeAll]) and counts their bytes in written.
+func (bw *batchWriter) writeAll(bufs [][]byte) error {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	if err := writeAll(bw.fd, bufs); err != nil {
+		return err
+	}
+	bw.written += int64(n)
+	return nil
 }
 
 // stream runs a streamed line's writer, writing each piece as it comes and checking that the

@@ -119,13 +119,19 @@ func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
 	return write
 }
 
-// committed updates the index after the requests written were committed to fd: their keys stay
-// (unkeyed whole lines are keyed by keyOf; an unkeyed streamed line makes the index stale) and
-// size moves to the file's new end.
-func (x *lineIndex) committed(fd int, written []*appendReq) {
-	var st unix.Stat_t
-	if err := fstat(fd, &st); err != nil {
-		x.keys = nil
+// covers reports whether the index, just synced with the locked file whose fstat is st, holds
+// every line of the whole file: then the file's last byte is the "\n" of its last line (an index
+// only ever covers whole lines), and a commit needs no read to check it (SPEC §0 D7).
+func (x *lineIndex) covers(st *unix.Stat_t) bool {
+	return x.keys != nil && x.dev == uint64(st.Dev) && x.ino == uint64(st.Ino) && x.size == st.Size
+}
+
+// committed updates the index after the requests written were committed to its file, which now
+// ends at end (the length the commit found plus the bytes it wrote, all of them whole lines and
+// the D7 repair newline): their keys stay (unkeyed whole lines are keyed by keyOf; an unkeyed
+// streamed line makes the index stale) and size moves to end.
+func (x *lineIndex) committed(end int64, written []*appendReq) {
+	if x.keys == nil {
 		return
 	}
 	for _, r := range written {
@@ -140,7 +146,7 @@ func (x *lineIndex) committed(fd int, written []*appendReq) {
 			x.keys[k] = struct{}{}
 		}
 	}
-	x.size = st.Size
+	x.size = end
 }
 
 // failed takes back the keys a failed commit added (its lines were cut back, or may not be

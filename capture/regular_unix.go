@@ -61,7 +61,9 @@ func openRegular(path string, flags int, perm uint32) (int, error) {
 	if st.Nlink > 1 {
 		return -1, errors.Join(hardLinkError(uint64(st.Nlink)), closeFile(fd))
 	}
-	if err := unix.SetNonblock(fd, false); err != nil {
+	// One F_SETFL, not SetNonblock's F_GETFL and F_SETFL: the status flags are the ones just
+	// opened with (F_SETFL changes only O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and O_NONBLOCK).
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_NONBLOCK); err != nil {
 		return -1, errors.Join(err, closeFile(fd))
 	}
 	return fd, nil

@@ -430,7 +430,8 @@ func (q *fileQueue) append(s *Store, path string, req *appendReq) error {
 
 // commit writes the batch's lines to path under flock(LOCK_EX) with one writev and one fsync.
 func (s *Store) commit(path string, batch []*appendReq) (err error) {
-	fd, created, err := s.openLocked(path)
+	var st unix.Stat_t // the locked file's, from openLocked
+	fd, created, err := s.openLocked(path, &st)
 	if err != nil {
 		return err
 	}
@@ -441,29 +442,28 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		}
 	}()
 
-	var st unix.Stat_t
-	if err := fstat(fd, &st); err != nil {
-		return pathErr("stat", path, err)
-	}
 	size := st.Size
+	end := size // the file's length after this commit's writes
 	write := batch
+	endsLine := size == 0 // the file's last byte is known to be "\n" (or it is empty)
 	var idx *lineIndex
 	if keyOf := batchKeyOf(batch); keyOf != nil {
 		idx = s.index(path, keyOf)
 		if err := idx.sync(fd, &st); err != nil {
 			return pathErr("read", path, err)
 		}
+		endsLine = endsLine || idx.covers(&st)
 		write = idx.dedupe(batch)
 		defer func() {
 			if err != nil && !errors.Is(err, ErrDirNotSynced) {
 				idx.failed(batch)
 			} else {
-				idx.committed(fd, write)
+				idx.committed(end, write)
 			}
 		}()
 	}
 	if len(write) > 0 {
-		bw, err := s.newBatchWriter(fd, path, write, size)
+		bw, err := s.newBatchWriter(fd, path, write, size, endsLine)
 		if err == nil {
 			err = bw.writeBatch(write)
 		}
@@ -471,6 +471,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 			// Take back whatever part of the batch reached the file; we still hold LOCK_EX.
 			return errors.Join(pathErr("write", path, err), pathErr("truncate", path, truncate(fd, size)))
 		}
+		end += bw.written
 	}
 	s.counts.lines.Add(int64(len(write)))
 	if !slices.ContainsFunc(batch, func(r *appendReq) bool { return !r.journaled }) {
@@ -530,8 +531,9 @@ func batchKeyOf(batch []*appendReq) func([]byte) string {
 // openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
 // flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so
 // a record is never written into a removed file; if it gained a hard link meanwhile, it is refused
-// like at the open ([openRegular]). created reports whether this call created the file.
-func (s *Store) openLocked(path string) (fd int, created bool, err error) {
+// like at the open ([openRegular]). created reports whether this call created the file; st is set
+// to the locked file's fstat (its size is where the commit's writes begin).
+func (s *Store) openLocked(path string, st *unix.Stat_t) (fd int, created bool, err error) {
 	recreated := false
 	for range maxReopen {
 		fd, created, err = s.openOrCreate(path, unix.O_RDWR|unix.O_APPEND, &recreated)
@@ -541,8 +543,7 @@ func (s *Store) openLocked(path string) (fd int, created bool, err error) {
 		if err = flock(fd, unix.LOCK_EX); err != nil {
 			return -1, false, errors.Join(pathErr("flock", path, err), closeFile(fd))
 		}
-		var st unix.Stat_t
-		if err := fstat(fd, &st); err != nil {
+		if err := fstat(fd, st); err != nil {
 			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
 		}
 		if st.Nlink > 1 { // linked between the open's check and the lock
