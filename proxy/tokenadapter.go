@@ -181,11 +181,11 @@ func (a *adapterCall) requestBody(body []byte) []byte {
 // payload builds, from the upstream's own answer (held by tw), the response object the
 // reference's adapter serves (docs/TOKENS.md §1.5 step 4): the chat completion with the token
 // bundle on choices[0].message, which tokens.Call.CaptureTokens turns into the entry. sent is the
-// request as sent (for /tokenize); a Responses call's is responsesPayload's. The cause names why
-// it failed.
-func (a *adapterCall) payload(tw *tokenWriter, sentBody []byte, send requestSender) ([]byte, string, error) {
+// request as sent (for /tokenize); a Responses call's is responsesPayload's, built on clientResp,
+// the response object the client received. The cause names why it failed.
+func (a *adapterCall) payload(tw *tokenWriter, clientResp, sentBody []byte, send requestSender) ([]byte, string, error) {
 	if a.dialect == stream.DialectResponses {
-		return a.responsesPayload(tw)
+		return a.responsesPayload(tw, clientResp)
 	}
 	var resp ojson.Value
 	var ids stream.TokenIDs

@@ -198,10 +198,11 @@ func isString(v ojson.Value, want string) bool {
 	return ok && s == want
 }
 
-// responsesPayload builds, from vLLM's own Responses answer (held by tw), the response object
-// the reference's adapter serves for Responses (docs/TOKENS.md §1.5, Responses dialect): the
-// output items as the client received them, the token bundle on the last one.
-func (a *adapterCall) responsesPayload(tw *tokenWriter) ([]byte, string, error) {
+// responsesPayload builds, from vLLM's own Responses answer (held by tw) and client, the response
+// object the client received (the record's), the response object the reference's adapter serves
+// for Responses (docs/TOKENS.md §1.5, Responses dialect): the client's output items, the token
+// bundle on the last one.
+func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]byte, string, error) {
 	raw := tw.original
 	if tw.sse {
 		obj, ok := tw.sc.Response()
@@ -221,11 +222,9 @@ func (a *adapterCall) responsesPayload(tw *tokenWriter) ([]byte, string, error) 
 	if ids, err = a.choose(ids); err != nil {
 		return nil, semconv.TokensCauseAdapter, err
 	}
-	// The items as the client received them (the proxy's additions restored).
-	edits := responseObjectEdits(nil, raw, resp, len(raw)-len(bytes.TrimLeft(raw, " \t\r\n")), a.restore.responses)
-	client, err := ojson.Parse(applyEdits(make([]byte, 0, len(raw)), raw, sortEdits(edits)))
-	if err != nil {
-		return nil, semconv.TokensCauseNotAnObject, err
+	client, err := ojson.Parse(clientResp)
+	if err != nil || client.Kind() != ojson.KindObject {
+		return nil, semconv.TokensCauseNotAnObject, errors.New("the answer the client received is not a JSON object")
 	}
 	output, _ := client.Get("output")
 	items := slices.Clone(output.Elems())

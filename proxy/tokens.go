@@ -260,7 +260,7 @@ func (c *tokenCall) commit(response []byte, status int, complete, bound bool, no
 		if c.tw.editErr != nil {
 			c.tc.logger.Error("gymtrace tokens: the answer could not be restored; the client received the upstream's answer to the extended request", "rollout_id", c.call.RolloutID, "model_call_id", c.call.ModelCallID, "error", c.tw.editErr)
 		}
-		payload, cause, err := c.ad.payload(c.tw, sentBody, send)
+		payload, cause, err := c.ad.payload(c.tw, response, sentBody, send)
 		if err != nil {
 			reason := err.Error()
 			var noInline *noInlineIDsError

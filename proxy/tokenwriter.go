@@ -296,7 +296,7 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 	// edit (docs/TOKENS.md §0 T2, T3).
 	if v, err := ojson.ParseLazy(data); err == nil && v.Kind() == ojson.KindObject {
 		var edits []byteEdit
-		if tw.restore.responses.any() {
+		if tw.dialect == stream.DialectResponses {
 			edits = responsesEventEdits(data, v, tw.restore.responses)
 		} else {
 			tw.acc.FeedObject(v)
