@@ -127,10 +127,11 @@ func parseRequest(d Dialect, e Engine, body []byte) (*request, *apiError) {
 // with the same log probabilities whether or not they are asked for.
 var tokenTransportMembers = []string{"logprobs", "top_logprobs", "return_token_ids", "return_tokens_as_token_ids", "return_prompt_token_ids"}
 
-// seed is what the answer's ids derive from: the request members except "stream" and
-// "stream_options" (and an engine request's transport members, transportMember), in a canonical order, so a streamed and a non-streamed call of the
-// same request get the same ids and the same answer, and a token-capturing proxy that adds those
-// members gets the answer to the client's own request, with more members.
+// seed is what the answer's ids derive from: the request members except "stream",
+// "stream_options" and an engine request's transport members (transportMember), in a canonical
+// order, so a streamed and a non-streamed call of the same request get the same ids and the same
+// answer, and a token-capturing proxy that adds those members gets the answer to the client's own
+// request, with more members.
 func (r *request) seed() []byte {
 	m := make(map[string]json.RawMessage, len(r.fields))
 	for k, v := range r.fields {

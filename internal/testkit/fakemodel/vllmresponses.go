@@ -222,13 +222,10 @@ func (e *engineAnswer) vllmOutput(id responsesItemIDs, c engineChoice) arr {
 }
 
 func vllmReasoningItem(id, text, status string) obj {
-	var content any
+	var content, st any = nil, status
 	if status == "completed" {
-		content = arr{obj{{"text", text}, {"type", "reasoning_text"}}}
-	}
-	var st any = status
-	if status == "completed" {
-		st = nil // build_response_output_items sets status None
+		// build_response_output_items gives the finished item its text and sets status None
+		content, st = arr{obj{{"text", text}, {"type", "reasoning_text"}}}, nil
 	}
 	return obj{{"id", id}, {"summary", arr{}}, {"type", "reasoning"}, {"content", content}, {"encrypted_content", nil}, {"status", st}}
 }
@@ -248,23 +245,23 @@ func vllmCallItem(id responsesItemIDs, name, args, status string) obj {
 // vllmResponsesLogprobs are the log-prob entries of generated tokens [from, to): with bytes
 // (output_text's Logprob) or without (the stream events' Logprob).
 func (e *engineAnswer) vllmResponsesLogprobs(from, to int, withBytes bool) arr {
+	// entry is {token[, bytes], logprob} of t.
+	entry := func(t token, lp float64) obj {
+		o := obj{{"token", e.vllmTokenText(t)}}
+		if withBytes {
+			o = append(o, member{"bytes", byteList([]byte(t.text))})
+		}
+		return append(o, member{"logprob", pyFloat(lp)})
+	}
 	out := arr{}
 	for i := from; i < to; i++ {
 		g := e.choices[0].gen[i].token
 		lp, top := e.sampled(0, i, g)
 		alts := arr{}
 		for _, t := range top {
-			alt := obj{{"token", e.vllmTokenText(t.tok)}, {"logprob", pyFloat(t.lp)}}
-			if withBytes {
-				alt = obj{{"token", e.vllmTokenText(t.tok)}, {"bytes", byteList([]byte(t.tok.text))}, {"logprob", pyFloat(t.lp)}}
-			}
-			alts = append(alts, alt)
+			alts = append(alts, entry(t.tok, t.lp))
 		}
-		entry := obj{{"token", e.vllmTokenText(g)}, {"logprob", pyFloat(lp)}, {"top_logprobs", alts}}
-		if withBytes {
-			entry = obj{{"token", e.vllmTokenText(g)}, {"bytes", byteList([]byte(g.text))}, {"logprob", pyFloat(lp)}, {"top_logprobs", alts}}
-		}
-		out = append(out, entry)
+		out = append(out, append(entry(g, lp), member{"top_logprobs", alts}))
 	}
 	return out
 }
