@@ -52,6 +52,7 @@ type journal struct {
 
 	wmu sync.Mutex // held by a leader while it writes and syncs, and by a rotation while it swaps cur
 	cur *segment
+	buf []byte // the batch's frames, reused from batch to batch (up to journalBufKeep); guarded by wmu
 
 	mu      sync.Mutex // guards pending, busy, closed and every segment's inflight and dirty
 	cond    *sync.Cond // on mu: a segment's inflight reached 0, or busy became false
@@ -72,21 +73,23 @@ type segment struct {
 	path     string
 	fd       int
 	size     int64               // bytes written; guarded by wmu
-	alloc    int64               // bytes allocated ahead (preallocate); guarded by wmu
+	alloc    int64               // bytes allocated ahead (zeroFill, then preallocate); guarded by wmu
 	records  int                 // frames written; guarded by wmu
 	inflight int                 // records journaled whose rollout-file append has not finished
 	dirty    map[string]struct{} // rollout files those appends went to
 }
 
-// journalReq is one queued frame; wake gets exactly one signal: committed (done, err, seg set) or
-// handed the lead.
+// journalReq is one queued record, framed by the leader that commits it: the rollout file's name
+// and the line, which the caller keeps unchanged until it returns; wake gets exactly one signal:
+// committed (done, err, seg set) or handed the lead.
 type journalReq struct {
-	frame []byte
-	seg   *segment
-	err   error
-	wake  chan struct{}
-	lead  bool
-	done  bool
+	name string
+	line []byte
+	seg  *segment
+	err  error
+	wake chan struct{}
+	lead bool
+	done bool
 }
 
 // openJournal creates the store's journal: its owner directory, the owner lock (held from before
@@ -115,7 +118,7 @@ func openJournal(s *Store) (*journal, error) {
 	if err := j.takeOwnerLock(); err != nil {
 		return fail(err)
 	}
-	if j.cur, err = j.newSegment(); err != nil {
+	if j.cur, err = j.newSegment(0); err != nil {
 		return fail(err)
 	}
 	for _, d := range []string{root, s.dir} { // the owner's entry, and the journal directory's
@@ -219,10 +222,11 @@ func createExact(path string, flags int, mode os.FileMode) (int, error) {
 	return fd, nil
 }
 
-// newSegment creates the next segment with its header and makes its directory entry durable, so a
+// newSegment creates the next segment, zero-filled for as many bytes as the last one took (prev;
+// see journalZeroMin), with its header, all fsynced, and makes its directory entry durable, so a
 // record acknowledged from it can be found after a crash. It runs under rotMu (or before the
 // journal is shared).
-func (j *journal) newSegment() (*segment, error) {
+func (j *journal) newSegment(prev int64) (*segment, error) {
 	j.seq++
 	path := filepath.Join(j.dir, fmt.Sprintf(journalSegPattern, j.seq))
 	fd, err := createExact(path, unix.O_WRONLY, j.s.cfg.fileMode)
@@ -230,8 +234,10 @@ func (j *journal) newSegment() (*segment, error) {
 		return nil, pathErr("create", path, err)
 	}
 	seg := &segment{path: path, fd: fd, size: int64(len(journalMagic)), dirty: make(map[string]struct{})}
-	seg.preallocate(0)
-	err = pathErr("write", path, pwriteFull(fd, []byte(journalMagic), 0))
+	err = pathErr("write", path, seg.zeroFill(prev))
+	if err == nil {
+		err = pathErr("write", path, pwriteFull(fd, []byte(journalMagic), 0))
+	}
 	if err == nil {
 		j.s.counts.journalSyncs.Add(1)
 		err = pathErr("fsync", path, fsync(fd))
@@ -250,11 +256,35 @@ func (j *journal) newSegment() (*segment, error) {
 	return seg, nil
 }
 
-// journalPrealloc is how much segment space is allocated ahead of the records, so that a batch's
-// fdatasync overwrites allocated blocks of an unchanged size and needs no metadata commit of the
-// file system's own journal (measured on ext4: about a quarter less latency than an appending
-// fdatasync).
+// A new segment starts zero-filled (written and fsynced with its header) for the bytes its
+// predecessor took, rounded up to journalZeroMin, between journalZeroMin and journalZeroMax: a
+// batch's fdatasync then overwrites written blocks of an unchanged size, which is a data write and
+// a cache flush, without the extent conversion and commit of the file system's own journal that
+// a write into fallocated (unwritten) space needs on ext4 or XFS (measured on ext4 here, 4,000
+// back-to-back 1.4 KiB write+fdatasync: mean 0.15 against 0.17 ms, 52 against 61 µs of CPU). The
+// syncer pays the zero-filling once per rotation, off the calls' path.
+const (
+	journalZeroMin = 1 << 20
+	journalZeroMax = 64 << 20
+)
+
+// journalPrealloc is how much segment space is allocated (fallocate) ahead of the records once they
+// outgrow the zero-filled start, so that a batch's fdatasync at least keeps the file's size.
 const journalPrealloc = 4 << 20
+
+// zeroFill writes zeros over the segment's first bytes, prev rounded up to journalZeroMin and
+// bounded by journalZeroMin and journalZeroMax, and counts them as allocated.
+func (seg *segment) zeroFill(prev int64) error {
+	n := min(max((prev+journalZeroMin-1)/journalZeroMin*journalZeroMin, journalZeroMin), journalZeroMax)
+	zeros := make([]byte, journalZeroMin)
+	for off := int64(0); off < n; off += int64(len(zeros)) {
+		if err := pwriteFull(seg.fd, zeros, off); err != nil {
+			return err
+		}
+	}
+	seg.alloc = n
+	return nil
+}
 
 // preallocate extends the segment's allocated space (zeros, counted in its size) to cover need
 // more bytes after its records, by at least journalPrealloc. It is best effort: on a file system
@@ -277,7 +307,7 @@ func (j *journal) syncDir(dir string) error {
 // append makes line, bound for the rollout file path, durable in the journal and returns the
 // segment that holds it; the caller appends the line to its file and then calls finish.
 func (j *journal) append(path string, line []byte) (*segment, error) {
-	req := &journalReq{frame: appendJournalFrame(nil, filepath.Base(path), line), wake: make(chan struct{}, 1)}
+	req := &journalReq{name: filepath.Base(path), line: line, wake: make(chan struct{}, 1)}
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -319,19 +349,24 @@ func (j *journal) append(path string, line []byte) (*segment, error) {
 	return seg, err
 }
 
-// commit writes the batch's frames after the current segment's records with one pwrite and
-// fdatasyncs it. On success the batch's records count as in flight in the segment (until finish).
+// journalBufKeep bounds the frame buffer a journal keeps between batches; a larger batch's buffer
+// is dropped after its commit.
+const journalBufKeep = 1 << 20
+
+// commit frames the batch's records into the journal's buffer, writes them after the current
+// segment's records with one pwrite and fdatasyncs it. On success the batch's records count as in
+// flight in the segment (until finish).
 func (j *journal) commit(batch []*journalReq) (*segment, error) {
-	n := 0
-	for _, r := range batch {
-		n += len(r.frame)
-	}
-	buf := make([]byte, 0, n)
-	for _, r := range batch {
-		buf = append(buf, r.frame...)
-	}
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
+	buf := j.buf[:0]
+	for _, r := range batch {
+		buf = appendJournalFrame(buf, r.name, r.line)
+	}
+	n := len(buf)
+	if j.buf = buf; cap(buf) > journalBufKeep {
+		j.buf = nil
+	}
 	seg := j.cur
 	seg.preallocate(int64(n))
 	err := pathErr("write", seg.path, pwriteFull(seg.fd, buf, seg.size))
@@ -340,7 +375,9 @@ func (j *journal) commit(batch []*journalReq) (*segment, error) {
 	}
 	if err == nil {
 		j.s.counts.journalSyncs.Add(1)
-		err = pathErr("fdatasync", seg.path, ignoringEINTR(func() error { return unix.Fdatasync(seg.fd) }))
+		err = pathErr("fdatasync", seg.path, j.s.counts.waited.time(func() error {
+			return ignoringEINTR(func() error { return unix.Fdatasync(seg.fd) })
+		}))
 	}
 	seg.records += len(batch) // a failed batch may still have reached the segment: rotated like any
 	seg.size += int64(n)
@@ -390,7 +427,7 @@ func (j *journal) rotate(final bool) {
 	defer j.rotMu.Unlock()
 	j.wmu.Lock()
 	old := j.cur
-	empty := old.records == 0
+	empty, used := old.records == 0, old.size
 	j.wmu.Unlock()
 	if empty && !final {
 		return
@@ -398,10 +435,10 @@ func (j *journal) rotate(final bool) {
 	var next *segment
 	if !final {
 		var err error
-		next, err = j.newSegment()
+		next, err = j.newSegment(used)
 		if isNotExist(err) { // the journal's directory is gone (the capture directory was removed)
 			if err = j.rehome(); err == nil {
-				next, err = j.newSegment()
+				next, err = j.newSegment(used)
 			}
 		}
 		if err != nil {

@@ -536,3 +536,52 @@ func TestJournalSyncFailure(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Equal(t, map[int]int{1: 1}, countRecords(t, s))
 }
+
+// A new segment starts zero-filled for what its predecessor took (bounded), so that a batch's
+// fdatasync overwrites written blocks; records past that go into fallocated space.
+func TestJournalSegmentZeroFill(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name string
+		prev int64
+		want int64
+	}{
+		{"first segment", 0, journalZeroMin},
+		{"a small predecessor", 4096, journalZeroMin},
+		{"rounded up", journalZeroMin + 1, 2 * journalZeroMin},
+		{"as large as its predecessor", 9 * mib, 9 * mib},
+		{"bounded", 1 << 40, journalZeroMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "seg")
+			fd, err := createExact(path, unix.O_WRONLY, 0o600)
+			require.NoError(t, err)
+			defer closeFile(fd) //nolint:errcheck // read-only checks below
+			seg := &segment{path: path, fd: fd, size: int64(len(journalMagic))}
+			require.NoError(t, seg.zeroFill(tc.prev))
+			assert.Equal(t, tc.want, seg.alloc)
+			var st unix.Stat_t
+			require.NoError(t, unix.Fstat(fd, &st))
+			assert.Equal(t, tc.want, st.Size)
+			assert.GreaterOrEqual(t, st.Blocks*512, tc.want, "written blocks, not a sparse file")
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Empty(t, bytes.TrimRight(b, "\x00"), "all zeros")
+		})
+	}
+	t.Run("a rotation sizes the next segment from the last", func(t *testing.T) {
+		dir := t.TempDir()
+		s := newJournalStore(t, dir)
+		big := bytes.Repeat([]byte("x"), 64<<10)
+		for v := range 40 { // 40 × 64 KiB records: 2.5 MiB in the first segment
+			line := fmt.Appendf(nil, `{"model_call_id":"%032x","pad":"%s"}`+"\n", v, big)
+			require.NoError(t, s.Append(context.Background(), "r", line))
+		}
+		s.journal.rotate(false)
+		s.journal.wmu.Lock()
+		alloc := s.journal.cur.alloc
+		s.journal.wmu.Unlock()
+		assert.Equal(t, int64(3*journalZeroMin), alloc)
+		require.NoError(t, s.Close())
+	})
+}

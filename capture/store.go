@@ -490,7 +490,7 @@ func (s *Store) commit(path string, batch []*appendReq) (err error) {
 		}
 	}
 	s.counts.fileSyncs.Add(1)
-	if err := fsync(fd); err != nil {
+	if err := s.counts.waited.time(func() error { return fsync(fd) }); err != nil {
 		return pathErr("fsync", path, err)
 	}
 	if s.cfg.syncedHook != nil && fstat(fd, &st) == nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/capture"
 )
 
 func TestPercentile(t *testing.T) {
@@ -327,4 +329,44 @@ func TestCPUPerCallRoughMark(t *testing.T) {
 			assert.Equal(t, tt.want, cpuPerCall(&tt.t))
 		})
 	}
+}
+
+func TestJournalLatencyLine(t *testing.T) {
+	waited := func(p50 time.Duration) *capture.SyncStats {
+		return &capture.SyncStats{Lines: 10, WaitedFlushes: 10, WaitedFlushP50: p50}
+	}
+	cell := func(conc int, journalP50 float64, syncs *capture.SyncStats) Cell {
+		return Cell{Workload: "small", Concurrency: conc,
+			Direct:  TargetResult{Calls: 100, P50MS: 0.02},
+			Plain:   TargetResult{Calls: 100, P50MS: 0.22},
+			Journal: &TargetResult{Calls: 100, P50MS: journalP50, Syncs: syncs}}
+	}
+	tests := []struct {
+		name string
+		cell Cell
+		want string // "" = no line
+	}{
+		{name: "met with both fsyncs", cell: cell(1, 0.50, waited(200*time.Microsecond)),
+			want: "c=1 small: journal added p50 +0.480 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: met, 0.020 ms to spare; with the flush its calls waited on (0.200 ms) limit 0.550 ms: met, 0.070 ms to spare"},
+		{name: "over with the probe, met with the waited flush", cell: cell(1, 0.60, waited(300*time.Microsecond)),
+			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms; with the flush its calls waited on (0.300 ms) limit 0.650 ms: met, 0.070 ms to spare"},
+		{name: "no waited flushes reported", cell: cell(1, 0.60, &capture.SyncStats{Lines: 10}),
+			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms"},
+		{name: "not concurrency 1", cell: cell(32, 0.5, waited(time.Millisecond))},
+		{name: "no journal row", cell: Cell{Concurrency: 1, Plain: TargetResult{Calls: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line, ok := tt.cell.journalLatencyLine(0.15)
+			assert.Equal(t, tt.want != "", ok)
+			assert.Equal(t, tt.want, line)
+		})
+	}
+	r := &Report{Fsync: FsyncStats{P50MS: 0.15}, Cells: []Cell{cell(1, 0.5, waited(200*time.Microsecond))}}
+	r.Cells[0].Verify = Verification{Records: 1, Calls: 1}
+	r.setHeadline()
+	var out bytes.Buffer
+	require.NoError(t, r.WriteText(&out))
+	assert.Contains(t, out.String(), "\nc=1 small: journal added p50 +0.480 ms", "the report prints the line")
+	assert.Regexp(t, `\+0\.480 .* 0\.200\n`, out.String(), "the journal row's flush p50 column")
 }

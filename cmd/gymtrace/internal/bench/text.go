@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jedib0t/go-pretty/v6/table"
 
@@ -16,9 +17,13 @@ import (
 // target, the capture record check and, as the very last line, [Report.RatioLine]. Columns: calls
 // and failed calls measured; throughput; p50/p99 latency; time to first byte (streams); the proxy's
 // CPU per call and peak RSS; the latency added over direct calls; on capture rows the throughput
-// ratios capture/plain (c/b) and capture/direct (c/a) and the store's fsyncs per record (all
-// flushes: rollout files, journal, directories). "-" marks what does not apply or could not be
-// measured. When the headline cell measured the journal, the line before the last gives its ratio.
+// ratios capture/plain (c/b) and capture/direct (c/a), the store's fsyncs per record (all
+// flushes: rollout files, journal, directories) and the median flush the calls waited on
+// ([capture.SyncStats.WaitedFlushP50]). "-" marks what does not apply or could not be measured.
+// For each concurrency-1 cell with a journal row, a line sets the journal's added p50 against
+// issue #18's budget (plain's added p50 + one fsync + 0.15 ms), with the probe's back-to-back fsync
+// and with the flush the journal's calls waited on. When the headline cell measured the journal,
+// the line before the last gives its ratio.
 func (r *Report) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gymtrace bench: %s %s/%s, %d CPUs (GOMAXPROCS %d), load average %.2f %.2f %.2f at start\n",
@@ -31,6 +36,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples)
 	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process); capture-journal = gymtrace proxy --durability journal\n")
 	b.WriteString("fsync/rec: the capture store's fsyncs and fdatasyncs (rollout files, journal, directories) per record appended, over the proxy's life\n")
+	b.WriteString("flush p50: the median flush the calls waited on (journal: the batch's fdatasync; per-record: the rollout file's fsync), the flush call alone\n")
 	b.WriteString("cpu us/call: proxy CPU time in 10 ms clock ticks over the cell's calls; \"~\" marks a figure from under 0.1 s of CPU (rough)\n")
 	fmt.Fprintf(&b, "workloads (%.0fs budget; seconds per target and concurrency):\n", r.DurationS)
 	for _, wl := range r.Workloads {
@@ -39,7 +45,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteByte('\n')
 
 	tbl := texttable.New(false)
-	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a", "fsync/rec"})
+	tbl.AppendHeader(table.Row{"workload", "conc", "target", "calls", "failed", "calls/s", "p50 ms", "p99 ms", "ttfb p50", "ttfb p99", "cpu us/call", "rss MiB", "+p50 ms", "+p99 ms", "c/b", "c/a", "fsync/rec", "flush p50"})
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		for _, t := range c.targets() {
@@ -58,13 +64,16 @@ func (r *Report) WriteText(w io.Writer) error {
 			case c.Journal:
 				cb, ca = fmt.Sprintf("%.2f", c.JournalPlainRatio), fmt.Sprintf("%.2f", ratio(t.Throughput, c.Direct.Throughput))
 			}
-			fsyncs := "-"
+			fsyncs, flush := "-", "-"
 			if t.FsyncsPerRecord != nil {
 				fsyncs = fmt.Sprintf("%.3f", *t.FsyncsPerRecord)
 			}
+			if ms, ok := t.waitedFlushP50MS(); ok {
+				flush = fmt.Sprintf("%.3f", ms)
+			}
 			tbl.AppendRow(table.Row{wl, conc, t.Target, strconv.Itoa(t.Calls), strconv.Itoa(t.Errors), fmt.Sprintf("%.1f", t.Throughput),
 				fmt.Sprintf("%.3f", t.P50MS), fmt.Sprintf("%.3f", t.P99MS), optMS(t.TTFBP50MS), optMS(t.TTFBP99MS),
-				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca, fsyncs})
+				cpuPerCall(t), rssMiB(t.ProxyPeakRSSBytes), added50, added99, cb, ca, fsyncs, flush})
 		}
 	}
 	b.WriteString(texttable.Render(tbl))
@@ -112,6 +121,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	for i := range r.Cells {
 		if c := &r.Cells[i]; c.Memory != nil {
 			fmt.Fprintln(&b, c.Memory.line(c.Workload, c.Concurrency))
+		}
+	}
+	for i := range r.Cells {
+		if line, ok := r.Cells[i].journalLatencyLine(r.Fsync.P50MS); ok {
+			b.WriteString(line + "\n")
 		}
 	}
 	fmt.Fprintf(&b, "wall time %.1fs for a %.0fs budget (calls in flight at a cell's end complete; proxies start and drain per cell)\n", r.WallS, r.DurationS)
@@ -163,4 +177,41 @@ func rssMiB(v *int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", float64(*v)/(1<<20))
+}
+
+// waitedFlushP50MS returns the median flush the target's calls waited on, in ms, when its proxy
+// reported one.
+func (t *TargetResult) waitedFlushP50MS() (float64, bool) {
+	if t.Syncs == nil || t.Syncs.WaitedFlushes == 0 {
+		return 0, false
+	}
+	return float64(t.Syncs.WaitedFlushP50) / float64(time.Millisecond), true
+}
+
+// journalLatencyBudgetMS is what issue #18 lets the journal add at concurrency 1 beyond the plain
+// proxy's added p50 and one fsync.
+const journalLatencyBudgetMS = 0.15
+
+// journalLatencyLine sets a concurrency-1 cell's journal added p50 against plain's added p50 + one
+// fsync + journalLatencyBudgetMS, the fsync taken both as probeMS (the probe's back-to-back p50)
+// and as the journal's waited flush p50; ok is false for other cells.
+func (c *Cell) journalLatencyLine(probeMS float64) (string, bool) {
+	if c.Concurrency != 1 || c.Journal == nil || c.Journal.Calls == 0 || c.Plain.Calls == 0 {
+		return "", false
+	}
+	added := c.Journal.P50MS - c.Direct.P50MS
+	plain := c.Plain.P50MS - c.Direct.P50MS
+	verdict := func(fsync float64) string {
+		limit := plain + fsync + journalLatencyBudgetMS
+		if added > limit {
+			return fmt.Sprintf("limit %.3f ms: OVER by %.3f ms", limit, added-limit)
+		}
+		return fmt.Sprintf("limit %.3f ms: met, %.3f ms to spare", limit, limit-added)
+	}
+	line := fmt.Sprintf("c=1 %s: journal added p50 %+.3f ms against plain's %+.3f + one fsync + %.2f; with the probe's fsync (%.3f ms) %s",
+		c.Workload, added, plain, journalLatencyBudgetMS, probeMS, verdict(probeMS))
+	if waited, ok := c.Journal.waitedFlushP50MS(); ok {
+		line += fmt.Sprintf("; with the flush its calls waited on (%.3f ms) %s", waited, verdict(waited))
+	}
+	return line, true
 }
