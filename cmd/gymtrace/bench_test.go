@@ -68,7 +68,7 @@ func TestBenchCmdRuns(t *testing.T) {
 			for _, target := range []string{"direct", "plain", "capture", "capture-journal"} {
 				assert.Regexp(t, `(?m)^(small\s+4\s+)?\s*`+target+`\s+\d+\s+0\s`, stdout, "a %s row without failed calls", target)
 			}
-			assert.Regexp(t, `(?m)^\s*capture-journal\s.*\s\d+\.\d{3}$`, stdout, "the journal row ends with its fsyncs per record")
+			assert.Regexp(t, `(?m)^\s*capture-journal\s.*\s\d+\.\d{3}\s+\d+\.\d{3}$`, stdout, "the journal row ends with its fsyncs per record and its flush p50")
 			assert.Regexp(t, `(?m)^capture-journal/plain throughput ratio: \d+\.\d\d$`, lines[len(lines)-2])
 		}},
 		{"json", "small", []string{"--json"}, func(t *testing.T, stdout string) {
@@ -79,10 +79,18 @@ func TestBenchCmdRuns(t *testing.T) {
 					Capture struct {
 						Calls           int      `json:"calls"`
 						FsyncsPerRecord *float64 `json:"fsyncs_per_record"`
+						Syncs           struct {
+							WaitedFlushes  int64 `json:"waited_flushes"`
+							WaitedFlushP50 int64 `json:"waited_flush_p50_ns"`
+						} `json:"syncs"`
 					} `json:"capture"`
 					Journal struct {
 						Calls           int      `json:"calls"`
 						FsyncsPerRecord *float64 `json:"fsyncs_per_record"`
+						Syncs           struct {
+							WaitedFlushes  int64 `json:"waited_flushes"`
+							WaitedFlushP50 int64 `json:"waited_flush_p50_ns"`
+						} `json:"syncs"`
 					} `json:"capture_journal"`
 					Ratio  float64 `json:"throughput_ratio_capture_plain"`
 					Verify struct {
@@ -100,6 +108,13 @@ func TestBenchCmdRuns(t *testing.T) {
 			require.NotNil(t, rep.Cells[0].Capture.FsyncsPerRecord, "the proxy reported its store's fsyncs")
 			require.NotNil(t, rep.Cells[0].Journal.FsyncsPerRecord)
 			assert.GreaterOrEqual(t, *rep.Cells[0].Capture.FsyncsPerRecord, 1.0, "per-record: at least one fsync per record at c=4")
+			for name, syncs := range map[string]struct{ n, p50 int64 }{
+				"capture":         {rep.Cells[0].Capture.Syncs.WaitedFlushes, rep.Cells[0].Capture.Syncs.WaitedFlushP50},
+				"capture-journal": {rep.Cells[0].Journal.Syncs.WaitedFlushes, rep.Cells[0].Journal.Syncs.WaitedFlushP50},
+			} {
+				assert.Positive(t, syncs.n, "%s: the flushes its calls waited on", name)
+				assert.Positive(t, syncs.p50, "%s: their median", name)
+			}
 			assert.Equal(t, rep.Cells[0].Verify.Calls, rep.Cells[0].Verify.Records)
 		}},
 		// The token workload through the real `gymtrace proxy --token-source vllm`.
@@ -107,7 +122,7 @@ func TestBenchCmdRuns(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			assert.Regexp(t, ratioLine, lines[len(lines)-1])
 			assert.Regexp(t, `tokens-small c=4 (\d+)/(\d+) \+ \d+ token entries \(journal \d+/\d+ \+ \d+ token entries\): every answered call has its record`, stdout)
-			assert.Regexp(t, `(?m)^\s*capture\s+\d+\s+0\s.*\s\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d{3}$`, stdout, "the capture row gives its ratios")
+			assert.Regexp(t, `(?m)^\s*capture\s+\d+\s+0\s.*\s\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d{3}\s+\d+\.\d{3}$`, stdout, "the capture row gives its ratios, fsyncs per record and flush p50")
 		}},
 	}
 	for _, tc := range tests {
