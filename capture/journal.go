@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,6 +101,9 @@ func openJournal(s *Store) (*journal, error) {
 	if err := mkdirAllMode(root, s.cfg.dirMode); err != nil {
 		return nil, fmt.Errorf("capture journal: create %s: %w", root, err)
 	}
+	if _, err := journalRootExists(root); err != nil {
+		return nil, err
+	}
 	setup, err := openSetupLock(root, s.cfg.fileMode, unix.LOCK_SH)
 	if err != nil {
 		return nil, err
@@ -159,6 +163,9 @@ func (j *journal) rehome() error {
 	root := filepath.Dir(j.dir)
 	if err := mkdirAllMode(root, j.s.cfg.dirMode); err != nil {
 		return fmt.Errorf("capture journal: create %s: %w", root, err)
+	}
+	if _, err := journalRootExists(root); err != nil {
+		return err
 	}
 	setup, err := openSetupLock(root, j.s.cfg.fileMode, unix.LOCK_SH)
 	if err != nil {
@@ -468,8 +475,10 @@ func (j *journal) rotate(final bool) {
 // maxJournalErrs bounds the background failures a journal keeps for Close.
 const maxJournalErrs = 8
 
-// fail keeps a background failure for Close (the first maxJournalErrs). It runs under rotMu.
+// fail reports a background failure at once through the OTel error handler (otel.Handle; the
+// default one logs it) and keeps it for Close (the first maxJournalErrs). It runs under rotMu.
 func (j *journal) fail(err error) {
+	otel.Handle(fmt.Errorf("gymtrace capture journal %s: background sync: %w (the records stay in the journal; retried next interval)", j.dir, err))
 	if len(j.errs) < maxJournalErrs {
 		j.errs = append(j.errs, err)
 	}

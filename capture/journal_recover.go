@@ -24,6 +24,23 @@ type JournalRecovery struct {
 	// TornBytes are the bytes of torn segment tails cut (a crash during a journal write: records
 	// whose call had not been answered).
 	TornBytes int64 `json:"torn_bytes"`
+	// DamagedBytes are the bytes of damaged or refused frames that intact frames follow in a
+	// segment (the segment changed after it was written: a media error, an edit): the records they
+	// held are lost from the journal (they may be in their files). The intact frames around them
+	// are recovered, and each segment that had such bytes is kept, moved into the journal directory
+	// as <owner>-<segment>.damaged (which later recoveries leave alone), and named in Kept.
+	DamagedBytes int64    `json:"damaged_bytes"`
+	Kept         []string `json:"kept,omitempty"`
+	// Skipped are the entries of the journal directory that no store made (a directory whose name
+	// is no owner's, a symbolic link, a file) and owner directories left in place because they hold
+	// files a store did not write, each with the reason: never followed, read or removed.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Warnings returns one line per thing a user should look at: each kept segment and each skipped
+// entry. Empty when the recovery found nothing unusual.
+func (r JournalRecovery) Warnings() []string {
+	return append(slices.Clone(r.Kept), r.Skipped...)
 }
 
 // RecoverJournals replays the journals of journaled stores that ended without closing (a crash of
@@ -38,14 +55,19 @@ type JournalRecovery struct {
 // setup lock, so two concurrent recoveries append nothing twice, and one that returns has finished
 // every dead journal there was when it started.
 //
-// A directory without [JournalDirName] costs one stat and creates nothing. The error names the
+// Damage in the middle of a segment costs only the frames it hit: the intact frames after it are
+// recovered, and the segment is kept aside (see [JournalRecovery.Kept]). Entries of the journal
+// directory that no store made are left alone and reported ([JournalRecovery.Skipped]); a journal
+// directory that is a symbolic link is an error (the store never follows one).
+//
+// A directory without [JournalDirName] costs one lstat and creates nothing. The error names the
 // journal or file that could not be read or written; that journal is then kept whole for the next
 // recovery, and the counts say what was done. Safe for concurrent use, also across processes.
 func (s *Store) RecoverJournals() (JournalRecovery, error) {
 	var rec JournalRecovery
 	root := filepath.Join(s.dir, JournalDirName)
-	if ok, err := statExists(root); err != nil || !ok {
-		return rec, pathErr("stat", root, err)
+	if ok, err := journalRootExists(root); err != nil || !ok {
+		return rec, err
 	}
 	setup, err := openSetupLock(root, s.cfg.fileMode, unix.LOCK_EX)
 	if err != nil {
@@ -58,10 +80,16 @@ func (s *Store) RecoverJournals() (JournalRecovery, error) {
 	}
 	var errs []error
 	for _, de := range des {
-		if !de.IsDir() { // the setup lock; a symbolic link is never followed
+		name := de.Name()
+		switch {
+		case name == journalSetupLock && de.Type().IsRegular(),
+			strings.HasSuffix(name, journalKeptSuffix) && de.Type().IsRegular():
+			continue
+		case !de.IsDir() || !isJournalOwnerName(name):
+			rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s alone: no store made it (owner directories are named <host>-<pid>-<16 hex digits>)", filepath.Join(root, name)))
 			continue
 		}
-		dir := filepath.Join(root, de.Name())
+		dir := filepath.Join(root, name)
 		live, err := s.recoverJournal(dir, &rec)
 		if live {
 			rec.Live++
@@ -96,17 +124,18 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 		return false, err
 	}
 	var recs []journalRecord
+	damaged := map[string]segmentScan{}
 	for _, p := range segs {
-		b, err := os.ReadFile(p)
+		b, err := readNoFollow(p)
 		if err != nil {
 			return false, err
 		}
-		r, torn, err := parseJournalSegment(b)
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", p, err)
+		sc := parseJournalSegment(b)
+		recs = append(recs, sc.recs...)
+		rec.TornBytes += int64(sc.torn)
+		if sc.isDamaged() {
+			damaged[p] = sc
 		}
-		recs = append(recs, r...)
-		rec.TornBytes += int64(torn)
 	}
 	rec.Records += len(recs)
 	n, err := s.replay(recs)
@@ -115,12 +144,105 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 		return false, err
 	}
 	rec.Journals++
-	for _, p := range append(segs, lockPath) {
+	for _, p := range segs {
+		if sc, ok := damaged[p]; ok {
+			kept, err := keepDamagedSegment(p)
+			if err != nil {
+				return false, err
+			}
+			rec.DamagedBytes += int64(sc.damaged)
+			rec.Kept = append(rec.Kept, keptMessage(kept, sc))
+			continue
+		}
 		if _, err := unlink(p); err != nil {
 			return false, pathErr("remove", p, err)
 		}
 	}
-	return false, pathErr("remove", dir, rmdir(dir))
+	if _, err := unlink(lockPath); err != nil {
+		return false, pathErr("remove", lockPath, err)
+	}
+	err = rmdir(dir)
+	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+		rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s in place after recovering it: it holds files no store wrote", dir))
+		return false, nil
+	}
+	return false, pathErr("remove", dir, err)
+}
+
+// journalKeptSuffix ends the name of a damaged segment a recovery kept.
+const journalKeptSuffix = ".damaged"
+
+// keepDamagedSegment moves the segment p out of its owner directory into the journal directory
+// as <owner>-<segment>.damaged, durably, and returns the new path.
+func keepDamagedSegment(p string) (string, error) {
+	owner := filepath.Dir(p)
+	root := filepath.Dir(owner)
+	kept := filepath.Join(root, filepath.Base(owner)+"-"+strings.TrimSuffix(filepath.Base(p), journalSegSuffix)+journalKeptSuffix)
+	if err := ignoringEINTR(func() error { return unix.Rename(p, kept) }); err != nil {
+		return "", pathErr("rename", p, err)
+	}
+	return kept, pathErr("fsync", root, syncDir(root))
+}
+
+// keptMessage describes a kept damaged segment.
+func keptMessage(kept string, sc segmentScan) string {
+	msg := fmt.Sprintf("capture journal: kept %s: %d bytes of it were damaged between intact frames", kept, sc.damaged)
+	if sc.headerless {
+		msg += ", its header among them"
+	}
+	if len(sc.refused) > 0 {
+		msg += " (" + strings.Join(sc.refused, "; ") + ")"
+	}
+	return msg + fmt.Sprintf("; its %d intact records were recovered, those the damaged bytes held may be missing from their rollout files", len(sc.recs))
+}
+
+// journalRootExists reports whether the journal directory root exists; one that is a symbolic
+// link or not a directory is an error naming it (the store never follows a link, SPEC §0 D17).
+func journalRootExists(root string) (bool, error) {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error { return unix.Lstat(root, &st) })
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+		return false, nil
+	case err != nil:
+		return false, pathErr("lstat", root, err)
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return false, fmt.Errorf("capture journal: %s is a symbolic link: the store never follows one (SPEC §0 D17); remove it", root)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return false, fmt.Errorf("capture journal: %s is not a directory (SPEC §0 D17); remove it", root)
+	}
+	return true, nil
+}
+
+// isJournalOwnerName reports whether name has the shape of an owner directory's name
+// (journalOwnerName): a host, a decimal pid and 16 hex digits, joined by "-".
+func isJournalOwnerName(name string) bool {
+	rest, hexPart, ok := cutLast(name, "-")
+	if !ok || len(hexPart) != 16 || strings.Trim(hexPart, "0123456789abcdef") != "" {
+		return false
+	}
+	host, pid, ok := cutLast(rest, "-")
+	return ok && host != "" && pid != "" && strings.Trim(pid, "0123456789") == ""
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, ok bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// readNoFollow reads the regular file p without following a symbolic link.
+func readNoFollow(p string) ([]byte, error) {
+	fd, err := openFile(p, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	defer closeFile(fd) //nolint:errcheck // read-only
+	b, err := readAll(fd, 0)
+	return b, pathErr("read", p, err)
 }
 
 // journalSegments returns the segment files of an owner directory in write order.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,8 +99,8 @@ func TestParseDurability(t *testing.T) {
 	require.ErrorContains(t, err, "must be positive")
 }
 
-// Every cut of a segment keeps exactly the frames before the cut; a damaged byte ends the
-// readable part at its frame (SPEC §0 D17: torn tails are cut).
+// Every cut of a segment keeps exactly the frames before the cut (SPEC §0 D17: torn tails are
+// cut); a damaged byte costs only its frame when intact frames follow it.
 func TestJournalSegmentTornTail(t *testing.T) {
 	seg := []byte(journalMagic)
 	var ends []int
@@ -107,15 +109,15 @@ func TestJournalSegmentTornTail(t *testing.T) {
 		ends = append(ends, len(seg))
 	}
 	for cut := 0; cut <= len(seg); cut++ {
-		recs, torn, err := parseJournalSegment(seg[:cut])
-		require.NoError(t, err, "cut %d", cut)
+		sc := parseJournalSegment(seg[:cut])
 		want := 0
 		for _, e := range ends {
 			if e <= cut {
 				want++
 			}
 		}
-		require.Len(t, recs, want, "cut %d", cut)
+		require.Len(t, sc.recs, want, "cut %d", cut)
+		require.Zero(t, sc.damaged, "cut %d: a cut is a torn tail, not damage", cut)
 		consumed := len(journalMagic)
 		if want > 0 {
 			consumed = ends[want-1]
@@ -123,8 +125,8 @@ func TestJournalSegmentTornTail(t *testing.T) {
 		if cut < len(journalMagic) {
 			consumed = 0
 		}
-		require.Equal(t, len(bytes.TrimRight(seg[consumed:cut], "\x00")), torn, "cut %d", cut)
-		for i, r := range recs {
+		require.Equal(t, len(bytes.TrimRight(seg[consumed:cut], "\x00")), sc.torn, "cut %d", cut)
+		for i, r := range sc.recs {
 			assert.Equal(t, fmt.Sprintf("r%d%s", i, CaptureFileSuffix), r.name)
 			assert.Equal(t, recordLine(i, i), r.line)
 		}
@@ -132,21 +134,45 @@ func TestJournalSegmentTornTail(t *testing.T) {
 	for at := ends[0]; at < ends[1]; at++ {
 		bad := append([]byte(nil), seg...)
 		bad[at] ^= 0x20
-		recs, torn, err := parseJournalSegment(bad)
-		require.NoError(t, err)
-		require.Len(t, recs, 1, "damage at %d ends the readable part at the second frame", at)
-		assert.Equal(t, len(seg)-ends[0], torn)
+		sc := parseJournalSegment(bad)
+		require.Len(t, sc.recs, 2, "damage at %d costs the second frame only", at)
+		assert.Equal(t, recordLine(2, 2), sc.recs[1].line, "damage at %d: the third frame is read", at)
+		assert.Equal(t, ends[1]-ends[0], sc.damaged, "damage at %d", at)
+		assert.Zero(t, sc.torn)
 	}
-	recs, torn, err := parseJournalSegment(append(append([]byte(nil), seg...), make([]byte, 4096)...))
-	require.NoError(t, err)
-	assert.Len(t, recs, 3)
-	assert.Zero(t, torn, "the preallocated zeros after the records are not torn")
-	for _, name := range []string{"", ".", "..", "a/b", JournalDirName} {
-		_, _, err := parseJournalSegment(appendJournalFrame([]byte(journalMagic), name, recordLine(0, 0)))
-		require.ErrorIs(t, err, errJournalName, "name %q", name)
+	for at := ends[1]; at < ends[2]; at++ {
+		bad := append([]byte(nil), seg...)
+		bad[at] ^= 0x20
+		sc := parseJournalSegment(bad)
+		require.Len(t, sc.recs, 2, "damage at %d in the last frame", at)
+		assert.Zero(t, sc.damaged, "damage at %d: no intact frame follows, so it is a torn tail", at)
+		assert.Equal(t, ends[2]-ends[1], sc.torn)
 	}
-	_, _, err = parseJournalSegment(appendJournalFrame([]byte(journalMagic), "a"+CaptureFileSuffix, []byte("{}")))
-	require.ErrorContains(t, err, "line must be one JSON object")
+	for at := range len(journalMagic) {
+		bad := append([]byte(nil), seg...)
+		bad[at] ^= 0x20
+		sc := parseJournalSegment(bad)
+		require.Len(t, sc.recs, 3, "a damaged header at %d costs no frame", at)
+		assert.Equal(t, len(journalMagic), sc.damaged)
+		assert.True(t, sc.headerless)
+	}
+	sc := parseJournalSegment(append(append([]byte(nil), seg...), make([]byte, 4096)...))
+	assert.Len(t, sc.recs, 3)
+	assert.Zero(t, sc.torn, "the zeros after the records are not torn")
+	assert.Zero(t, sc.damaged)
+	for _, name := range []string{"", ".", "..", "a/b", "../escape" + CaptureFileSuffix, JournalDirName, strings.Repeat("a", 256)} {
+		refused := appendJournalFrame([]byte(journalMagic), name, recordLine(0, 0))
+		sc := parseJournalSegment(appendJournalFrame(refused, "ok"+CaptureFileSuffix, recordLine(1, 1)))
+		require.Len(t, sc.recs, 1, "name %q: refused, the next frame read", name)
+		assert.Equal(t, "ok"+CaptureFileSuffix, sc.recs[0].name)
+		assert.Equal(t, len(refused)-len(journalMagic), sc.damaged, "name %q", name)
+		require.Len(t, sc.refused, 1)
+		assert.Contains(t, sc.refused[0], "no file of the store directory")
+	}
+	sc = parseJournalSegment(appendJournalFrame([]byte(journalMagic), "a"+CaptureFileSuffix, []byte("{}")))
+	require.Len(t, sc.refused, 1)
+	assert.Contains(t, sc.refused[0], "line must be one JSON object")
+	assert.Empty(t, sc.recs)
 }
 
 func FuzzParseJournalSegment(f *testing.F) {
@@ -154,22 +180,21 @@ func FuzzParseJournalSegment(f *testing.F) {
 	f.Add(seg)
 	f.Add(seg[:len(seg)-3])
 	f.Add([]byte(journalMagic + "\xff\xff\xff\xff\x00\x00\x00\x00"))
+	f.Add(appendJournalFrame(append(append([]byte(nil), seg...), 1, 2, 3), "b"+CaptureFileSuffix, recordLine(2, 2)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		recs, torn, err := parseJournalSegment(b)
-		if err != nil {
-			return
-		}
-		require.GreaterOrEqual(t, torn, 0)
-		require.LessOrEqual(t, torn, len(b))
+		sc := parseJournalSegment(b)
+		require.GreaterOrEqual(t, sc.torn, 0)
+		require.GreaterOrEqual(t, sc.damaged, 0)
+		require.LessOrEqual(t, sc.torn+sc.damaged, len(b))
 		again := []byte(journalMagic)
-		for _, r := range recs {
+		for _, r := range sc.recs {
 			require.NoError(t, checkLine(r.line))
 			require.True(t, validJournalName(r.name))
 			again = appendJournalFrame(again, r.name, r.line)
 		}
-		if len(recs) > 0 {
-			require.True(t, bytes.HasPrefix(b, again), "the intact part re-encodes to itself")
-			require.Equal(t, len(bytes.TrimRight(b[len(again):], "\x00")), torn)
+		if !sc.isDamaged() && len(sc.recs) > 0 {
+			require.True(t, bytes.HasPrefix(b, again), "without damage the intact part re-encodes to itself")
+			require.Equal(t, len(bytes.TrimRight(b[len(again):], "\x00")), sc.torn)
 		}
 	})
 }
@@ -584,4 +609,52 @@ func TestJournalSegmentZeroFill(t *testing.T) {
 		assert.Equal(t, int64(3*journalZeroMin), alloc)
 		require.NoError(t, s.Close())
 	})
+}
+
+// A background sync failure is reported when it happens (through otel.Handle), not only at Close
+// (a user trial saw it first at shutdown, many seconds later).
+func TestJournalBackgroundFailureReportedAtOnce(t *testing.T) {
+	var got []error
+	var mu sync.Mutex
+	prev := otel.GetErrorHandler()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		got = append(got, err)
+		mu.Unlock()
+	}))
+	defer otel.SetErrorHandler(prev)
+	s := newJournalStore(t, t.TempDir())
+	mustAppend(t, s, "a", string(recordLine(0, 1)))
+	next := filepath.Join(s.journal.dir, fmt.Sprintf(journalSegPattern, s.journal.seq+1))
+	require.NoError(t, os.WriteFile(next, nil, 0o600)) // the next segment cannot be created
+	s.journal.rotate(false)
+	mu.Lock()
+	reported := slices.Clone(got)
+	mu.Unlock()
+	require.Len(t, reported, 1)
+	assert.ErrorContains(t, reported[0], "background sync")
+	assert.ErrorContains(t, reported[0], s.journal.dir)
+	require.NoError(t, os.Remove(next))
+	assert.Error(t, s.Close(), "and kept for Close")
+	assert.Equal(t, map[int]int{1: 1}, countRecords(t, s))
+}
+
+// Crafted bytes with a frame's shape at every offset cannot make the search for intact frames
+// quadratic: past its budget the rest counts as torn.
+func TestJournalSegmentScanBounded(t *testing.T) {
+	unit := []byte("\xf0\x00\x00\x00\x00\x00\x00\x00a\x00{")
+	b := []byte(journalMagic)
+	for len(b) < 1<<20 {
+		b = append(b, unit...)
+		b = append(b, bytes.Repeat([]byte{'\n'}, 237)...)
+	}
+	sc := parseJournalSegment(b)
+	assert.Empty(t, sc.recs)
+	assert.Equal(t, len(b)-len(journalMagic), sc.torn+sc.damaged)
+	budget := 1000
+	assert.Equal(t, -1, nextJournalFrame(b, len(journalMagic), &budget), "a spent budget ends the search")
+	assert.Negative(t, budget)
+	budget = journalScanBudget(len(unit))
+	good := appendJournalFrame(append([]byte(nil), unit...), "a"+CaptureFileSuffix, recordLine(0, 0))
+	assert.Equal(t, len(unit), nextJournalFrame(good, 0, &budget), "within its budget the search finds the frame")
 }

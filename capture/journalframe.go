@@ -3,7 +3,6 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"strings"
@@ -20,7 +19,8 @@ import (
 // ends before its declared length, whose length is beyond maxJournalFrame, or whose checksum does
 // not match (a partly written sector, zeros after a power loss) ends the segment's readable part.
 // The checksum covers the length too, so a torn length field cannot make a later frame look
-// aligned. CRC-32C (Castagnoli) is the polynomial storage systems use for this (iSCSI, ext4, Btrfs),
+// aligned. Damage in the middle of a segment (intact frames after it) is not a torn tail: the reader
+// finds the next intact frame and counts what it skipped ([parseJournalSegment]). CRC-32C (Castagnoli) is the polynomial storage systems use for this (iSCSI, ext4, Btrfs),
 // computed in hardware on amd64 and arm64.
 const journalMagic = "gymtrace-journal 1\n"
 
@@ -55,48 +55,159 @@ type journalRecord struct {
 	line []byte // the record line, ending in "\n"
 }
 
-// errJournalName is the error of an intact frame whose file name cannot be a store file.
-var errJournalName = errors.New("journal frame names no file of the store directory")
+// maxJournalName bounds a frame's file name (NAME_MAX).
+const maxJournalName = 255
 
-// parseJournalSegment returns the intact frames of a segment's bytes in order and the number of
-// torn bytes after the last of them, up to the last non-zero byte (a torn tail, cut: nothing after
-// a damaged frame is trusted, since frames are only ever appended; the zeros of the segment's
-// preallocated end are not torn). A segment without the header is all tail. An intact frame whose
-// name is not a plain file name of the store directory (empty, ".", "..", holding "/" or a NUL,
-// or the journal directory) is an error wrapping errJournalName, one whose line breaks
-// [Store.Append]'s contract an error naming the file: neither was written by a store.
-func parseJournalSegment(b []byte) ([]journalRecord, int, error) {
-	rest, ok := bytes.CutPrefix(b, []byte(journalMagic))
-	if !ok {
-		return nil, len(bytes.TrimRight(b, "\x00")), nil
+// maxJournalRefusals bounds the reasons a segmentScan keeps.
+const maxJournalRefusals = 8
+
+// segmentScan is what [parseJournalSegment] read from one segment's bytes.
+type segmentScan struct {
+	// recs are the intact frames in order.
+	recs []journalRecord
+	// torn counts the bytes after the last intact frame up to the last non-zero byte, when no
+	// intact frame follows them: a torn tail (a crash during a journal write), cut.
+	torn int
+	// damaged counts the bytes of damaged frames that an intact frame follows (not a tail: the
+	// segment was changed after it was written, e.g. a media error) and of refused frames; the
+	// records they held are lost from the journal.
+	damaged int
+	// headerless is set when the segment lacks its header but holds intact frames (damage at its
+	// start, the frames read from the first intact one).
+	headerless bool
+	// refused gives why each refused frame (checksum intact, but its name is no file of the store
+	// directory or its line breaks [Store.Append]'s contract) was refused, the first
+	// maxJournalRefusals.
+	refused []string
+}
+
+// parseJournalSegment reads a segment's bytes (SPEC §0 D17). Frames are read in order; at a frame
+// that is damaged (short, longer than maxJournalFrame, or failing its checksum) the reader looks for
+// the next offset where an intact frame starts (a length, a checksum that matches, a payload of a
+// name, a NUL, and a line from "{" to "\n"). When there is one, the bytes skipped count as damaged
+// and reading goes on from there; when there is none, they are the torn tail (up to the last
+// non-zero byte: the zeros of the segment's unused end are not torn). A segment whose header is
+// damaged is read the same way from its first byte (headerless). An intact frame whose name is not a plain file
+// name of the store directory (empty, ".", "..", holding "/" or a NUL, longer than 255 bytes, or
+// the journal directory) or whose line is not one JSON object ending in "}\n" is refused: skipped,
+// its bytes counted as damaged, the reason kept. It never fails.
+func parseJournalSegment(b []byte) segmentScan {
+	var sc segmentScan
+	budget := journalScanBudget(len(b))
+	off := 0
+	if bytes.HasPrefix(b, []byte(journalMagic)) {
+		off = len(journalMagic)
+	} else if next := nextJournalFrame(b, 0, &budget); next >= 0 {
+		sc.damaged += next
+		sc.headerless = true
+		off = next
+	} else {
+		sc.torn = len(bytes.TrimRight(b, "\x00"))
+		return sc
 	}
-	var recs []journalRecord
-	for len(rest) >= journalFrameHeader {
-		n := binary.LittleEndian.Uint32(rest)
-		if n > maxJournalFrame || int64(n) > int64(len(rest)-journalFrameHeader) {
-			break
+	for off < len(b) {
+		n, ok := journalFrameAt(b, off)
+		if !ok {
+			next := nextJournalFrame(b, off+1, &budget)
+			if next < 0 {
+				sc.torn = len(bytes.TrimRight(b[off:], "\x00"))
+				break
+			}
+			sc.damaged += next - off
+			off = next
+			continue
 		}
-		payload := rest[journalFrameHeader : journalFrameHeader+int(n)]
-		sum := crc32.Update(0, castagnoli, rest[:4])
-		if crc32.Update(sum, castagnoli, payload) != binary.LittleEndian.Uint32(rest[4:]) {
-			break
+		payload := b[off+journalFrameHeader : off+journalFrameHeader+n]
+		off += journalFrameHeader + n
+		name, line, _ := bytes.Cut(payload, []byte{0})
+		if reason := refuseJournalFrame(string(name), line); reason != "" {
+			sc.damaged += journalFrameHeader + n
+			if len(sc.refused) < maxJournalRefusals {
+				sc.refused = append(sc.refused, reason)
+			}
+			continue
 		}
-		name, line, ok := bytes.Cut(payload, []byte{0})
-		if !ok || !validJournalName(string(name)) {
-			return recs, 0, errJournalName
-		}
-		if err := checkLine(line); err != nil {
-			return recs, 0, fmt.Errorf("journal frame for %s: %w", name, err)
-		}
-		recs = append(recs, journalRecord{name: string(name), line: line})
-		rest = rest[journalFrameHeader+int(n):]
+		sc.recs = append(sc.recs, journalRecord{name: string(name), line: line})
 	}
-	return recs, len(bytes.TrimRight(rest, "\x00")), nil
+	return sc
+}
+
+// journalFrameAt returns the payload length of the frame at off when it is intact: its length
+// within the bytes and maxJournalFrame, its checksum matching.
+func journalFrameAt(b []byte, off int) (int, bool) {
+	rest := b[off:]
+	if len(rest) < journalFrameHeader {
+		return 0, false
+	}
+	n := binary.LittleEndian.Uint32(rest)
+	if n > maxJournalFrame || int64(n) > int64(len(rest)-journalFrameHeader) {
+		return 0, false
+	}
+	sum := crc32.Update(0, castagnoli, rest[:4])
+	if crc32.Update(sum, castagnoli, rest[journalFrameHeader:journalFrameHeader+int(n)]) != binary.LittleEndian.Uint32(rest[4:]) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// journalScanBudget bounds the bytes the search for intact frames checksums in a segment of n bytes:
+// a few passes over it, so that crafted bytes (a frame shape at every offset) cannot make a
+// recovery quadratic. Past it the rest of the segment counts as torn.
+func journalScanBudget(n int) int { return 4*n + 1<<20 }
+
+// nextJournalFrame returns the first offset at or after from where an intact frame starts whose
+// payload has the shape of a record (a name of at most maxJournalName bytes, a NUL, a line from "{"
+// to "\n"), or -1 (also once budget, the bytes it may still checksum, is spent). The shape is
+// checked before the checksum, so that the search over damaged bytes computes a checksum only
+// where a frame can plausibly start.
+func nextJournalFrame(b []byte, from int, budget *int) int {
+	for off := from; off+journalFrameHeader < len(b); off++ {
+		rest := b[off:]
+		n := int(binary.LittleEndian.Uint32(rest))
+		if n == 0 { // zeros (a segment's unused end): on to the first offset whose length is not 0
+			nz := bytes.IndexFunc(rest, func(r rune) bool { return r != 0 })
+			if nz < 0 {
+				return -1
+			}
+			off += max(nz-4, 0) // the loop's increment lands on nz-3
+			continue
+		}
+		if n < 4 || n > maxJournalFrame || n > len(rest)-journalFrameHeader {
+			continue
+		}
+		payload := rest[journalFrameHeader : journalFrameHeader+n]
+		nul := bytes.IndexByte(payload[:min(len(payload), maxJournalName+1)], 0)
+		if nul < 1 || nul+2 >= n || payload[nul+1] != '{' || payload[n-1] != '\n' {
+			continue
+		}
+		if *budget -= n; *budget < 0 {
+			return -1
+		}
+		if _, ok := journalFrameAt(b, off); ok {
+			return off
+		}
+	}
+	return -1
+}
+
+// refuseJournalFrame says why an intact frame cannot be a record a store wrote ("" when it can).
+func refuseJournalFrame(name string, line []byte) string {
+	if !validJournalName(name) {
+		return fmt.Sprintf("frame names %q, no file of the store directory", name)
+	}
+	if err := checkLine(line); err != nil {
+		return fmt.Sprintf("frame for %s: %v", name, err)
+	}
+	return ""
 }
 
 // validJournalName reports whether name is a plain file name in the store directory other than the
 // journal directory.
 func validJournalName(name string) bool {
-	return name != "" && name != "." && name != ".." && name != JournalDirName &&
+	return name != "" && len(name) <= maxJournalName && name != "." && name != ".." && name != JournalDirName &&
 		!strings.ContainsAny(name, "/\x00")
 }
+
+// isDamaged reports whether the segment changed after it was written: damaged or refused bytes
+// between intact frames, or intact frames without the header.
+func (sc segmentScan) isDamaged() bool { return sc.damaged > 0 || sc.headerless }

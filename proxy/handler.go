@@ -110,7 +110,7 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
 	case store == nil:
-		s, err := openCaptureDir(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts)
+		s, err := openCaptureDir(cfg.corr.storeDir(cfg.captureDir), cfg.storeOpts, cfg.logger)
 		if err != nil {
 			return nil, fmt.Errorf("proxy capture handler: %w", err)
 		}
@@ -210,15 +210,23 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	return h.shutdownErr
 }
 
-// openCaptureDir recovers the journals crashed proxies left in dir (SPEC §0 D17), then opens the
-// store of [WithCaptureDir] with opts.
-func openCaptureDir(dir string, opts []capture.StoreOption) (*capture.Store, error) {
+// openCaptureDir recovers the journals crashed proxies left in dir (SPEC §0 D17), logging what it
+// recovered and what it left alone, then opens the store of [WithCaptureDir] with opts.
+func openCaptureDir(dir string, opts []capture.StoreOption, logger *slog.Logger) (*capture.Store, error) {
 	s, err := capture.NewStore(dir, append(slices.Clone(opts), capture.WithDurability(capture.DurabilityPerRecord))...)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.RecoverJournals(); err != nil {
+	rec, err := s.RecoverJournals()
+	if err != nil {
 		return nil, err
+	}
+	if rec.Journals > 0 {
+		logger.Info("gymtrace capture: recovered the journals of crashed writers", "capture_dir", dir,
+			"journals", rec.Journals, "records", rec.Records, "appended", rec.Appended, "torn_bytes", rec.TornBytes)
+	}
+	for _, w := range rec.Warnings() {
+		logger.Warn("gymtrace "+w, "capture_dir", dir)
 	}
 	return capture.NewStore(dir, opts...)
 }

@@ -16,7 +16,7 @@ import (
 // returns the owner directory, which a recovery removes.
 func WriteDeadJournal(t testing.TB, dir, file string, lines ...string) string {
 	t.Helper()
-	owner := filepath.Join(dir, capture.JournalDirName, "crashed-1-00")
+	owner := filepath.Join(dir, capture.JournalDirName, "crashed-1-0000000000000000") // an owner name: host, pid, 16 hex digits
 	if err := os.MkdirAll(owner, 0o700); err != nil {
 		t.Fatalf("capturetest: %v", err)
 	}

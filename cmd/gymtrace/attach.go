@@ -111,7 +111,7 @@ OUT.jsonl is not written and nothing is retired.`,
 			if err := nonNegativeFlag(maxTranscriptBytesFlag, opts.ClaudeCodeMaxTranscriptBytes); err != nil {
 				return err
 			}
-			store, err := existingCaptureStore(runDir)
+			store, err := existingCaptureStore(cmd, runDir)
 			if err != nil {
 				return fmt.Errorf("attach: %w", err)
 			}

@@ -36,8 +36,8 @@ per-record) and (d) the same with --durability journal (capture-journal); the pr
 processes so that their CPU time and peak RSS are measured apart. For each workload and
 concurrency the table shows calls/s, p50/p99 latency, time to first byte (streams), proxy CPU per call,
 peak RSS, the store's fsyncs per record and the median flush its calls waited on (flush p50), the
-latency added over direct calls, and the throughput ratios capture/plain (c/b), journal/plain (d/b)
-and capture/direct (c/a). The header gives the fsync latency measured in the capture directory
+latency added over direct calls, and the throughput ratios over plain (c/b) and over direct (c/a)
+of each capture row (on the capture-journal row these are journal/plain, d/b, and d/a). The header gives the fsync latency measured in the capture directory
 (back to back); for each concurrency-1 cell a line sets the journal's added p50 against plain's
 + one fsync + 0.15 ms, with the header's fsync and with the flush the calls waited on.
 

@@ -45,7 +45,7 @@ has nothing to clear.`,
 				return err
 			}
 			var stores []*capture.Store
-			store, err := existingCaptureStore(runDir)
+			store, err := existingCaptureStore(cmd, runDir)
 			switch {
 			case errors.Is(err, errNoCaptureDir):
 				cmdNotef(cmd, "capture directory %s does not exist: nothing to clear", runDir)

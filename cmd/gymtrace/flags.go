@@ -73,7 +73,8 @@ var errNoCaptureDir = errors.New("capture directory does not exist")
 // errNoCaptureDir. It is how every command that reads a capture directory opens it, so it first
 // replays the journals that crashed journaled writers left there (SPEC §0 D17,
 // capture.Store.RecoverJournals): no command reads a rollout file that lacks an acknowledged record.
-func existingCaptureStore(dir string) (*capture.Store, error) {
+// What the recovery appended, kept or left alone is noted on cmd's stderr.
+func existingCaptureStore(cmd *cobra.Command, dir string) (*capture.Store, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -87,8 +88,18 @@ func existingCaptureStore(dir string) (*capture.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.RecoverJournals(); err != nil {
+	rec, err := store.RecoverJournals()
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("recover the journals of %s: a crashed writer left records that may be missing from its rollout files, and this user may not append them (run this command once as a user who can write the directory, or start the proxy on it): %w", dir, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("recover the journals of %s: %w", dir, err)
+	}
+	if rec.Appended > 0 {
+		cmdNotef(cmd, "recovered %d records from %d crashed journals into %s (SPEC §0 D17)", rec.Appended, rec.Journals, dir)
+	}
+	for _, w := range rec.Warnings() {
+		cmdNotef(cmd, "warning: %s", w)
 	}
 	return store, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 )
 
@@ -123,4 +125,34 @@ func checkJournalAcks(t *testing.T, dir string, rollouts int, acks []acked) {
 		require.Len(t, a.id, 32)
 		assert.Equal(t, 1, seen[a.rollout+"/"+a.id], "acknowledged call %s of %s", a.id, a.rollout)
 	}
+}
+
+// TestReadersRecoverDamagedJournal: a reading command recovers a crashed writer's journal whose
+// middle frame was damaged (a user trial: one flipped byte lost every later record, silently):
+// the intact records are appended, the damage is reported on stderr naming the kept segment, and
+// an entry of the journal directory that no store made is reported and left alone.
+func TestReadersRecoverDamagedJournal(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, capture.JournalDirName)
+	line := func(v int) string {
+		return fmt.Sprintf(`{"model_call_id":"%032x","v":%d}`+"\n", v, v)
+	}
+	owner := capturetest.WriteDeadJournal(t, dir, "r1"+capture.CaptureFileSuffix, line(1), line(2), line(3))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "backup"), 0o700))
+	segPath := filepath.Join(owner, "00000000000000000001.seg")
+	seg, err := os.ReadFile(segPath)
+	require.NoError(t, err)
+	seg[bytes.Index(seg, []byte(line(2)))+5] ^= 1
+	require.NoError(t, os.WriteFile(segPath, seg, 0o600))
+
+	r := runGymtrace(t, "calls", "--capture-dir", dir, "--json", "r1")
+	require.NoError(t, r.err, r.stderr)
+	assert.Contains(t, r.stderr, "gymtrace calls: recovered 2 records from 1 crashed journals into "+dir)
+	assert.Contains(t, r.stderr, "gymtrace calls: warning: capture journal: kept "+owner+"-00000000000000000001.damaged")
+	assert.Contains(t, r.stderr, "gymtrace calls: warning: capture journal: left "+filepath.Join(root, "backup")+" alone")
+	b, err := os.ReadFile(filepath.Join(dir, "r1"+capture.CaptureFileSuffix))
+	require.NoError(t, err)
+	assert.Equal(t, line(1)+line(3), string(b))
+	assert.DirExists(t, filepath.Join(root, "backup"))
+	assert.NoDirExists(t, owner)
 }

@@ -42,6 +42,15 @@ func (o durabilityOptions) option() (proxy.Option, error) {
 	return proxy.WithDurability(d), nil
 }
 
+// withCaptureViaOTLP refuses --durability journal beside --capture-via-otlp: the proxy then writes
+// no records of its own, only markers, so a journal would hold nothing.
+func (o durabilityOptions) withCaptureViaOTLP(via bool) error {
+	if via && o.mode == capture.DurabilityJournal.String() {
+		return usageErrorf("--%s journal with --capture-via-otlp: the records go to the gateways, whose gymcapture exporter has its own durability setting; this proxy writes only .capture.incomplete markers, fsynced in their files (SPEC §0 D17)", durabilityFlag)
+	}
+	return nil
+}
+
 // writeStats writes store's sync counts to --sync-stats-file, when set; a failure is logged.
 func (o durabilityOptions) writeStats(store *capture.Store, logger *slog.Logger) {
 	if o.statsFile == "" {

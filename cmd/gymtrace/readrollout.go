@@ -21,7 +21,7 @@ func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]captu
 	if err != nil {
 		return nil, err
 	}
-	store, err := existingCaptureStore(dir)
+	store, err := existingCaptureStore(cmd, dir)
 	if errors.Is(err, errNoCaptureDir) {
 		cmdNotef(cmd, "capture directory %s does not exist: no capture file for rollout %s", dir, id)
 		return nil, nil

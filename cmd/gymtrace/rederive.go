@@ -47,7 +47,7 @@ has the .capture.incomplete marker. Changed records are listed on stderr.`,
 					return usageErrorf("--rollout: %w", err)
 				}
 			}
-			src, err := existingCaptureStore(dir)
+			src, err := existingCaptureStore(cmd, dir)
 			if err != nil {
 				return fmt.Errorf("rederive: %w", err)
 			}

@@ -118,7 +118,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 		opts.TraceViews = true
 	}
 	if fi, err := os.Stat(runDir); err == nil && fi.IsDir() { // report.Build reports any other case
-		if _, err := existingCaptureStore(runDir); err != nil {
+		if _, err := existingCaptureStore(cmd, runDir); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}

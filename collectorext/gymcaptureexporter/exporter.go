@@ -80,8 +80,16 @@ func (e *captureExporter) start(context.Context, component.Host) (err error) {
 	if err != nil {
 		return fmt.Errorf("gymcapture: %w", err)
 	}
-	if _, err := recoverer.RecoverJournals(); err != nil {
+	rec, err := recoverer.RecoverJournals()
+	if err != nil {
 		return fmt.Errorf("gymcapture: %w", err)
+	}
+	if rec.Journals > 0 {
+		e.logger.Info("gymcapture: recovered the journals of crashed writers", zap.String("capture_dir", e.dir),
+			zap.Int("journals", rec.Journals), zap.Int("records", rec.Records), zap.Int("appended", rec.Appended))
+	}
+	for _, w := range rec.Warnings() {
+		e.logger.Warn("gymcapture: "+w, zap.String("capture_dir", e.dir))
 	}
 	store, err := capture.NewStore(e.dir, e.storeOpts...)
 	if err != nil {
