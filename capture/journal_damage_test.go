@@ -141,3 +141,65 @@ func TestIsJournalOwnerName(t *testing.T) {
 		assert.Equal(t, want, isJournalOwnerName(name), name)
 	}
 }
+
+// What a second user trial found: a journal of another format version is kept whole and named; an
+// owner directory whose lock is no file, and files of an owner directory that are no segments, are
+// left alone and reported; a kept segment never replaces what has its name.
+func TestJournalRecoveryOddOwners(t *testing.T) {
+	recover := func(t *testing.T, dir string) (JournalRecovery, error) {
+		r, err := NewStore(dir)
+		require.NoError(t, err)
+		return r.RecoverJournals()
+	}
+	t.Run("another format version", func(t *testing.T) {
+		dir := t.TempDir()
+		seg := deadJournal(t, dir, 1)
+		b, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(seg, append([]byte(journalMagicName+"2\n"), b[len(journalMagic):]...), 0o600))
+		_, err = recover(t, dir)
+		require.ErrorContains(t, err, `journal format "gymtrace-journal 2"`)
+		assert.FileExists(t, seg, "kept whole")
+	})
+	t.Run("a lock that is a directory", func(t *testing.T) {
+		dir := t.TempDir()
+		owner := filepath.Join(dir, JournalDirName, "h-1-0123456789abcdef")
+		require.NoError(t, os.MkdirAll(filepath.Join(owner, journalOwnerLock), 0o700))
+		rec, err := recover(t, dir)
+		require.NoError(t, err)
+		require.Len(t, rec.Skipped, 1)
+		assert.Contains(t, rec.Skipped[0], "its lock is not a regular file")
+		assert.DirExists(t, filepath.Join(owner, journalOwnerLock))
+	})
+	t.Run("files that are no segments", func(t *testing.T) {
+		dir := t.TempDir()
+		seg := deadJournal(t, dir, 2)
+		owner := filepath.Dir(seg)
+		for _, name := range []string{"5.seg", "abc.seg", "-1.seg", "000000000000000000001.seg"} {
+			require.NoError(t, os.WriteFile(filepath.Join(owner, name), []byte("x"), 0o600))
+		}
+		rec, err := recover(t, dir)
+		require.NoError(t, err)
+		assert.Equal(t, 2, rec.Appended)
+		require.Len(t, rec.Skipped, 1)
+		assert.Contains(t, rec.Skipped[0], owner+" in place")
+		assert.FileExists(t, filepath.Join(owner, "abc.seg"))
+		assert.NoFileExists(t, seg)
+	})
+	t.Run("a kept name already taken", func(t *testing.T) {
+		dir := t.TempDir()
+		seg := deadJournal(t, dir, 3)
+		b, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		b[bytes.Index(b, recordLine(0, 2))+5] ^= 1
+		require.NoError(t, os.WriteFile(seg, b, 0o600))
+		owner := filepath.Dir(seg)
+		taken := owner + "-" + strings.TrimSuffix(filepath.Base(seg), journalSegSuffix) + journalKeptSuffix
+		require.NoError(t, os.WriteFile(taken, []byte("earlier"), 0o600))
+		rec, err := recover(t, dir)
+		require.NoError(t, err)
+		require.Len(t, rec.Kept, 1)
+		assert.Contains(t, rec.Kept[0], "-2"+journalKeptSuffix)
+		assert.Equal(t, "earlier", readFile(t, taken), "never replaced")
+	})
+}

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -85,7 +86,10 @@ func (s *Store) RecoverJournals() (JournalRecovery, error) {
 		case name == journalSetupLock && de.Type().IsRegular(),
 			strings.HasSuffix(name, journalKeptSuffix) && de.Type().IsRegular():
 			continue
-		case !de.IsDir() || !isJournalOwnerName(name):
+		case !de.IsDir():
+			rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s alone: no store made it (a store makes only directories here, besides %s and kept *%s segments)", filepath.Join(root, name), journalSetupLock, journalKeptSuffix))
+			continue
+		case !isJournalOwnerName(name):
 			rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s alone: no store made it (owner directories are named <host>-<pid>-<16 hex digits>)", filepath.Join(root, name)))
 			continue
 		}
@@ -111,6 +115,14 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 		return false, pathErr("open", lockPath, err)
 	default:
 		defer closeFile(fd) //nolint:errcheck // releases the dead owner's lock, taken below
+		var st unix.Stat_t
+		if err := fstat(fd, &st); err != nil {
+			return false, pathErr("fstat", lockPath, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s alone: its %s is not a regular file, so no store made it", dir, journalOwnerLock))
+			return false, nil
+		}
 		err := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return true, nil
@@ -129,6 +141,10 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 		b, err := readNoFollow(p)
 		if err != nil {
 			return false, err
+		}
+		if bytes.HasPrefix(b, []byte(journalMagicName)) && !bytes.HasPrefix(b, []byte(journalMagic)) {
+			line, _, _ := bytes.Cut(b[:min(len(b), 64)], []byte("\n"))
+			return false, fmt.Errorf("%s: journal format %q, not %q: written by another gymtrace version, which must recover it (kept whole)", p, line, strings.TrimSuffix(journalMagic, "\n"))
 		}
 		sc := parseJournalSegment(b)
 		recs = append(recs, sc.recs...)
@@ -163,7 +179,7 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 	}
 	err = rmdir(dir)
 	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-		rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s in place after recovering it: it holds files no store wrote", dir))
+		rec.Skipped = append(rec.Skipped, fmt.Sprintf("capture journal: left %s in place: it holds files no store wrote (its journal, if any, was recovered)", dir))
 		return false, nil
 	}
 	return false, pathErr("remove", dir, err)
@@ -173,15 +189,27 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 const journalKeptSuffix = ".damaged"
 
 // keepDamagedSegment moves the segment p out of its owner directory into the journal directory
-// as <owner>-<segment>.damaged, durably, and returns the new path.
+// as <owner>-<segment>.damaged (or <owner>-<segment>-<k>.damaged, k = 2, 3, ..., when that name is
+// taken: nothing there is ever replaced), durably, and returns the new path.
 func keepDamagedSegment(p string) (string, error) {
 	owner := filepath.Dir(p)
 	root := filepath.Dir(owner)
-	kept := filepath.Join(root, filepath.Base(owner)+"-"+strings.TrimSuffix(filepath.Base(p), journalSegSuffix)+journalKeptSuffix)
-	if err := ignoringEINTR(func() error { return unix.Rename(p, kept) }); err != nil {
-		return "", pathErr("rename", p, err)
+	base := filepath.Join(root, filepath.Base(owner)+"-"+strings.TrimSuffix(filepath.Base(p), journalSegSuffix))
+	for k := 1; k <= 100; k++ {
+		kept := base + journalKeptSuffix
+		if k > 1 {
+			kept = fmt.Sprintf("%s-%d%s", base, k, journalKeptSuffix)
+		}
+		err := ignoringEINTR(func() error { return unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, kept, unix.RENAME_NOREPLACE) })
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return "", pathErr("rename", p, err)
+		}
+		return kept, pathErr("fsync", root, syncDir(root))
 	}
-	return kept, pathErr("fsync", root, syncDir(root))
+	return "", fmt.Errorf("capture journal: keep %s: %s and 99 numbered names after it are taken", p, base+journalKeptSuffix)
 }
 
 // keptMessage describes a kept damaged segment.
@@ -207,9 +235,9 @@ func journalRootExists(root string) (bool, error) {
 	case err != nil:
 		return false, pathErr("lstat", root, err)
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return false, fmt.Errorf("capture journal: %s is a symbolic link: the store never follows one (SPEC §0 D17); remove it", root)
+		return false, fmt.Errorf("capture journal: %s is a symbolic link: the store never follows one (SPEC §0 D17); put the directory it points to in its place (a link's target may hold journals to recover)", root)
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-		return false, fmt.Errorf("capture journal: %s is not a directory (SPEC §0 D17); remove it", root)
+		return false, fmt.Errorf("capture journal: %s is not a directory (SPEC §0 D17); move it away", root)
 	}
 	return true, nil
 }
@@ -225,6 +253,13 @@ func isJournalOwnerName(name string) bool {
 	return ok && host != "" && pid != "" && strings.Trim(pid, "0123456789") == ""
 }
 
+// isJournalSegmentName reports whether name is a segment's: 20 decimal digits and ".seg"
+// (journalSegPattern). Other files of an owner directory are not the store's: left in place.
+func isJournalSegmentName(name string) bool {
+	digits, ok := strings.CutSuffix(name, journalSegSuffix)
+	return ok && len(digits) == 20 && strings.Trim(digits, "0123456789") == ""
+}
+
 // cutLast is strings.Cut at the last sep.
 func cutLast(s, sep string) (before, after string, ok bool) {
 	i := strings.LastIndex(s, sep)
@@ -234,14 +269,19 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 	return s[:i], s[i+len(sep):], true
 }
 
-// readNoFollow reads the regular file p without following a symbolic link.
+// readNoFollow reads the regular file p without following a symbolic link, in one buffer of its
+// size.
 func readNoFollow(p string) ([]byte, error) {
 	fd, err := openFile(p, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	defer closeFile(fd) //nolint:errcheck // read-only
-	b, err := readAll(fd, 0)
+	var st unix.Stat_t
+	if err := fstat(fd, &st); err != nil {
+		return nil, pathErr("fstat", p, err)
+	}
+	b, err := readAll(fd, st.Size)
 	return b, pathErr("read", p, err)
 }
 
@@ -253,7 +293,7 @@ func journalSegments(dir string) ([]string, error) {
 	}
 	var segs []string
 	for _, de := range des {
-		if de.Type().IsRegular() && strings.HasSuffix(de.Name(), journalSegSuffix) {
+		if de.Type().IsRegular() && isJournalSegmentName(de.Name()) {
 			segs = append(segs, filepath.Join(dir, de.Name()))
 		}
 	}

@@ -145,8 +145,10 @@ func TestJournalSegmentTornTail(t *testing.T) {
 		bad[at] ^= 0x20
 		sc := parseJournalSegment(bad)
 		require.Len(t, sc.recs, 2, "damage at %d in the last frame", at)
-		assert.Zero(t, sc.damaged, "damage at %d: no intact frame follows, so it is a torn tail", at)
-		assert.Equal(t, ends[2]-ends[1], sc.torn)
+		assert.Equal(t, ends[2]-ends[1], sc.torn+sc.damaged, "damage at %d: a torn tail when it still starts like a frame, else damage", at)
+		if at >= ends[1]+journalFrameHeader+len("r2"+CaptureFileSuffix)+2 { // in the line: the frame's start is intact
+			assert.Equal(t, ends[2]-ends[1], sc.torn, "damage at %d", at)
+		}
 	}
 	for at := range len(journalMagic) {
 		bad := append([]byte(nil), seg...)
@@ -160,19 +162,36 @@ func TestJournalSegmentTornTail(t *testing.T) {
 	assert.Len(t, sc.recs, 3)
 	assert.Zero(t, sc.torn, "the zeros after the records are not torn")
 	assert.Zero(t, sc.damaged)
-	for _, name := range []string{"", ".", "..", "a/b", "../escape" + CaptureFileSuffix, JournalDirName, strings.Repeat("a", 256)} {
+	for _, name := range []string{"", ".", "..", "a/b", "../escape" + CaptureFileSuffix, JournalDirName, strings.Repeat("a", 256),
+		"r0" + MarkerFileSuffix, "evil.sh", "rollouts.jsonl", CaptureFileSuffix, "a\nb" + CaptureFileSuffix} {
 		refused := appendJournalFrame([]byte(journalMagic), name, recordLine(0, 0))
 		sc := parseJournalSegment(appendJournalFrame(refused, "ok"+CaptureFileSuffix, recordLine(1, 1)))
 		require.Len(t, sc.recs, 1, "name %q: refused, the next frame read", name)
 		assert.Equal(t, "ok"+CaptureFileSuffix, sc.recs[0].name)
 		assert.Equal(t, len(refused)-len(journalMagic), sc.damaged, "name %q", name)
 		require.Len(t, sc.refused, 1)
-		assert.Contains(t, sc.refused[0], "no file of the store directory")
+		assert.Contains(t, sc.refused[0], "no line file of the store directory")
 	}
 	sc = parseJournalSegment(appendJournalFrame([]byte(journalMagic), "a"+CaptureFileSuffix, []byte("{}")))
 	require.Len(t, sc.refused, 1)
 	assert.Contains(t, sc.refused[0], "line must be one JSON object")
 	assert.Empty(t, sc.recs)
+	for _, line := range []string{"{garbage}\n", `{"a":1,}` + "\n", "{\"a\":\"\xff\"}\n", `{"a":1}}` + "\n", `{"a":}` + "\n"} {
+		sc = parseJournalSegment(appendJournalFrame([]byte(journalMagic), "a"+CaptureFileSuffix, []byte(line)))
+		require.Len(t, sc.refused, 1, "%q", line)
+		assert.Contains(t, sc.refused[0], "not valid JSON", "%q", line)
+	}
+	for _, name := range []string{"r1" + CaptureFileSuffix, "r1" + ObservationsFileSuffix, UnattributedRolloutID + ObservationsFileSuffix} {
+		sc = parseJournalSegment(appendJournalFrame([]byte(journalMagic), name, recordLine(0, 0)))
+		assert.Len(t, sc.recs, 1, "%s is a line file of the store", name)
+	}
+	// Unreadable bytes past a run of zeros, or beyond journalTornMax, cannot be a torn write.
+	far := append(append(append([]byte(nil), seg...), make([]byte, journalTornMax)...), "junk"...)
+	sc = parseJournalSegment(far)
+	assert.Len(t, sc.recs, 3)
+	assert.Zero(t, sc.torn)
+	assert.Equal(t, journalTornMax+4, sc.damaged)
+	assert.True(t, sc.isDamaged())
 }
 
 func FuzzParseJournalSegment(f *testing.F) {
@@ -642,19 +661,23 @@ func TestJournalBackgroundFailureReportedAtOnce(t *testing.T) {
 // Crafted bytes with a frame's shape at every offset cannot make the search for intact frames
 // quadratic: past its budget the rest counts as torn.
 func TestJournalSegmentScanBounded(t *testing.T) {
-	unit := []byte("\xf0\x00\x00\x00\x00\x00\x00\x00a\x00{")
+	// Every 16-byte unit claims a 64 KiB frame whose payload has a record's shape and ends in "\n".
+	unit := []byte("\x00\x00\x01\x00xx}\na\x00{zzzzz")
 	b := []byte(journalMagic)
 	for len(b) < 1<<20 {
 		b = append(b, unit...)
-		b = append(b, bytes.Repeat([]byte{'\n'}, 237)...)
 	}
 	sc := parseJournalSegment(b)
 	assert.Empty(t, sc.recs)
 	assert.Equal(t, len(b)-len(journalMagic), sc.torn+sc.damaged)
+	assert.Positive(t, sc.damaged, "a search that gave up leaves damage, never a torn tail")
 	budget := 1000
-	assert.Equal(t, -1, nextJournalFrame(b, len(journalMagic), &budget), "a spent budget ends the search")
-	assert.Negative(t, budget)
+	at, spent := nextJournalFrame(b, len(journalMagic), &budget)
+	assert.Equal(t, -1, at, "a spent budget ends the search")
+	assert.True(t, spent)
 	budget = journalScanBudget(len(unit))
 	good := appendJournalFrame(append([]byte(nil), unit...), "a"+CaptureFileSuffix, recordLine(0, 0))
-	assert.Equal(t, len(unit), nextJournalFrame(good, 0, &budget), "within its budget the search finds the frame")
+	at, spent = nextJournalFrame(good, 0, &budget)
+	assert.Equal(t, len(unit), at, "within its budget the search finds the frame")
+	assert.False(t, spent)
 }

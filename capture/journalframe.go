@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
 )
 
 // A journal segment (SPEC §0 D17) is the header journalMagic followed by frames, one per record:
@@ -22,7 +24,10 @@ import (
 // aligned. Damage in the middle of a segment (intact frames after it) is not a torn tail: the reader
 // finds the next intact frame and counts what it skipped ([parseJournalSegment]). CRC-32C (Castagnoli) is the polynomial storage systems use for this (iSCSI, ext4, Btrfs),
 // computed in hardware on amd64 and arm64.
-const journalMagic = "gymtrace-journal 1\n"
+const journalMagic = journalMagicName + "1\n"
+
+// journalMagicName starts every segment header, whatever its format version.
+const journalMagicName = "gymtrace-journal "
 
 // maxJournalFrame bounds a frame's payload. Lines given whole to the store are bounded by what the
 // proxy captures (SPEC §0 D15), but a length past this bound can only be a damaged frame.
@@ -61,16 +66,25 @@ const maxJournalName = 255
 // maxJournalRefusals bounds the reasons a segmentScan keeps.
 const maxJournalRefusals = 8
 
+// journalTornMax bounds a torn tail: a crash can tear only the batch being written, whose bytes
+// start right after the last intact frame. Unreadable bytes reaching further (past a run of zeros
+// or beyond this bound) are damage, not a torn write. Batches are far smaller: a journaled line is
+// below the store's 128 KiB in-file threshold and a batch holds one per concurrent call.
+const journalTornMax = 8 << 20
+
 // segmentScan is what [parseJournalSegment] read from one segment's bytes.
 type segmentScan struct {
 	// recs are the intact frames in order.
 	recs []journalRecord
 	// torn counts the bytes after the last intact frame up to the last non-zero byte, when no
-	// intact frame follows them: a torn tail (a crash during a journal write), cut.
+	// intact frame follows them and they lie within journalTornMax of it: a torn tail (a crash
+	// during a journal write), cut.
 	torn int
 	// damaged counts the bytes of damaged frames that an intact frame follows (not a tail: the
 	// segment was changed after it was written, e.g. a media error) and of refused frames; the
-	// records they held are lost from the journal.
+	// records they held are lost from the journal. Unreadable bytes after the last intact frame
+	// that cannot be a torn tail (see journalTornMax; also when the search for intact frames
+	// spent its budget) count here too.
 	damaged int
 	// headerless is set when the segment lacks its header but holds intact frames (damage at its
 	// start, the frames read from the first intact one).
@@ -87,30 +101,35 @@ type segmentScan struct {
 // name, a NUL, and a line from "{" to "\n"). When there is one, the bytes skipped count as damaged
 // and reading goes on from there; when there is none, they are the torn tail (up to the last
 // non-zero byte: the zeros of the segment's unused end are not torn). A segment whose header is
-// damaged is read the same way from its first byte (headerless). An intact frame whose name is not a plain file
-// name of the store directory (empty, ".", "..", holding "/" or a NUL, longer than 255 bytes, or
-// the journal directory) or whose line is not one JSON object ending in "}\n" is refused: skipped,
-// its bytes counted as damaged, the reason kept. It never fails.
+// damaged is read the same way from its first byte (headerless). Unreadable bytes after the last
+// intact frame are a torn tail only when they start like a frame and end within journalTornMax of
+// it, else damage. An intact frame whose
+// name is no line file of the store directory (validJournalName: a rollout id and a line-file
+// suffix) or whose line is not one valid JSON object ending in "}\n" is refused: skipped, its
+// bytes counted as damaged, the reason kept. It never fails.
 func parseJournalSegment(b []byte) segmentScan {
 	var sc segmentScan
 	budget := journalScanBudget(len(b))
 	off := 0
 	if bytes.HasPrefix(b, []byte(journalMagic)) {
 		off = len(journalMagic)
-	} else if next := nextJournalFrame(b, 0, &budget); next >= 0 {
+	} else if next, spent := nextJournalFrame(b, 0, &budget); next >= 0 {
 		sc.damaged += next
 		sc.headerless = true
 		off = next
-	} else {
-		sc.torn = len(bytes.TrimRight(b, "\x00"))
+	} else if rest := bytes.TrimRight(b, "\x00"); !strings.HasPrefix(journalMagic, string(rest)) {
+		sc.endUnreadable(b, 0, spent)
+		return sc
+	} else { // a header cut short: the segment was being created, no record came from it
+		sc.torn = len(rest)
 		return sc
 	}
 	for off < len(b) {
 		n, ok := journalFrameAt(b, off)
 		if !ok {
-			next := nextJournalFrame(b, off+1, &budget)
+			next, spent := nextJournalFrame(b, off+1, &budget)
 			if next < 0 {
-				sc.torn = len(bytes.TrimRight(b[off:], "\x00"))
+				sc.endUnreadable(b, off, spent)
 				break
 			}
 			sc.damaged += next - off
@@ -130,6 +149,48 @@ func parseJournalSegment(b []byte) segmentScan {
 		sc.recs = append(sc.recs, journalRecord{name: string(name), line: line})
 	}
 	return sc
+}
+
+// endUnreadable accounts for the bytes from off, after which no intact frame was found (spent: the
+// search gave up): a torn tail when they start like a frame (a torn write of the last batch) and
+// end within journalTornMax of off, else damage (random bytes, junk past a run of zeros).
+func (sc *segmentScan) endUnreadable(b []byte, off int, spent bool) {
+	n := len(bytes.TrimRight(b[off:], "\x00"))
+	if n == 0 {
+		return
+	}
+	if !spent && n <= journalTornMax && startsLikeFrame(b[off:]) {
+		sc.torn = n
+		return
+	}
+	sc.damaged += n
+}
+
+// startsLikeFrame reports whether rest can be the start of a frame whose end is missing: a length
+// from 4 to maxJournalFrame, and as much of a payload as is there shaped as a name (at most
+// maxJournalName bytes), a NUL and "{".
+func startsLikeFrame(rest []byte) bool {
+	if len(rest) < 4 {
+		return true
+	}
+	n := int(binary.LittleEndian.Uint32(rest))
+	if n < 4 || n > maxJournalFrame {
+		return false
+	}
+	if len(rest) <= journalFrameHeader {
+		return true
+	}
+	payload := rest[journalFrameHeader:min(len(rest), journalFrameHeader+n)]
+	nul := bytes.IndexByte(payload[:min(len(payload), maxJournalName+1)], 0)
+	switch {
+	case nul < 0:
+		return len(payload) < n && len(payload) <= maxJournalName
+	case nul == 0:
+		return false
+	case nul+1 < len(payload):
+		return payload[nul+1] == '{'
+	}
+	return true
 }
 
 // journalFrameAt returns the payload length of the frame at off when it is intact: its length
@@ -157,17 +218,17 @@ func journalScanBudget(n int) int { return 4*n + 1<<20 }
 
 // nextJournalFrame returns the first offset at or after from where an intact frame starts whose
 // payload has the shape of a record (a name of at most maxJournalName bytes, a NUL, a line from "{"
-// to "\n"), or -1 (also once budget, the bytes it may still checksum, is spent). The shape is
-// checked before the checksum, so that the search over damaged bytes computes a checksum only
-// where a frame can plausibly start.
-func nextJournalFrame(b []byte, from int, budget *int) int {
+// to "\n"), or -1 — with spent set when it gave up because budget, the bytes it may still
+// checksum, ran out. The shape is checked before the checksum, so that the search over damaged
+// bytes computes a checksum only where a frame can plausibly start.
+func nextJournalFrame(b []byte, from int, budget *int) (at int, spent bool) {
 	for off := from; off+journalFrameHeader < len(b); off++ {
 		rest := b[off:]
 		n := int(binary.LittleEndian.Uint32(rest))
 		if n == 0 { // zeros (a segment's unused end): on to the first offset whose length is not 0
 			nz := bytes.IndexFunc(rest, func(r rune) bool { return r != 0 })
 			if nz < 0 {
-				return -1
+				return -1, false
 			}
 			off += max(nz-4, 0) // the loop's increment lands on nz-3
 			continue
@@ -181,31 +242,44 @@ func nextJournalFrame(b []byte, from int, budget *int) int {
 			continue
 		}
 		if *budget -= n; *budget < 0 {
-			return -1
+			return -1, true
 		}
 		if _, ok := journalFrameAt(b, off); ok {
-			return off
+			return off, false
 		}
 	}
-	return -1
+	return -1, false
 }
 
-// refuseJournalFrame says why an intact frame cannot be a record a store wrote ("" when it can).
+// refuseJournalFrame says why an intact frame cannot be a record a store wrote ("" when it can):
+// a name that is no line file of the store (validJournalName), a line that breaks [Store.Append]'s
+// contract or is not valid JSON.
 func refuseJournalFrame(name string, line []byte) string {
 	if !validJournalName(name) {
-		return fmt.Sprintf("frame names %q, no file of the store directory", name)
+		return fmt.Sprintf("frame names %q, no line file of the store directory", name)
 	}
 	if err := checkLine(line); err != nil {
 		return fmt.Sprintf("frame for %s: %v", name, err)
 	}
+	if !ojson.Valid(line) {
+		return fmt.Sprintf("frame for %s: line is not valid JSON (strict: UTF-8, no trailing commas)", name)
+	}
 	return ""
 }
 
-// validJournalName reports whether name is a plain file name in the store directory other than the
-// journal directory.
+// validJournalName reports whether name is a file a store appends lines to: a rollout id (or
+// [UnattributedRolloutID]) followed by [CaptureFileSuffix] or [ObservationsFileSuffix], at most
+// maxJournalName bytes.
 func validJournalName(name string) bool {
-	return name != "" && len(name) <= maxJournalName && name != "." && name != ".." && name != JournalDirName &&
-		!strings.ContainsAny(name, "/\x00")
+	if len(name) > maxJournalName {
+		return false
+	}
+	for _, suffix := range []string{CaptureFileSuffix, ObservationsFileSuffix} {
+		if id, ok := strings.CutSuffix(name, suffix); ok {
+			return id == UnattributedRolloutID || ValidateRolloutID(id) == nil
+		}
+	}
+	return false
 }
 
 // isDamaged reports whether the segment changed after it was written: damaged or refused bytes

@@ -90,13 +90,13 @@ func existingCaptureStore(cmd *cobra.Command, dir string) (*capture.Store, error
 	}
 	rec, err := store.RecoverJournals()
 	if errors.Is(err, fs.ErrPermission) {
-		return nil, fmt.Errorf("recover the journals of %s: a crashed writer left records that may be missing from its rollout files, and this user may not append them (run this command once as a user who can write the directory, or start the proxy on it): %w", dir, err)
+		return nil, fmt.Errorf("recover the journals of %s: permission denied while looking for records a crashed journaled writer left (they may be missing from the rollout files until recovered): run this command once as a user who can write the directory, or start the proxy on it: %w", dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recover the journals of %s: %w", dir, err)
 	}
 	if rec.Appended > 0 {
-		cmdNotef(cmd, "recovered %d records from %d crashed journals into %s (SPEC §0 D17)", rec.Appended, rec.Journals, dir)
+		cmdNotef(cmd, "recovered %d record%s from %d crashed journal%s into %s (SPEC §0 D17)", rec.Appended, pluralSuffix(rec.Appended), rec.Journals, pluralSuffix(rec.Journals), dir)
 	}
 	for _, w := range rec.Warnings() {
 		cmdNotef(cmd, "warning: %s", w)

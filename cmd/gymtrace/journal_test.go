@@ -147,7 +147,7 @@ func TestReadersRecoverDamagedJournal(t *testing.T) {
 
 	r := runGymtrace(t, "calls", "--capture-dir", dir, "--json", "r1")
 	require.NoError(t, r.err, r.stderr)
-	assert.Contains(t, r.stderr, "gymtrace calls: recovered 2 records from 1 crashed journals into "+dir)
+	assert.Contains(t, r.stderr, "gymtrace calls: recovered 2 records from 1 crashed journal into "+dir)
 	assert.Contains(t, r.stderr, "gymtrace calls: warning: capture journal: kept "+owner+"-00000000000000000001.damaged")
 	assert.Contains(t, r.stderr, "gymtrace calls: warning: capture journal: left "+filepath.Join(root, "backup")+" alone")
 	b, err := os.ReadFile(filepath.Join(dir, "r1"+capture.CaptureFileSuffix))
