@@ -103,10 +103,10 @@ type segmentScan struct {
 // non-zero byte: the zeros of the segment's unused end are not torn). A segment whose header is
 // damaged is read the same way from its first byte (headerless). Unreadable bytes after the last
 // intact frame are a torn tail only when they start like a frame and end within journalTornMax of
-// it, else damage. An intact frame whose
-// name is no line file of the store directory (validJournalName: a rollout id and a line-file
-// suffix) or whose line is not one valid JSON object ending in "}\n" is refused: skipped, its
-// bytes counted as damaged, the reason kept. It never fails.
+// it, else damage. An intact frame whose name is no line file of the store directory
+// (validJournalName: a rollout id and a line-file suffix) or whose line is not one valid JSON
+// object ending in "}\n" is refused: skipped, its bytes counted as damaged, the reason kept. It
+// never fails.
 func parseJournalSegment(b []byte) segmentScan {
 	var sc segmentScan
 	budget := journalScanBudget(len(b))
