@@ -146,7 +146,7 @@ func TestIsJournalOwnerName(t *testing.T) {
 // owner directory whose lock is no file, and files of an owner directory that are no segments, are
 // left alone and reported; a kept segment never replaces what has its name.
 func TestJournalRecoveryOddOwners(t *testing.T) {
-	recover := func(t *testing.T, dir string) (JournalRecovery, error) {
+	recoverDir := func(t *testing.T, dir string) (JournalRecovery, error) {
 		r, err := NewStore(dir)
 		require.NoError(t, err)
 		return r.RecoverJournals()
@@ -157,7 +157,7 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		b, err := os.ReadFile(seg)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(seg, append([]byte(journalMagicName+"2\n"), b[len(journalMagic):]...), 0o600))
-		_, err = recover(t, dir)
+		_, err = recoverDir(t, dir)
 		require.ErrorContains(t, err, `journal format "gymtrace-journal 2"`)
 		assert.FileExists(t, seg, "kept whole")
 	})
@@ -165,7 +165,7 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		dir := t.TempDir()
 		owner := filepath.Join(dir, JournalDirName, "h-1-0123456789abcdef")
 		require.NoError(t, os.MkdirAll(filepath.Join(owner, journalOwnerLock), 0o700))
-		rec, err := recover(t, dir)
+		rec, err := recoverDir(t, dir)
 		require.NoError(t, err)
 		require.Len(t, rec.Skipped, 1)
 		assert.Contains(t, rec.Skipped[0], "its lock is not a regular file")
@@ -178,7 +178,7 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		for _, name := range []string{"5.seg", "abc.seg", "-1.seg", "000000000000000000001.seg"} {
 			require.NoError(t, os.WriteFile(filepath.Join(owner, name), []byte("x"), 0o600))
 		}
-		rec, err := recover(t, dir)
+		rec, err := recoverDir(t, dir)
 		require.NoError(t, err)
 		assert.Equal(t, 2, rec.Appended)
 		require.Len(t, rec.Skipped, 1)
@@ -196,7 +196,7 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		owner := filepath.Dir(seg)
 		taken := owner + "-" + strings.TrimSuffix(filepath.Base(seg), journalSegSuffix) + journalKeptSuffix
 		require.NoError(t, os.WriteFile(taken, []byte("earlier"), 0o600))
-		rec, err := recover(t, dir)
+		rec, err := recoverDir(t, dir)
 		require.NoError(t, err)
 		require.Len(t, rec.Kept, 1)
 		assert.Contains(t, rec.Kept[0], "-2"+journalKeptSuffix)

@@ -17,12 +17,12 @@ import (
 // The payload is the rollout file's name in the store directory, one NUL byte, then the record line
 // exactly as it is appended to that file (ending in "\n"). Binary length + checksum framing, not a
 // JSON line with a checksum, because the line is kept byte for byte (no escaping, no second
-// encoding to undo on replay) and because a torn tail is then detectable at any byte: a frame that
-// ends before its declared length, whose length is beyond maxJournalFrame, or whose checksum does
-// not match (a partly written sector, zeros after a power loss) ends the segment's readable part.
-// The checksum covers the length too, so a torn length field cannot make a later frame look
-// aligned. Damage in the middle of a segment (intact frames after it) is not a torn tail: the reader
-// finds the next intact frame and counts what it skipped ([parseJournalSegment]). CRC-32C (Castagnoli) is the polynomial storage systems use for this (iSCSI, ext4, Btrfs),
+// encoding to undo on replay) and because a damaged frame is then detectable at any byte: it ends
+// before its declared length, its length is beyond maxJournalFrame, or its checksum does not match
+// (a partly written sector, zeros after a power loss). The checksum covers the length too, so a torn
+// length field cannot make a later frame look aligned. A damaged frame at the end is a torn tail;
+// one with intact frames after it is damage, which the reader skips ([parseJournalSegment]).
+// CRC-32C (Castagnoli) is the polynomial storage systems use for this (iSCSI, ext4, Btrfs),
 // computed in hardware on amd64 and arm64.
 const journalMagic = journalMagicName + "1\n"
 
@@ -77,8 +77,8 @@ type segmentScan struct {
 	// recs are the intact frames in order.
 	recs []journalRecord
 	// torn counts the bytes after the last intact frame up to the last non-zero byte, when no
-	// intact frame follows them and they lie within journalTornMax of it: a torn tail (a crash
-	// during a journal write), cut.
+	// intact frame follows them, they start like a frame and they end within journalTornMax of
+	// it: a torn tail (a crash during a journal write), cut.
 	torn int
 	// damaged counts the bytes of damaged frames that an intact frame follows (not a tail: the
 	// segment was changed after it was written, e.g. a media error) and of refused frames; the
@@ -89,9 +89,8 @@ type segmentScan struct {
 	// headerless is set when the segment lacks its header but holds intact frames (damage at its
 	// start, the frames read from the first intact one).
 	headerless bool
-	// refused gives why each refused frame (checksum intact, but its name is no file of the store
-	// directory or its line breaks [Store.Append]'s contract) was refused, the first
-	// maxJournalRefusals.
+	// refused gives why each refused frame (checksum intact, but see refuseJournalFrame) was
+	// refused, the first maxJournalRefusals.
 	refused []string
 }
 
@@ -99,11 +98,10 @@ type segmentScan struct {
 // that is damaged (short, longer than maxJournalFrame, or failing its checksum) the reader looks for
 // the next offset where an intact frame starts (a length, a checksum that matches, a payload of a
 // name, a NUL, and a line from "{" to "\n"). When there is one, the bytes skipped count as damaged
-// and reading goes on from there; when there is none, they are the torn tail (up to the last
-// non-zero byte: the zeros of the segment's unused end are not torn). A segment whose header is
-// damaged is read the same way from its first byte (headerless). Unreadable bytes after the last
-// intact frame are a torn tail only when they start like a frame and end within journalTornMax of
-// it, else damage. An intact frame whose name is no line file of the store directory
+// and reading goes on from there; when there is none, they are a torn tail when they start like a
+// frame and end within journalTornMax of it, else damage (endUnreadable; the zeros of the segment's
+// unused end are neither). A segment whose header is damaged is read the same way from its first
+// byte (headerless). An intact frame whose name is no line file of the store directory
 // (validJournalName: a rollout id and a line-file suffix) or whose line is not one valid JSON
 // object ending in "}\n" is refused: skipped, its bytes counted as damaged, the reason kept. It
 // never fails.
@@ -167,8 +165,8 @@ func (sc *segmentScan) endUnreadable(b []byte, off int, spent bool) {
 }
 
 // startsLikeFrame reports whether rest can be the start of a frame whose end is missing: a length
-// from 4 to maxJournalFrame, and as much of a payload as is there shaped as a name (at most
-// maxJournalName bytes), a NUL and "{".
+// from 4 to maxJournalFrame, and as much of a payload as is there with a record's start
+// (recordPrefix).
 func startsLikeFrame(rest []byte) bool {
 	if len(rest) < 4 {
 		return true
@@ -180,17 +178,24 @@ func startsLikeFrame(rest []byte) bool {
 	if len(rest) <= journalFrameHeader {
 		return true
 	}
-	payload := rest[journalFrameHeader:min(len(rest), journalFrameHeader+n)]
-	nul := bytes.IndexByte(payload[:min(len(payload), maxJournalName+1)], 0)
+	_, ok := recordPrefix(rest[journalFrameHeader:min(len(rest), journalFrameHeader+n)], n)
+	return ok
+}
+
+// recordPrefix reports whether p, the bytes present of a frame's payload of n bytes, begin as a
+// record's payload does, as far as they go: a name of 1 to maxJournalName bytes, a NUL, "{". It
+// also returns the NUL's index in p (-1 when p holds none).
+func recordPrefix(p []byte, n int) (nul int, ok bool) {
+	nul = bytes.IndexByte(p[:min(len(p), maxJournalName+1)], 0)
 	switch {
 	case nul < 0:
-		return len(payload) < n && len(payload) <= maxJournalName
+		return nul, len(p) < n && len(p) <= maxJournalName
 	case nul == 0:
-		return false
-	case nul+1 < len(payload):
-		return payload[nul+1] == '{'
+		return nul, false
+	case nul+1 < len(p):
+		return nul, p[nul+1] == '{'
 	}
-	return true
+	return nul, true
 }
 
 // journalFrameAt returns the payload length of the frame at off when it is intact: its length
@@ -213,7 +218,7 @@ func journalFrameAt(b []byte, off int) (int, bool) {
 
 // journalScanBudget bounds the bytes the search for intact frames checksums in a segment of n bytes:
 // a few passes over it, so that crafted bytes (a frame shape at every offset) cannot make a
-// recovery quadratic. Past it the rest of the segment counts as torn.
+// recovery quadratic. Past it the rest of the segment counts as damage.
 func journalScanBudget(n int) int { return 4*n + 1<<20 }
 
 // nextJournalFrame returns the first offset at or after from where an intact frame starts whose
@@ -237,8 +242,7 @@ func nextJournalFrame(b []byte, from int, budget *int) (at int, spent bool) {
 			continue
 		}
 		payload := rest[journalFrameHeader : journalFrameHeader+n]
-		nul := bytes.IndexByte(payload[:min(len(payload), maxJournalName+1)], 0)
-		if nul < 1 || nul+2 >= n || payload[nul+1] != '{' || payload[n-1] != '\n' {
+		if nul, ok := recordPrefix(payload, n); !ok || nul < 0 || nul+2 >= n || payload[n-1] != '\n' {
 			continue
 		}
 		if *budget -= n; *budget < 0 {
