@@ -161,6 +161,16 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		require.ErrorContains(t, err, `journal format "gymtrace-journal 2"`)
 		assert.FileExists(t, seg, "kept whole")
 	})
+	t.Run("a header cut short is no other version", func(t *testing.T) {
+		dir := t.TempDir()
+		seg := deadJournal(t, dir, 1)
+		require.NoError(t, os.WriteFile(seg, append([]byte(journalMagicName), make([]byte, 4096)...), 0o600))
+		rec, err := recoverDir(t, dir)
+		require.NoError(t, err, "a segment its writer was creating when it crashed")
+		assert.Equal(t, 1, rec.Journals)
+		assert.Empty(t, rec.Warnings())
+		assert.NoFileExists(t, seg)
+	})
 	t.Run("a lock that is a directory", func(t *testing.T) {
 		dir := t.TempDir()
 		owner := filepath.Join(dir, JournalDirName, "h-1-0123456789abcdef")

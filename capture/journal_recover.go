@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -142,9 +141,8 @@ func (s *Store) recoverJournal(dir string, rec *JournalRecovery) (live bool, err
 		if err != nil {
 			return false, err
 		}
-		if bytes.HasPrefix(b, []byte(journalMagicName)) && !bytes.HasPrefix(b, []byte(journalMagic)) {
-			line, _, _ := bytes.Cut(b[:min(len(b), 64)], []byte("\n"))
-			return false, fmt.Errorf("%s: journal format %q, not %q: written by another gymtrace version, which must recover it (kept whole)", p, line, strings.TrimSuffix(journalMagic, "\n"))
+		if header, ok := otherJournalVersion(b); ok {
+			return false, fmt.Errorf("%s: journal format %q, not %q: written by another gymtrace version, which must recover it (kept whole)", p, header, strings.TrimSuffix(journalMagic, "\n"))
 		}
 		sc := parseJournalSegment(b)
 		recs = append(recs, sc.recs...)

@@ -29,6 +29,21 @@ const journalMagic = journalMagicName + "1\n"
 // journalMagicName starts every segment header, whatever its format version.
 const journalMagicName = "gymtrace-journal "
 
+// otherJournalVersion returns the header line of a segment written in another format version
+// ("gymtrace-journal <v>\n", v of digits and dots, v ≠ "1"); ok is false for this version's header,
+// for no header and for a header cut short (a segment whose writer crashed while creating it).
+func otherJournalVersion(b []byte) (header string, ok bool) {
+	rest, found := bytes.CutPrefix(b, []byte(journalMagicName))
+	if !found || bytes.HasPrefix(b, []byte(journalMagic)) {
+		return "", false
+	}
+	v, _, complete := bytes.Cut(rest[:min(len(rest), 32)], []byte("\n"))
+	if !complete || len(v) == 0 || strings.Trim(string(v), "0123456789.") != "" {
+		return "", false
+	}
+	return journalMagicName + string(v), true
+}
+
 // maxJournalFrame bounds a frame's payload. Lines given whole to the store are bounded by what the
 // proxy captures (SPEC §0 D15), but a length past this bound can only be a damaged frame.
 const maxJournalFrame = 1 << 30
