@@ -478,7 +478,7 @@ const maxJournalErrs = 8
 // fail reports a background failure at once through the OTel error handler (otel.Handle; the
 // default one logs it) and keeps it for Close (the first maxJournalErrs). It runs under rotMu.
 func (j *journal) fail(err error) {
-	otel.Handle(fmt.Errorf("gymtrace capture journal %s: background sync: %w (the records stay in the journal; retried next interval)", j.dir, err))
+	otel.Handle(fmt.Errorf("gymtrace capture journal %s: background sync: %w (the records stay in the journal: retried at the next interval, else recovered once this process has ended)", j.dir, err))
 	if len(j.errs) < maxJournalErrs {
 		j.errs = append(j.errs, err)
 	}
