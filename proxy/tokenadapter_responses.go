@@ -198,10 +198,10 @@ func isString(v ojson.Value, want string) bool {
 	return ok && s == want
 }
 
-// responsesPayload builds, from vLLM's own Responses answer (held by tw) and client, the response
-// object the client received (the record's), the response object the reference's adapter serves
-// for Responses (docs/TOKENS.md §1.5, Responses dialect): the client's output items, the token
-// bundle on the last one.
+// responsesPayload builds the response object the reference's adapter serves for Responses
+// (docs/TOKENS.md §1.5, Responses dialect): the output items of clientResp, the response object
+// the client received (the record's), with the token bundle, read from vLLM's own answer held by
+// tw, on the last one.
 func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]byte, string, error) {
 	raw := tw.original
 	if tw.sse {
