@@ -99,8 +99,25 @@ var decodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true)}
 // Unless discard is set it appends src to dst with the whitespace between tokens removed (every
 // token's text is copied as sent). spaced reports whether any whitespace was removed. w, when not
 // nil, receives the walk's events and string suffixes (see [Walker]). On error dst is returned
-// unchanged together with a *SyntaxError.
+// unchanged together with a *SyntaxError. A text that is already compact, the usual case for a
+// payload a writer re-checks, is taken by [compactWhole] and walked by [Walker.walkCompact]
+// without the token read; every other text is read by compactTokens.
 func compactText(w *Walker, dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
+	if compactWhole(src, maxDepth) {
+		if w != nil && (w.Visitor != nil || w.Suffix != "") {
+			w.walkCompact(src)
+		}
+		if !discard {
+			dst = append(dst, src...)
+		}
+		return dst, false, nil
+	}
+	return compactTokens(w, dst, src, maxDepth, discard)
+}
+
+// compactTokens is [compactText] reading token by token, the one pass that compacts, feeds a
+// Walker and names the error.
+func compactTokens(w *Walker, dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
 	r := getReader()
 	defer putReader(r)
 	r.buf = *bytes.NewBuffer(src)

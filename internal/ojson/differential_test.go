@@ -67,6 +67,15 @@ func requireSameCompaction(t *testing.T, src []byte, maxDepth int) {
 	if walkCompact, err := w.Check(src); errorCategory(err) != errorCategory(wantErr) || walkCompact != compact {
 		t.Fatalf("%q depth %d: Walker.Check %v %v, CheckCompactString %v", src, maxDepth, walkCompact, err, compact)
 	}
+	requireSameWalk(t, src, maxDepth)
+	if v, ok := parseScalar(src); ok {
+		if want, err := ParseDepth(src, maxDepth); err != nil || !v.Equal(want) || v.Kind() != want.Kind() {
+			t.Fatalf("%q: parseScalar %v, ParseDepth %v %v", src, v, want, err)
+		}
+	}
+	if compactWhole(src, maxDepth) && (wantErr != nil || wantSpaced) {
+		t.Fatalf("%q depth %d: compactWhole takes it whole, ParseDepth error %v, spaced %v", src, maxDepth, wantErr, wantSpaced)
+	}
 	if maxDepth == MaxDepth && Valid(src) != (wantErr == nil) {
 		t.Fatalf("%q: Valid %v, ParseDepth error %v", src, Valid(src), wantErr)
 	}

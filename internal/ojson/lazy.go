@@ -522,12 +522,16 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the JSON string starting at s[i] (validated text): the
-// first quote after it that an even number of backslashes precedes (strings.IndexByte finds the
-// quotes many bytes at a time).
+// stringEnd returns the index just past the JSON string starting at s[i]: the first quote after
+// it that an even number of backslashes precedes (strings.IndexByte finds the quotes many bytes at
+// a time), or len(s) when there is none (text not yet validated).
 func stringEnd(s string, i int) int {
 	for i++; ; {
-		q := i + strings.IndexByte(s[i:], '"')
+		k := strings.IndexByte(s[i:], '"')
+		if k < 0 {
+			return len(s)
+		}
+		q := i + k
 		n := 0
 		for k := q - 1; k >= i && s[k] == '\\'; k-- {
 			n++

@@ -58,7 +58,50 @@ type parser struct {
 // and duplicates; numbers keep their text. The result's strings share one copy of data (data
 // itself is not retained). Errors are *SyntaxError.
 func Parse(data []byte) (Value, error) {
+	if v, ok := parseScalar(data); ok {
+		return v, nil
+	}
 	return ParseDepth(data, MaxDepth)
+}
+
+// parseScalar is [Parse] of the two texts a member's raw value most often is, read without the
+// parser's stacks: a string without escapes (every byte of its text >= 0x20, not '"' or '\\', and
+// valid UTF-8) and an integer of at most 18 characters (which always fits int64). ok is false for
+// every other text, which the parser then reads (and judges).
+func parseScalar(data []byte) (Value, bool) {
+	n := len(data)
+	if n >= 2 && data[0] == '"' && data[n-1] == '"' {
+		body := data[1 : n-1]
+		ascii := true
+		for i := skipPlain(body, 0); i < len(body); i++ {
+			switch c := body[i]; {
+			case c < 0x20 || c == '"' || c == '\\':
+				return Value{}, false
+			case c >= 0x80:
+				ascii = false
+			}
+		}
+		if !ascii && !utf8.Valid(body) {
+			return Value{}, false
+		}
+		return String(string(body)), true
+	}
+	if n == 0 || n > 18 {
+		return Value{}, false
+	}
+	digits := data
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
+		return Value{}, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return Value{}, false
+		}
+	}
+	return Number(string(data)), true
 }
 
 // ParseShared is [Parse] without its copy of data: the result's strings without escapes are

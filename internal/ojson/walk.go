@@ -1,6 +1,9 @@
 package ojson
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // Walker validates a JSON text like [CheckCompactString] (or compacts it like [CompactDepth]: the
 // same jsontext pass) and, in that pass, shows its caller the outer levels of the document and its
@@ -78,4 +81,54 @@ func (w *Walker) sawString(raw []byte) {
 	if w != nil && w.Suffix != "" && !w.SawSuffix && bytes.HasSuffix(raw, []byte(w.Suffix)) {
 		w.SawSuffix = true
 	}
+}
+
+// walkCompact gives w the events and string suffixes of src, a text [compactWhole] accepted (one
+// strict, compact JSON value), exactly as the token-by-token walk of compactTokens would, by
+// reading the validated text directly: strings are skipped to their closing quote, scalars to the
+// next delimiter.
+func (w *Walker) walkCompact(src []byte) {
+	w.walkValue(unsafe.String(unsafe.SliceData(src), len(src)), src, 0, 0)
+}
+
+// walkValue walks the value starting at s[i] inside a container at depth (0 for the top-level
+// value) and returns the index just past it; s and b are the same text as a string and as bytes.
+func (w *Walker) walkValue(s string, b []byte, i, depth int) int {
+	switch s[i] {
+	case '"':
+		end := stringEnd(s, i)
+		w.sawString(b[i:end])
+		return end
+	case '{', '[':
+		object, inner := s[i] == '{', depth+1
+		i++
+		if s[i] == '}' || s[i] == ']' {
+			return i + 1
+		}
+		for {
+			var key []byte
+			if object {
+				end := stringEnd(s, i)
+				key = b[i:end]
+				w.sawString(key)
+				if w.visits(inner) {
+					w.Visitor.Visit(inner, key, nil)
+				}
+				i = end + 1 // past the ':'
+			}
+			start := i
+			i = w.walkValue(s, b, i, inner)
+			if w.visits(inner) {
+				w.Visitor.Visit(inner, key, b[start:i])
+			}
+			if s[i] != ',' {
+				return i + 1 // past the '}' or ']'
+			}
+			i++
+		}
+	}
+	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' {
+		i++
+	}
+	return i
 }

@@ -31,6 +31,32 @@ func walkEvents(src string, depth int, suffix string) (events []string, sawSuffi
 	return events, w.SawSuffix, compact, err
 }
 
+// requireSameWalk walks src with the fast path for validated compact text (walkCompact) and token by
+// token (compactTokens), at every visiting depth up to 3 with a suffix to watch, and fails unless
+// both give the same events and suffix finding. Only a text compactWhole accepts takes the fast
+// path; for any other both walks are the same one.
+func requireSameWalk(t *testing.T, src []byte, maxDepth int) {
+	t.Helper()
+	for depth := range 4 {
+		walk := func(fast bool) (events []string, saw bool, err error) {
+			w := Walker{MaxDepth: maxDepth, Depth: depth, Suffix: `a"`, Visitor: visitFunc(func(d int, key, val []byte) {
+				events = append(events, fmt.Sprintf("%d %q %q", d, key, val))
+			})}
+			if fast {
+				_, _, err = compactText(&w, nil, src, maxDepth, true)
+			} else {
+				_, _, err = compactTokens(&w, nil, src, maxDepth, true)
+			}
+			return events, w.SawSuffix, err
+		}
+		fastEvents, fastSaw, fastErr := walk(true)
+		events, saw, err := walk(false)
+		if (fastErr == nil) != (err == nil) || fastSaw != saw || fmt.Sprint(fastEvents) != fmt.Sprint(events) {
+			t.Fatalf("%q depth %d: fast walk %v %v %v, token walk %v %v %v", src, depth, fastEvents, fastSaw, fastErr, events, saw, err)
+		}
+	}
+}
+
 func TestWalkerEvents(t *testing.T) {
 	events, saw, compact, err := walkEvents(`{"a":1, "b":[{"c":"x"},2],"\u0064":{"e":{"f":null}}}`, 3, `"x"`)
 	require.NoError(t, err)
