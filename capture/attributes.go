@@ -135,13 +135,13 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 		}
 	}
 	if e.Response != nil {
-		f, ok := cfg.facts.response(e.Response)
+		f, usage, ok := cfg.facts.response(e.Response)
 		if !ok {
 			if own == nil {
 				own = new(PayloadFacts)
 			}
 			ok = own.readResponse(e.Response)
-			f = &own.resp
+			f, usage = &own.resp, own.respUsage
 		}
 		if ok {
 			if cfg.messageContent {
@@ -150,7 +150,7 @@ func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyVal
 					resp = &v
 				}
 			}
-			attrs = appendResponseAttributes(attrs, f, cfg.conv)
+			attrs = appendResponseAttributes(attrs, f, usage, cfg.conv)
 			compacted = compacted || f.Compacted
 		}
 	}
@@ -190,7 +190,9 @@ func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) 
 	return append(attrs, k.String(s), sizeKey(k).Int64(int64(len(s))))
 }
 
-func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, conv semconv.GenAIConventions) []attribute.KeyValue {
+// appendResponseAttributes adds the gen_ai.response.* attributes of f and the usage counts, read
+// from usage when the walk that found f read it (nil: f.Usage is parsed).
+func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, usage *ojson.Value, conv semconv.GenAIConventions) []attribute.KeyValue {
 	if f.HasID {
 		attrs = append(attrs, semconv.GenAIResponseID(f.ID))
 	}
@@ -199,6 +201,9 @@ func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, conv
 	}
 	if len(f.FinishReasons) > 0 {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasons(f.FinishReasons...))
+	}
+	if usage != nil {
+		return appendTokenStats(attrs, extractTokenStats(*usage), conv)
 	}
 	return appendUsageAttributes(attrs, f.Usage, conv)
 }
@@ -504,7 +509,11 @@ func appendUsageAttributes(attrs []attribute.KeyValue, usageText []byte, conv se
 	if !ok {
 		return attrs
 	}
-	st := extractTokenStats(usage)
+	return appendTokenStats(attrs, extractTokenStats(usage), conv)
+}
+
+// appendTokenStats adds the gen_ai.usage.* counts of st.
+func appendTokenStats(attrs []attribute.KeyValue, st tokenStats, conv semconv.GenAIConventions) []attribute.KeyValue {
 	for _, c := range []struct {
 		k attribute.Key
 		v *int64

@@ -41,8 +41,11 @@ type PayloadFacts struct {
 	reqOf   []byte // the request object the facts are of, nil when none
 	resp    ResponseFacts
 	respOf  []byte
-	walk    responseWalk
-	w       ojson.Walker // the pass's walker, kept here so that one call allocates it once
+	// respUsage is resp.Usage as the walk read it (see responseWalk.usageValue), so that the
+	// attributes parse no usage text again; nil when the walk read none (a stream's facts).
+	respUsage *ojson.Value
+	walk      responseWalk
+	w         ojson.Walker // the pass's walker, kept here so that one call allocates it once
 }
 
 // RequestPayload is the package's [RequestPayload] that also keeps the request's facts, without the
@@ -62,11 +65,11 @@ func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *st
 // ResponsePayload is [PayloadFacts.RequestPayload] for a response body: the package's
 // [ResponsePayload] with the sharing, keeping the response's facts.
 func (f *PayloadFacts) ResponsePayload(body []byte) (obj json.RawMessage, raw *string) {
-	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
+	f.resp, f.respOf, f.respUsage, f.walk = ResponseFacts{}, nil, nil, responseWalk{}
 	f.w = responseWalker(&f.walk)
 	obj, raw = sharedPayload(body, &f.w)
 	if obj != nil {
-		f.resp, f.respOf = f.walk.facts(), obj
+		f.resp, f.respOf, f.respUsage = f.walk.facts(), obj, f.walk.usageValue()
 	}
 	return obj, raw
 }
@@ -85,7 +88,7 @@ func responseWalker(r *responseWalk) ojson.Walker {
 
 // SetStreamResponse records the facts of obj, a response reassembled from a stream.
 func (f *PayloadFacts) SetStreamResponse(obj []byte, facts ResponseFacts) {
-	f.resp, f.respOf = facts, obj
+	f.resp, f.respOf, f.respUsage = facts, obj, nil
 }
 
 // request returns the facts of req when they are the facts of exactly that text.
@@ -96,12 +99,13 @@ func (f *PayloadFacts) request(req []byte) (*requestParams, bool, bool) {
 	return &f.req, f.reqHint, true
 }
 
-// response returns the facts of resp when they are the facts of exactly that text.
-func (f *PayloadFacts) response(resp []byte) (*ResponseFacts, bool) {
+// response returns the facts of resp when they are the facts of exactly that text, with its usage
+// as the walk read it (nil when it read none).
+func (f *PayloadFacts) response(resp []byte) (*ResponseFacts, *ojson.Value, bool) {
 	if f == nil || !same(f.respOf, resp) {
-		return nil, false
+		return nil, nil, false
 	}
-	return &f.resp, true
+	return &f.resp, f.respUsage, true
 }
 
 // same reports whether a and b are the same memory (not only equal text).
@@ -127,7 +131,7 @@ func (f *PayloadFacts) readRequest(req []byte) bool {
 // readResponse walks resp, a response object, once (validating it) for its facts; false when it
 // is not one strict JSON object.
 func (f *PayloadFacts) readResponse(resp []byte) bool {
-	f.resp, f.respOf, f.walk = ResponseFacts{}, nil, responseWalk{}
+	f.resp, f.respOf, f.respUsage, f.walk = ResponseFacts{}, nil, nil, responseWalk{}
 	if firstNonSpace(resp) != '{' {
 		return false
 	}
@@ -135,18 +139,22 @@ func (f *PayloadFacts) readResponse(resp []byte) bool {
 	if _, err := f.w.Check(resp); err != nil {
 		return false
 	}
-	f.resp, f.respOf = f.walk.facts(), resp
+	f.resp, f.respOf, f.respUsage = f.walk.facts(), resp, f.walk.usageValue()
 	return true
 }
 
 // responseWalk collects a response object's facts from a [ojson.Walker] of depth 3: the top-level
-// members, and the members of the objects in the choices, output and content arrays.
+// members, the members of the objects in the choices, output and content arrays, and the usage
+// object's members two levels deep.
 type responseWalk struct {
-	top                                      itemsOf // the top-level array being read, if one of interest
+	top                                      itemsOf // the top-level member being read, if one of interest
 	id, model, stopReason, usage, incomplete []byte  // raw member texts (the last of duplicates)
 	choiceReasons                            []string
 	outputCompacted, contentCompacted        bool
 	item                                     []byte // raw finish_reason / type of the current item
+
+	usageMembers  []ojson.Member // the members of the usage object read so far
+	detailMembers []ojson.Member // the members of the usage member's object being read
 }
 
 // itemsOf names the top-level arrays whose items a responseWalk reads.
@@ -157,6 +165,7 @@ const (
 	itemsChoices
 	itemsOutput
 	itemsContent
+	itemsUsage // not an array: the usage object, whose members are read
 )
 
 // Visit implements [ojson.Visitor].
@@ -176,6 +185,8 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 				r.top, r.outputCompacted = itemsOutput, false
 			case "content":
 				r.top, r.contentCompacted = itemsContent, false
+			case "usage":
+				r.top, r.usageMembers = itemsUsage, nil
 			}
 			return
 		}
@@ -193,6 +204,10 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 			r.incomplete = val
 		}
 	case 2:
+		if r.top == itemsUsage {
+			r.usageMember(key, val)
+			return
+		}
 		item := r.item
 		r.item = nil
 		if key != nil || item == nil {
@@ -212,6 +227,14 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 		if key == nil || val == nil || r.top == itemsNone {
 			return
 		}
+		if r.top == itemsUsage {
+			if name, ok := keyName(key); ok {
+				if v, err := ojson.Parse(val); err == nil {
+					r.detailMembers = append(r.detailMembers, ojson.Member{Key: string(name), Value: v})
+				}
+			}
+			return
+		}
 		want := "type"
 		if r.top == itemsChoices {
 			want = "finish_reason"
@@ -220,6 +243,43 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 			r.item = val
 		}
 	}
+}
+
+// usageValue returns the usage object as the walk read it: its members, each scalar or array as
+// parsed and each object as its own members (what extractTokenStats reads); nil when the usage
+// member is absent or no object.
+func (r *responseWalk) usageValue() *ojson.Value {
+	if len(r.usage) == 0 || r.usage[0] != '{' {
+		return nil
+	}
+	v := ojson.Object(r.usageMembers...)
+	return &v
+}
+
+// usageMember reads a member of the usage object (key, then value): a scalar or an array as
+// parsed, an object as the members its own walk events gave (at depth 3).
+func (r *responseWalk) usageMember(key, val []byte) {
+	if key == nil {
+		return // an element: usage is an array, no object (its counts are none)
+	}
+	if val == nil {
+		r.detailMembers = nil
+		return
+	}
+	name, ok := keyName(key)
+	if !ok {
+		return
+	}
+	var v ojson.Value
+	if val[0] == '{' {
+		v = ojson.Object(r.detailMembers...)
+	} else {
+		var err error
+		if v, err = ojson.Parse(val); err != nil {
+			return
+		}
+	}
+	r.usageMembers = append(r.usageMembers, ojson.Member{Key: string(name), Value: v})
 }
 
 // isCompactionType reports whether raw is the JSON string "compaction".

@@ -84,7 +84,7 @@ func factReadings(resp []byte, conv semconv.GenAIConventions) responseReadings {
 		return responseReadings{}
 	}
 	f := &pf.resp
-	return responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, conv)), compacted: f.Compacted}
+	return responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, pf.respUsage, conv)), compacted: f.Compacted}
 }
 
 func checkFactsMatchWhole(t testing.TB, resp []byte) (whole responseReadings) {
@@ -100,9 +100,9 @@ func checkFactsMatchWhole(t testing.TB, resp []byte) (whole responseReadings) {
 		if obj == nil {
 			continue
 		}
-		f, ok := pf.response(obj)
+		f, usage, ok := pf.response(obj)
 		require.True(t, ok)
-		split := responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, conv)), compacted: f.Compacted}
+		split := responseReadings{attrs: attrTexts(appendResponseAttributes(nil, f, usage, conv)), compacted: f.Compacted}
 		if !assert.ObjectsAreEqual(whole, split) {
 			t.Fatalf("response %s:\nwhole %+v\nsplit %+v", resp, whole, split)
 		}
