@@ -438,12 +438,6 @@ func TestProxyUpstreamFailures(t *testing.T) {
 	})
 }
 
-func mustJSON(t *testing.T, v any) string {
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
-}
-
 // compressWith returns a func compressing its input with a writer from newWriter (write, then close).
 func compressWith(newWriter func(io.Writer) io.WriteCloser) func([]byte) []byte {
 	return func(b []byte) []byte {

@@ -40,7 +40,7 @@ const (
 type parser struct {
 	data     []byte
 	src      string // data as one string: strings and numbers without escapes are substrings of it
-	shared   bool   // src aliases data instead of copying it ([ParseShared])
+	shared   bool   // src aliases data instead of copying it ([ParseLazy]'s scalars)
 	pos      int
 	depth    int
 	maxDepth int
@@ -102,14 +102,6 @@ func parseScalar(data []byte) (Value, bool) {
 		}
 	}
 	return Number(string(data)), true
-}
-
-// ParseShared is [Parse] without its copy of data: the result's strings without escapes are
-// substrings of data itself, so a value holds at most the data plus its decoded escaped strings
-// (never more than len(data) again). The caller must never modify data afterwards (it is kept alive
-// by the result); for a buffer read once and only read from, such as a whole file.
-func ParseShared(data []byte) (Value, error) {
-	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modeStrict, shared: true})
 }
 
 // ParseDepth is [Parse] with a nesting limit of maxDepth instead of [MaxDepth].
