@@ -50,10 +50,10 @@ func (f *attachTokenFlags) options(cmd *cobra.Command, captureDir string) (*roll
 	if f.allRows {
 		opts.Store, err = tokens.OpenStore(dir)
 	} else {
-		opts.Store, err = existingTokenStore(dir)
+		opts.Store, err = existingTokenStore(dir, f.dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("attach: --%s: %w", tokenDirFlag, err)
+		return nil, fmt.Errorf("attach: %w", err)
 	}
 	if opts.Store == nil {
 		return nil, nil

@@ -59,8 +59,8 @@ has nothing to clear.`,
 				return err
 			}
 			var tokenStores []*tokens.Store
-			if ts, err := existingTokenStore(tdir); err != nil {
-				return fmt.Errorf("clear: --%s: %w", tokenDirFlag, err)
+			if ts, err := existingTokenStore(tdir, tokenDir); err != nil {
+				return fmt.Errorf("clear: %w", err)
 			} else if ts != nil {
 				tokenStores = append(tokenStores, ts)
 			}

@@ -137,6 +137,21 @@ func TestReadCommandsFailures(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.err.Error(), "is not a directory")
 
+	// The token directory defaults to the capture directory: a file there is named by the flag the
+	// user gave (from a new-user trial: it said --token-dir, which nobody had passed).
+	for _, args := range [][]string{
+		{"report", "--capture-dir", file},
+		{"tokens", "--capture-dir", file, "0-0"},
+	} {
+		r := runGymtrace(t, args...)
+		require.Error(t, r.err, args)
+		assert.Contains(t, r.err.Error(), "--capture-dir "+file+": not a directory", args)
+		assert.NotContains(t, r.err.Error(), "--token-dir", args)
+	}
+	r = runGymtrace(t, "tokens", "--capture-dir", t.TempDir(), "--token-dir", file, "0-0")
+	require.Error(t, r.err)
+	assert.Contains(t, r.err.Error(), "--token-dir "+file+": not a directory")
+
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "0-0.capture.jsonl"), 0o700)) // unreadable as a file
 	r = runGymtrace(t, "metrics", "--capture-dir", dir, "0-0")

@@ -10,13 +10,14 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rederive"
+	"github.com/gymtrace/gymtrace/rollout"
 )
 
 func init() { commands = append(commands, newRederiveCmd) }
 
 // newRederiveCmd builds `gymtrace rederive` (rederive.Run).
 func newRederiveCmd() *cobra.Command {
-	var dir, rollout, output string
+	var dir, rolloutID, output string
 	cmd := &cobra.Command{
 		Use:   "rederive --capture-dir DIR [--rollout ID] --output DIR2",
 		Short: "Rebuild captured responses from their raw bytes with today's reassembly, into another directory",
@@ -42,8 +43,8 @@ has the .capture.incomplete marker. Changed records are listed on stderr.`,
 			if !filepath.IsAbs(output) {
 				return usageErrorf("--%s %q must be an absolute path", outputFlag, output)
 			}
-			if rollout != "" {
-				if err := capture.ValidateRolloutID(rollout); err != nil {
+			if rolloutID != "" {
+				if err := rollout.ValidateID(rolloutID); err != nil {
 					return usageErrorf("--rollout: %w", err)
 				}
 			}
@@ -58,19 +59,19 @@ has the .capture.incomplete marker. Changed records are listed on stderr.`,
 			if err != nil {
 				return fmt.Errorf("rederive: %w", err)
 			}
-			return runRederive(cmd, src, dst, rollout)
+			return runRederive(cmd, src, dst, rolloutID)
 		},
 	}
 	addCaptureDirFlag(cmd, &dir)
-	cmd.Flags().StringVar(&rollout, "rollout", "", "rederive only this rollout id (default: every rollout of the capture directory)")
+	cmd.Flags().StringVar(&rolloutID, "rollout", "", "rederive only this rollout id (default: every rollout of the capture directory)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "directory to write the rederived capture files to (absolute path, required; created if missing)")
 	return cmd
 }
 
-func runRederive(cmd *cobra.Command, src, dst *capture.Store, rollout string) error {
+func runRederive(cmd *cobra.Command, src, dst *capture.Store, rolloutID string) error {
 	listed := 0
 	sum, err := rederive.Run(cmd.Context(), src, dst, rederive.Options{
-		RolloutID: rollout,
+		RolloutID: rolloutID,
 		OnRollout: func(rs rederive.RolloutSummary) {
 			for _, c := range rs.Changes {
 				switch listed++; {
@@ -91,8 +92,8 @@ func runRederive(cmd *cobra.Command, src, dst *capture.Store, rollout string) er
 	if err != nil {
 		return err
 	}
-	cmdNotef(cmd, "wrote %s: %d rollout%s, %d record%s, %d changed, %d copied as they were (no response_raw or kept by rule), %d damaged line%s left out",
-		dst.Dir(), len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), sum.Records, pluralSuffix(sum.Records), sum.Changed, sum.Skipped, sum.Dropped, pluralSuffix(sum.Dropped))
+	cmdNotef(cmd, "wrote %s: %d rollout%s, %d record%s: %d changed, %d rebuilt unchanged, %d copied as they were (no response_raw or kept by rule); %d damaged line%s left out",
+		dst.Dir(), len(sum.Rollouts), pluralSuffix(len(sum.Rollouts)), sum.Records, pluralSuffix(sum.Records), sum.Changed, sum.Records-sum.Changed-sum.Skipped, sum.Skipped, sum.Dropped, pluralSuffix(sum.Dropped))
 	return nil
 }
 

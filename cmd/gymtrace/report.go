@@ -102,8 +102,8 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	if opts.TokenStore, err = existingTokenStore(tdir); err != nil {
-		return fmt.Errorf("report: --%s: %w", tokenDirFlag, err)
+	if opts.TokenStore, err = existingTokenStore(tdir, f.tokenDir); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	if f.rollouts != "" {
 		in, err := os.Open(f.rollouts)

@@ -95,7 +95,7 @@ func TestRederiveCommand(t *testing.T) {
 	assert.Empty(t, r.stdout)
 	assert.Contains(t, r.stderr, "rollout r-1 line 1 (")
 	assert.Contains(t, r.stderr, "response rebuilt from response_raw, error_category capture_parse_error -> null")
-	assert.Contains(t, r.stderr, "wrote "+out+": 2 rollouts, 2 records, 1 changed")
+	assert.Contains(t, r.stderr, "wrote "+out+": 2 rollouts, 2 records: 1 changed, 1 rebuilt unchanged, 0 copied as they were")
 	fixed, err := os.ReadFile(filepath.Join(out, "r-1.capture.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, string(good), string(fixed))
@@ -114,7 +114,11 @@ func TestRederiveCommand(t *testing.T) {
 		{"missing output", []string{"rederive", "--capture-dir", src}, 2, "--output is required"},
 		{"relative output", []string{"rederive", "--capture-dir", src, "--output", "out"}, 2, "absolute"},
 		{"unknown rollout", []string{"rederive", "--capture-dir", src, "--rollout", "r-9", "--output", filepath.Join(t.TempDir(), "o")}, 1, "no capture for the rollout r-9"},
-		{"invalid rollout", []string{"rederive", "--capture-dir", src, "--rollout", "a/b", "--output", filepath.Join(t.TempDir(), "o")}, 2, "Invalid rollout id"},
+		{"invalid rollout", []string{"rederive", "--capture-dir", src, "--rollout", "a/b", "--output", filepath.Join(t.TempDir(), "o")}, 2, `"a/b": must match ^[A-Za-z0-9][A-Za-z0-9._-]*$`},
+		// The rule of every other command (SPEC §0 D12), not the looser file-name rule of SPEC §2.2.
+		{"rollout with a leading underscore", []string{"rederive", "--capture-dir", src, "--rollout", "_x", "--output", filepath.Join(t.TempDir(), "o")}, 2, `"_x": must match`},
+		{"rollout of dots", []string{"rederive", "--capture-dir", src, "--rollout", ".", "--output", filepath.Join(t.TempDir(), "o")}, 2, `".": must match`},
+		{"rollout too long", []string{"rederive", "--capture-dir", src, "--rollout", strings.Repeat("a", 201), "--output", filepath.Join(t.TempDir(), "o")}, 2, "longer than 200 bytes"},
 		{"missing capture dir", []string{"rederive", "--capture-dir", filepath.Join(src, "nope"), "--output", filepath.Join(t.TempDir(), "o")}, 1, "does not exist"},
 	}
 	for _, tt := range tests {

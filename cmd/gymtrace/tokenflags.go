@@ -33,16 +33,20 @@ func tokenStoreDir(flagDir, captureDir string) (string, error) {
 }
 
 // existingTokenStore returns the token store of dir when dir exists, without creating it (nil when
-// it does not: no rollout has a token capture there); a file in its place is an error.
-func existingTokenStore(dir string) (*tokens.Store, error) {
+// it does not: no rollout has a token capture there); a file in its place is an error naming the
+// flag dir came from: --token-dir when flagDir (its value) is set, else --capture-dir, which the
+// token directory defaults to.
+func existingTokenStore(dir, flagDir string) (*tokens.Store, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case err != nil:
 		return nil, err
+	case !fi.IsDir() && flagDir != "":
+		return nil, fmt.Errorf("--%s %s: not a directory", tokenDirFlag, dir)
 	case !fi.IsDir():
-		return nil, fmt.Errorf("token directory %s is not a directory", dir)
+		return nil, fmt.Errorf("--%s %s: not a directory (the token directory defaults to it)", captureDirFlag, dir)
 	}
 	return tokens.OpenStore(dir)
 }

@@ -46,7 +46,7 @@ one JSON object.`,
 			if err := checkTokenBuilder(builder); err != nil {
 				return err
 			}
-			store, err := existingTokenStore(tdir)
+			store, err := existingTokenStore(tdir, tokenDir)
 			if err != nil {
 				return fmt.Errorf("tokens: %w", err)
 			}
