@@ -419,6 +419,13 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
 	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	if readErr != nil {
+		// The client's body broke off (SPEC §0 D3): what arrived is no request the client sent whole,
+		// even when it parses, so it is kept as request_raw only.
+		ex.Request, ex.RequestRaw = nil, capture.SharedRawText(body)
+		h.cfg.logger.Warn("gymtrace capture: request body cut short by the client; recorded with request_raw only",
+			"rollout_id", rolloutID, "model_call_id", id, "received_bytes", len(body), "content_length", r.ContentLength, "error", readErr)
+	}
 	var tokenAttrs []attribute.KeyValue
 	if tcall != nil {
 		// Durable before the span ends and the held end of the call is released (T5).

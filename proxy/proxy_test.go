@@ -670,3 +670,38 @@ func FuzzProxy(f *testing.F) {
 		require.Len(t, lines, 1, "exactly one record")
 	})
 }
+
+// TestProxyClientBodyCutShort: a client that declares more body than it sends and then closes
+// (fully, or only its sending side) gets a record whose request is what arrived as request_raw, with
+// request null: the bytes may parse, but they are no request the client sent whole (from a new-user
+// trial, where the record's request looked complete). The call is logged with both sizes.
+func TestProxyClientBodyCutShort(t *testing.T) {
+	const sent = `{"model":"m","messages":[]}`
+	for _, halfClose := range []bool{false, true} {
+		t.Run(fmt.Sprintf("half close %v", halfClose), func(t *testing.T) {
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"id":"r1","object":"chat.completion","choices":[]}`)
+			})
+			env := newProxyEnv(t, up.URL, nil)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(env.srv.URL, "http://"))
+			require.NoError(t, err)
+			_, err = fmt.Fprintf(conn, "POST /ng-rollout/cut/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n%s", sent)
+			require.NoError(t, err)
+			if halfClose {
+				require.NoError(t, conn.(*net.TCPConn).CloseWrite())
+				_, _ = io.Copy(io.Discard, conn)
+			}
+			require.NoError(t, conn.Close())
+			waitFor(t, "the record", func() bool { return len(mustRecords(t, env, "cut")) == 1 })
+			rec := env.record(t, "cut")
+			assert.Nil(t, rec["request"], "a body cut short is no request")
+			assert.Equal(t, sent, rec["request_raw"])
+			assert.NotNil(t, rec["error_category"])
+			waitFor(t, "the log line", func() bool { return strings.Contains(env.logs.String(), "request body cut short") })
+			assert.Contains(t, env.logs.String(), "received_bytes=27")
+			assert.Contains(t, env.logs.String(), "content_length=1000")
+		})
+	}
+}
