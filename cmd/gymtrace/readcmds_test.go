@@ -111,6 +111,8 @@ func TestReadCommandsUsageErrors(t *testing.T) {
 		{name: "trailing newline", args: []string{"--capture-dir", dir, "0-0\n"}, want: []string{`"0-0\n"`}},
 		{name: "too long", args: []string{"--capture-dir", dir, strings.Repeat("a", 201)}, want: []string{"longer than 200 bytes"}},
 		{name: "unknown flag", args: []string{"--capture-dir", dir, "--bogus", "0-0"}, want: []string{"bogus"}},
+		// An empty run id would read the top-level directory as if no --run-id were given.
+		{name: "empty run id", args: []string{"--capture-dir", dir, "--run-id", "", "0-0"}, want: []string{`invalid argument "" for "--run-id"`, "leave --run-id out"}},
 	}
 	for _, cmd := range []string{"calls", "metrics"} {
 		for _, tt := range tests {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/proxy"
@@ -15,9 +17,25 @@ const (
 
 // addRunIDFlag registers --run-id on a command that reads or writes captures, stored in run.
 func addRunIDFlag(cmd *cobra.Command, run *string) {
-	cmd.Flags().StringVar(run, runIDFlag, "", "run namespace: captures live in <capture-dir>/RUN/ and trace ids derive from gymtrace/rollout/RUN/<rollout_id> "+
+	cmd.Flags().Var((*runIDValue)(run), runIDFlag, "run namespace: captures live in <capture-dir>/RUN/ and trace ids derive from gymtrace/rollout/RUN/<rollout_id> "+
 		"(RUN matches "+rollout.IDPattern+", at most 200 bytes; default: none, Gym's layout)")
 }
+
+// runIDValue is --run-id's flag value: a string that may not be given empty, since an empty run
+// namespace would silently read or write the top-level directory (leave the flag out for that).
+type runIDValue string
+
+func (v *runIDValue) String() string { return string(*v) }
+
+func (v *runIDValue) Set(s string) error {
+	if s == "" {
+		return errors.New("empty: leave --run-id out for captures outside any run namespace")
+	}
+	*v = runIDValue(s)
+	return nil
+}
+
+func (v *runIDValue) Type() string { return "string" }
 
 // runCaptureDir checks --capture-dir and --run-id and returns the capture directory of the run: dir,
 // or dir/RUN. A violation is a usage error naming the value and the rule.
@@ -35,7 +53,8 @@ func runCaptureDir(dir, run string) (string, error) {
 	return d, nil
 }
 
-// checkRunID validates a given --run-id (rollout.ValidateRun, the D12 rule of rollout ids).
+// checkRunID validates a given --run-id (rollout.ValidateRun, the D12 rule of rollout ids); "" is no
+// run namespace (the flag left out: a flag given empty fails at parsing, runIDValue).
 func checkRunID(run string) error {
 	if run == "" {
 		return nil
