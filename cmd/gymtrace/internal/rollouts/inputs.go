@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -103,15 +104,24 @@ func indexKey(l *rolloutline.Line) (key [2]string, ok bool) {
 	return key, true
 }
 
-// pick returns the members of l named keys, as an object in the order of keys; a value the strict
-// ordered parser refuses (ill-formed UTF-8, which rolloutline keeps) is left out.
+// pick returns the members of l named keys, as an object in the order of keys. A value outside the
+// strict parser's ranges (an integer beyond 64 bits, NaN) is read as Python's json.loads reads it,
+// as Gym's collector does (from a new-user trial: a 23-digit _ng_task_index was left out, and the
+// projection failed with a KeyError naming a key the row has); a value with ill-formed UTF-8
+// (which rolloutline keeps, and Gym's bytes decode refuses) is left out.
 func pick(l *rolloutline.Line, keys []string) ojson.Value {
 	var ms []ojson.Member
 	for _, k := range keys {
-		if raw, ok := l.Get(k); ok {
-			if v, err := ojson.Parse(raw); err == nil {
-				ms = append(ms, ojson.Member{Key: k, Value: v})
-			}
+		raw, ok := l.Get(k)
+		if !ok {
+			continue
+		}
+		v, err := ojson.Parse(raw)
+		if err != nil && utf8.Valid(raw) {
+			v, err = python.Loads(raw)
+		}
+		if err == nil {
+			ms = append(ms, ojson.Member{Key: k, Value: v})
 		}
 	}
 	return ojson.Object(ms...)

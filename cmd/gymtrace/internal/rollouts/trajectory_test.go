@@ -55,6 +55,21 @@ func TestAttachTrajectoryIdentity(t *testing.T) {
 	}
 }
 
+// TestAttachTrajectoryIdentityBeyond64Bits: identity keys Python reads but the strict parser does
+// not (an integer beyond 64 bits) are read as Gym's collector reads them, so the projection names
+// the task instead of failing with a KeyError for a key the row has (from a new-user trial).
+func TestAttachTrajectoryIdentityBeyond64Bits(t *testing.T) {
+	s := newStore(t)
+	writeCapture(t, s, "r1", callLine("c1", `{"input_tokens":1,"output_tokens":2,"total_tokens":3}`, "5.0"))
+	line := `{"_ng_rollout_id":"r1","_ng_task_index":99999999999999999999999,"_ng_rollout_index":0}` + "\n"
+	out, sum, err := attachString(t, line, []*capture.Store{s}, Options{Trajectory: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.Projected)
+	assert.Empty(t, sum.TrajectoryErrors)
+	assert.True(t, strings.HasPrefix(member(t, out, "ng_trajectory"), `{"schema_version":"1.0","task_id":"99999999999999999999999","rollout_id":"r1",`))
+	assert.Contains(t, out, `"_ng_task_index":99999999999999999999999,`, "the line keeps its text")
+}
+
 // TestAttachTrajectoryFailure checks a failed projection (SPEC §5.5): the row is written with the
 // trajectory_projection_failed gap in its attachment and its payloads, and the failure is listed.
 func TestAttachTrajectoryFailure(t *testing.T) {
