@@ -418,11 +418,8 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	wrote := cw.finish(!panicked)
 
 	var facts capture.PayloadFacts // what the attributes read, found by the pass that split each body
-	ex := h.exchange(cw, body, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
+	ex := h.exchange(cw, body, readErr != nil, &facts, id, dialect, startMono, endMono, transport, clean, userPanic)
 	if readErr != nil {
-		// The client's body broke off (SPEC §0 D3): what arrived is no request the client sent whole,
-		// even when it parses, so it is kept as request_raw only.
-		ex.Request, ex.RequestRaw = nil, capture.SharedRawText(body)
 		h.cfg.logger.Warn("gymtrace capture: request body cut short by the client; recorded with request_raw only",
 			"rollout_id", rolloutID, "model_call_id", id, "received_bytes", len(body), "content_length", r.ContentLength, "error", readErr)
 	}
@@ -480,7 +477,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 }
 
 // exchange builds the raw record of a finished call (SPEC §3.1, §3.3, §4.7, §0 D3–D6).
-func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.PayloadFacts, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
+func (h *Handler) exchange(cw *captureWriter, body []byte, bodyCut bool, facts *capture.PayloadFacts, id, dialect string, startMono, endMono time.Duration, transport string, clean, userPanic bool) capture.Exchange {
 	ex := capture.Exchange{
 		ModelCallID: id,
 		Dialect:     dialect,
@@ -489,7 +486,13 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, facts *capture.Payloa
 	if h.cfg.modelServerName != "" {
 		ex.ModelRef = &capture.ModelRef{Type: semconv.ModelRefTypeResponsesAPIModels, Name: h.cfg.modelServerName}
 	}
-	ex.Request, ex.RequestRaw = facts.RequestPayload(body) // body is never written again
+	if bodyCut {
+		// The client's body broke off (SPEC §0 D3): what arrived is no request the client sent
+		// whole, even when it parses, so it is kept as request_raw only.
+		ex.RequestRaw = capture.SharedRawText(body)
+	} else {
+		ex.Request, ex.RequestRaw = facts.RequestPayload(body) // body is never written again
+	}
 
 	cw.mu.Lock()
 	defer cw.mu.Unlock()

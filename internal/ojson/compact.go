@@ -67,14 +67,17 @@ type tokenReader struct {
 // at once.
 var readers = make(chan *tokenReader, 16)
 
-// getReader returns an idle tokenReader, or a new one.
-func getReader() *tokenReader {
+// getReader returns an idle tokenReader, or a new one, set to read src (in place).
+func getReader(src []byte) *tokenReader {
+	var r *tokenReader
 	select {
-	case r := <-readers:
-		return r
+	case r = <-readers:
 	default:
-		return new(tokenReader)
+		r = new(tokenReader)
 	}
+	r.buf = *bytes.NewBuffer(src)
+	r.dec.Reset(&r.buf, decodeOptions...)
+	return r
 }
 
 // putReader keeps r for reuse unless enough are kept already.
@@ -118,10 +121,8 @@ func compactText(w *Walker, dst, src []byte, maxDepth int, discard bool) (out []
 // compactTokens is [compactText] reading token by token, the one pass that compacts, feeds a
 // Walker and names the error.
 func compactTokens(w *Walker, dst, src []byte, maxDepth int, discard bool) (out []byte, spaced bool, err error) {
-	r := getReader()
+	r := getReader(src)
 	defer putReader(r)
-	r.buf = *bytes.NewBuffer(src)
-	r.dec.Reset(&r.buf, decodeOptions...)
 
 	var stack [16]walkFrame
 	open := stack[:0] // the containers open at the current token, outermost first

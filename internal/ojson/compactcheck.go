@@ -1,25 +1,21 @@
 package ojson
 
-import (
-	"bytes"
-	"unsafe"
-)
+import "unsafe"
 
 // compactWhole reports whether src is one strict JSON value (SPEC §0 D6) that is already compact —
 // no whitespace between tokens — and nested at most maxDepth deep: then [compactText] would copy src
 // unchanged, and a caller may take src's own bytes. It answers in two light passes instead of
 // compactText's token-by-token read: a byte scan for whitespace, nesting and the number ranges,
 // then jsontext's whole-value read (RFC 8259 and UTF-8); together they take about 0.6 of the token
-// read's time on a record payload (BenchmarkCompactCompact). false is no verdict: src may be invalid, spaced, too deep, or hold a number to check
-// exactly; the caller then runs compactText, which gives the answer and the error.
+// read's time on a record payload (BenchmarkCompactCompact). false is no verdict: src may be
+// invalid, spaced, too deep, or hold a number to check exactly; the caller then runs compactText,
+// which gives the answer and the error.
 func compactWhole(src []byte, maxDepth int) bool {
 	if !scanCompact(unsafe.String(unsafe.SliceData(src), len(src)), maxDepth) {
 		return false
 	}
-	r := getReader()
+	r := getReader(src)
 	defer putReader(r)
-	r.buf = *bytes.NewBuffer(src)
-	r.dec.Reset(&r.buf, decodeOptions...)
 	if _, err := r.dec.ReadValue(); err != nil {
 		return false
 	}

@@ -13,8 +13,8 @@ import (
 
 // ParseLazy reads data like [Parse] followed by [Value.CollapseDuplicates], but shares data's
 // memory and builds no tree: data is validated by [Valid]'s pass, and every array and object in it
-// stays its raw text until a method reads it. [Value.Get] and [Value.Elements] scan the text and build only
-// the value they return (a scalar, or again a raw array or object), [Value.AppendJSON] re-encodes
+// stays its raw text until a method reads it. [Value.Get] and [Value.Elements] scan the text and
+// build only the value they return (a scalar, or again a raw array or object), [Value.AppendJSON] re-encodes
 // the text in one pass, and [Value.EncodedText] hands out the text itself when it already is the
 // encoding. So reading a few fields of a large document allocates only those fields' decoded
 // escaped strings, whatever the document holds (#14 finding 2: a tree costs 72 bytes per value,
