@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,14 +36,33 @@ func hardLinkError(nlink uint64) error {
 	return notRegularError(fmt.Sprintf("a hard link: %d links", nlink))
 }
 
-// openRegular opens path with flags (O_CLOEXEC, O_NOFOLLOW and, for the open itself, O_NONBLOCK
-// added, so opening a FIFO never blocks) and returns the descriptor only if it is a regular file with
-// at most one link (none: removed since the open, which the caller may check again); perm
-// is used only with O_CREAT. A path that exists but is not a regular file gives an error wrapping
-// [ErrNotRegularFile]; other failures are the raw errno (ENOENT for a missing file or directory,
-// EEXIST for O_CREAT|O_EXCL on an existing entry), for the caller to wrap with the path.
+// openRegular opens path with flags (O_CLOEXEC, O_NOFOLLOW and, for the open itself when it could
+// block, O_NONBLOCK added, so opening a FIFO never blocks) and returns the descriptor only if it is a
+// regular file with at most one link (none: removed since the open, which the caller may check
+// again); perm is used only with O_CREAT. A path that exists but is not a regular file gives an error
+// wrapping [ErrNotRegularFile]; other failures are the raw errno (ENOENT for a missing file or
+// directory, EEXIST for O_CREAT|O_EXCL on an existing entry), for the caller to wrap with the path.
 func openRegular(path string, flags int, perm uint32) (int, error) {
-	fd, err := openFile(path, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)
+	fd, err := openEntry(path, flags, perm)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := checkRegular(fd, flags, &st); err != nil {
+		return -1, errors.Join(err, closeFile(fd))
+	}
+	return fd, nil
+}
+
+// openEntry is the open of [openRegular] without its check: the caller must call [checkRegular] on
+// the descriptor before any read or write (the append path does so after taking its lock, with the
+// one fstat it needs for the file's size anyway).
+func openEntry(path string, flags int, perm uint32) (int, error) {
+	extra := unix.O_NOFOLLOW
+	if openMayBlock(flags) {
+		extra |= unix.O_NONBLOCK
+	}
+	fd, err := openFile(path, flags|extra, perm)
 	if err != nil {
 		if !isNotExist(err) && !errors.Is(err, unix.EEXIST) {
 			if kind := nonRegularKind(path); kind != "" {
@@ -51,22 +71,36 @@ func openRegular(path string, flags int, perm uint32) (int, error) {
 		}
 		return -1, err
 	}
-	var st unix.Stat_t
-	if err := fstat(fd, &st); err != nil {
-		return -1, errors.Join(err, closeFile(fd))
+	return fd, nil
+}
+
+// openMayBlock reports whether an open with flags could wait on a FIFO's other end: on Linux, an
+// O_RDWR open of a FIFO returns at once (fifo(7)), so only the append path's O_RDWR opens go without
+// O_NONBLOCK, and with it without the fcntl that takes it back.
+func openMayBlock(flags int) bool {
+	return runtime.GOOS != "linux" || flags&unix.O_ACCMODE != unix.O_RDWR
+}
+
+// checkRegular fstats fd, opened by [openEntry] with flags, into st and refuses what is not a
+// regular file or has more than one link; then it takes back the open's O_NONBLOCK, if it added one.
+// A file with no link (removed since the open) passes, for the caller to check.
+func checkRegular(fd, flags int, st *unix.Stat_t) error {
+	if err := fstat(fd, st); err != nil {
+		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return -1, errors.Join(notRegularError(kindOf(st.Mode)), closeFile(fd))
+		return notRegularError(kindOf(st.Mode))
 	}
 	if st.Nlink > 1 {
-		return -1, errors.Join(hardLinkError(uint64(st.Nlink)), closeFile(fd))
+		return hardLinkError(uint64(st.Nlink))
+	}
+	if !openMayBlock(flags) {
+		return nil
 	}
 	// One F_SETFL, not SetNonblock's F_GETFL and F_SETFL: the status flags are the ones just
 	// opened with (F_SETFL changes only O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and O_NONBLOCK).
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_NONBLOCK); err != nil {
-		return -1, errors.Join(err, closeFile(fd))
-	}
-	return fd, nil
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags)
+	return err
 }
 
 // nonRegularKind returns the kind of the entry at path (without following a link) when it exists and
@@ -108,12 +142,18 @@ func fchmod(fd int, mode fs.FileMode) error {
 // was removed while the store was in use, the directory (and missing parents) is recreated with the
 // directory mode once per *recreated flag, and the open is retried.
 func (s *Store) openOrCreate(path string, flags int, recreated *bool) (fd int, created bool, err error) {
+	return s.openOrCreateWith(openRegular, path, flags, recreated)
+}
+
+// openOrCreateWith is [Store.openOrCreate] opening with open ([openRegular], or [openEntry] for a
+// caller that checks the file itself).
+func (s *Store) openOrCreateWith(open func(path string, flags int, perm uint32) (int, error), path string, flags int, recreated *bool) (fd int, created bool, err error) {
 	for range maxReopen {
-		fd, err = openRegular(path, flags, 0)
+		fd, err = open(path, flags, 0)
 		if !isNotExist(err) {
 			return fd, false, err
 		}
-		fd, err = openRegular(path, flags|unix.O_CREAT|unix.O_EXCL, uint32(s.cfg.fileMode))
+		fd, err = open(path, flags|unix.O_CREAT|unix.O_EXCL, uint32(s.cfg.fileMode))
 		switch {
 		case err == nil:
 			if err := fchmod(fd, s.cfg.fileMode); err != nil {

@@ -528,26 +528,25 @@ func batchKeyOf(batch []*appendReq) func([]byte) string {
 	return nil
 }
 
-// openLocked opens path for appending (creating it if missing, [Store.openOrCreate]) and takes
-// flock(LOCK_EX). If the file was unlinked between open and lock (a concurrent Clear), it reopens, so
-// a record is never written into a removed file; if it gained a hard link meanwhile, it is refused
-// like at the open ([openRegular]). created reports whether this call created the file; st is set
-// to the locked file's fstat (its size is where the commit's writes begin).
+// openLocked opens path for appending (creating it if missing, [Store.openOrCreate] with
+// [openEntry]), takes flock(LOCK_EX) and only then checks the file ([checkRegular]: what is not a
+// regular file, or has a second link, is refused as at any open), so one fstat serves the check and
+// the size. If the file was unlinked between open and lock (a concurrent Clear), it reopens, so a
+// record is never written into a removed file. created reports whether this call created the file;
+// st is set to the locked file's fstat (its size is where the commit's writes begin).
 func (s *Store) openLocked(path string, st *unix.Stat_t) (fd int, created bool, err error) {
 	recreated := false
 	for range maxReopen {
-		fd, created, err = s.openOrCreate(path, unix.O_RDWR|unix.O_APPEND, &recreated)
+		const flags = unix.O_RDWR | unix.O_APPEND
+		fd, created, err = s.openOrCreateWith(openEntry, path, flags, &recreated)
 		if err != nil {
 			return -1, false, pathErr("open", path, err)
 		}
 		if err = flock(fd, unix.LOCK_EX); err != nil {
 			return -1, false, errors.Join(pathErr("flock", path, err), closeFile(fd))
 		}
-		if err := fstat(fd, st); err != nil {
-			return -1, false, errors.Join(pathErr("stat", path, err), closeFile(fd))
-		}
-		if st.Nlink > 1 { // linked between the open's check and the lock
-			return -1, false, errors.Join(pathErr("open", path, hardLinkError(uint64(st.Nlink))), closeFile(fd))
+		if err := checkRegular(fd, flags, st); err != nil {
+			return -1, false, errors.Join(pathErr("open", path, err), closeFile(fd))
 		}
 		if st.Nlink == 1 {
 			return fd, created, nil
