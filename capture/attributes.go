@@ -85,9 +85,15 @@ func sizeKey(k attribute.Key) attribute.Key {
 // e.Response (no copy of what is most of a record): those slices must not be modified once the
 // attributes exist. It is safe for concurrent use.
 func ExchangeAttributes(e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
+	return AppendExchangeAttributes(make([]attribute.KeyValue, 0, 40), e, opts...)
+}
+
+// AppendExchangeAttributes appends the attributes [ExchangeAttributes] returns to dst and returns
+// the extended slice, so that a caller that hands them to a span (which copies them) can reuse one
+// buffer from call to call. It is safe for concurrent use with distinct dst.
+func AppendExchangeAttributes(dst []attribute.KeyValue, e *Exchange, opts ...AttributeOption) []attribute.KeyValue {
 	cfg := newAttributeConfig(opts)
-	attrs := make([]attribute.KeyValue, 0, 40)
-	attrs = append(attrs,
+	attrs := append(dst,
 		semconv.GenAIOperationName(semconv.GenAIOperationNameChat),
 		semconv.GymtraceModelCallID(e.ModelCallID),
 		semconv.GymtraceDialect(e.Dialect),
@@ -315,6 +321,7 @@ type payloadField struct {
 	key     attribute.Key
 	text    string   // the attribute's value
 	usable  bool     // present and whole (payloadAttr)
+	checked bool     // a body text its producer checked as a compact strict JSON object (CheckedBodies)
 	problem *Problem // why the record's field is null although the span had something; nil if not
 }
 
@@ -334,6 +341,16 @@ func readPayloads(a AttributeLookup) (spanPayloads, error) {
 		p[i].text, p[i].usable, p[i].problem = s, ok, problem
 	}
 	return p, nil
+}
+
+// markChecked marks the body payloads whose text is exactly the producer's checked text (see
+// [Span.CheckedRequest]); a text that differs in any byte, or is cut, is checked as always.
+func (p *spanPayloads) markChecked(request, response string) {
+	for i, text := range [...]string{reqBody: request, respBody: response} {
+		if f := &p[i]; text != "" && f.usable && f.text == text {
+			f.checked = true
+		}
+	}
 }
 
 // problems lists the fields' problems in field order (each field has at most one).
@@ -373,6 +390,9 @@ func (f *payloadField) objectBytes() []byte {
 // straight from the attribute's string. When it is not one strict JSON object it returns dst
 // unchanged and false, and sets the field's problem.
 func (f *payloadField) appendObject(dst []byte) ([]byte, bool) {
+	if f.checked {
+		return append(dst, f.text...), true
+	}
 	if len(f.text) == 0 || f.text[0] != '{' {
 		f.problem = &Problem{Key: string(f.key), Reason: "not a JSON object"}
 		return dst, false
@@ -388,7 +408,7 @@ func (f *payloadField) appendObject(dst []byte) ([]byte, bool) {
 // checkObject sets the problem of a usable body payload that is not one strict JSON object, as
 // appendObject would, without writing anything.
 func (f *payloadField) checkObject() {
-	if !f.usable || f.problem != nil {
+	if !f.usable || f.problem != nil || f.checked {
 		return
 	}
 	if len(f.text) == 0 || f.text[0] != '{' {

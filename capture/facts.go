@@ -44,8 +44,12 @@ type PayloadFacts struct {
 	// respUsage is resp.Usage as the walk read it (see responseWalk.usageValue), so that the
 	// attributes parse no usage text again; nil when the walk read none (a stream's facts).
 	respUsage *ojson.Value
-	walk      responseWalk
-	w         ojson.Walker // the pass's walker, kept here so that one call allocates it once
+	// reqChecked and respChecked say that reqOf and respOf are what RequestPayload and
+	// ResponsePayload returned: compact strict JSON object text (see Checked).
+	reqChecked, respChecked bool
+
+	walk responseWalk
+	w    ojson.Walker // the pass's walker, kept here so that one call allocates it once
 }
 
 // RequestPayload is the package's [RequestPayload] that also keeps the request's facts, without the
@@ -59,6 +63,7 @@ func (f *PayloadFacts) RequestPayload(body []byte) (obj json.RawMessage, raw *st
 	if obj != nil {
 		f.reqHint, f.reqOf = f.w.SawSuffix, obj
 	}
+	f.reqChecked = obj != nil
 	return obj, raw
 }
 
@@ -71,7 +76,17 @@ func (f *PayloadFacts) ResponsePayload(body []byte) (obj json.RawMessage, raw *s
 	if obj != nil {
 		f.resp, f.respOf, f.respUsage = f.walk.facts(), obj, f.walk.usageValue()
 	}
+	f.respChecked = obj != nil
 	return obj, raw
+}
+
+// Checked reports whether obj is the very request or response object (the same memory, not only
+// equal text) that f's RequestPayload or ResponsePayload returned last: text that the pass found,
+// or made, compact strict JSON object text within PayloadMaxDepth (SPEC §0 D6), which a writer
+// need not check again (see [CheckedBodies]). A reassembled stream's object (SetStreamResponse)
+// is not: its text was built, not checked.
+func (f *PayloadFacts) Checked(obj []byte) bool {
+	return (f.reqChecked && same(f.reqOf, obj)) || (f.respChecked && same(f.respOf, obj))
 }
 
 // requestWalker is the walker of a request object: its top-level members go to p, and strings
@@ -88,7 +103,7 @@ func responseWalker(r *responseWalk) ojson.Walker {
 
 // SetStreamResponse records the facts of obj, a response reassembled from a stream.
 func (f *PayloadFacts) SetStreamResponse(obj []byte, facts ResponseFacts) {
-	f.resp, f.respOf, f.respUsage = facts, obj, nil
+	f.resp, f.respOf, f.respUsage, f.respChecked = facts, obj, nil, false
 }
 
 // request returns the facts of req when they are the facts of exactly that text.
@@ -116,7 +131,7 @@ func same(a, b []byte) bool {
 // readRequest walks req, a request object, once (validating it) for its facts; false when it is
 // not one strict JSON object.
 func (f *PayloadFacts) readRequest(req []byte) bool {
-	f.req, f.reqOf = requestParams{}, nil
+	f.req, f.reqOf, f.reqChecked = requestParams{}, nil, false
 	if firstNonSpace(req) != '{' {
 		return false
 	}
@@ -131,7 +146,7 @@ func (f *PayloadFacts) readRequest(req []byte) bool {
 // readResponse walks resp, a response object, once (validating it) for its facts; false when it
 // is not one strict JSON object.
 func (f *PayloadFacts) readResponse(resp []byte) bool {
-	f.resp, f.respOf, f.respUsage, f.walk = ResponseFacts{}, nil, nil, responseWalk{}
+	f.resp, f.respOf, f.respUsage, f.respChecked, f.walk = ResponseFacts{}, nil, nil, false, responseWalk{}
 	if firstNonSpace(resp) != '{' {
 		return false
 	}
@@ -155,6 +170,14 @@ type responseWalk struct {
 
 	usageMembers  []ojson.Member // the members of the usage object read so far
 	detailMembers []ojson.Member // the members of the usage member's object being read
+
+	// The members above are kept in these arrays while they fit (a usage object has a handful
+	// of counts and two detail objects), so that reading it allocates no member slices; the
+	// usage Value the walk gives shares them. detailUsed is the part of detailBuf taken by the
+	// detail objects already read.
+	usageBuf   [8]ojson.Member
+	detailBuf  [8]ojson.Member
+	detailUsed int
 }
 
 // itemsOf names the top-level arrays whose items a responseWalk reads.
@@ -186,7 +209,7 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 			case "content":
 				r.top, r.contentCompacted = itemsContent, false
 			case "usage":
-				r.top, r.usageMembers = itemsUsage, nil
+				r.top, r.usageMembers, r.detailUsed = itemsUsage, r.usageBuf[:0], 0
 			}
 			return
 		}
@@ -230,7 +253,7 @@ func (r *responseWalk) Visit(depth int, key, val []byte) {
 		if r.top == itemsUsage {
 			if name, ok := keyName(key); ok {
 				if v, err := ojson.Parse(val); err == nil {
-					r.detailMembers = append(r.detailMembers, ojson.Member{Key: string(name), Value: v})
+					r.detailMembers = append(r.detailMembers, ojson.Member{Key: usageKey(name), Value: v})
 				}
 			}
 			return
@@ -263,7 +286,8 @@ func (r *responseWalk) usageMember(key, val []byte) {
 		return // an element: usage is an array, no object (its counts are none)
 	}
 	if val == nil {
-		r.detailMembers = nil
+		// A fresh slice of the rest of detailBuf: the objects read before keep their members.
+		r.detailMembers = r.detailBuf[r.detailUsed:r.detailUsed:len(r.detailBuf)]
 		return
 	}
 	name, ok := keyName(key)
@@ -273,13 +297,50 @@ func (r *responseWalk) usageMember(key, val []byte) {
 	var v ojson.Value
 	if val[0] == '{' {
 		v = ojson.Object(r.detailMembers...)
+		r.detailUsed = min(r.detailUsed+len(r.detailMembers), len(r.detailBuf))
 	} else {
 		var err error
 		if v, err = ojson.Parse(val); err != nil {
 			return
 		}
 	}
-	r.usageMembers = append(r.usageMembers, ojson.Member{Key: string(name), Value: v})
+	r.usageMembers = append(r.usageMembers, ojson.Member{Key: usageKey(name), Value: v})
+}
+
+// usageKey returns name as a string, without allocating for the usage member names the three
+// dialects send (SPEC §3.5).
+func usageKey(name []byte) string {
+	switch string(name) {
+	case "prompt_tokens":
+		return "prompt_tokens"
+	case "completion_tokens":
+		return "completion_tokens"
+	case "total_tokens":
+		return "total_tokens"
+	case "input_tokens":
+		return "input_tokens"
+	case "output_tokens":
+		return "output_tokens"
+	case "cache_read_input_tokens":
+		return "cache_read_input_tokens"
+	case "cache_creation_input_tokens":
+		return "cache_creation_input_tokens"
+	case "prompt_tokens_details":
+		return "prompt_tokens_details"
+	case "completion_tokens_details":
+		return "completion_tokens_details"
+	case "input_tokens_details":
+		return "input_tokens_details"
+	case "output_tokens_details":
+		return "output_tokens_details"
+	case "cached_tokens":
+		return "cached_tokens"
+	case "reasoning_tokens":
+		return "reasoning_tokens"
+	case "audio_tokens":
+		return "audio_tokens"
+	}
+	return string(name)
 }
 
 // isCompactionType reports whether raw is the JSON string "compaction".

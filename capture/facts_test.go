@@ -231,6 +231,19 @@ func TestResponseFactsMatchWholeResponse(t *testing.T) {
 		assert.Greater(t, withAttrs, 2000, "responses with attributes")
 		assert.Greater(t, compacted, 500, "responses with compaction")
 	})
+	t.Run("usage with more members and detail objects than the walk keeps inline", func(t *testing.T) {
+		// The walk keeps the usage members and the detail objects' members in fixed arrays while
+		// they fit: the detail objects read first must keep their counts when later ones spill.
+		var b strings.Builder
+		b.WriteString(`{"usage":{"prompt_tokens_details":{"cached_tokens":7,"audio_tokens":1},"input_tokens_details":{"cached_tokens":9}`)
+		for i := range 12 {
+			fmt.Fprintf(&b, `,"extra_%d":{"a":%d,"b":%d,"c":[1]}`, i, i, i+1)
+		}
+		b.WriteString(`,"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens":31,"completion_tokens":11}}`)
+		w := checkFactsMatchWhole(t, []byte(b.String()))
+		assert.Contains(t, w.attrs, "gen_ai.usage.cache_read.input_tokens=7:INT64")
+		assert.Contains(t, w.attrs, "gen_ai.usage.reasoning.output_tokens=5:INT64")
+	})
 	t.Run("not strict JSON or not an object", func(t *testing.T) {
 		for _, s := range []string{``, `[1]`, `"s"`, `{"id":"x",}`, `{"id":NaN}`, "{\"id\":\"\xff\"}", `{"id":"x"} {}`, ` {"id":"x"} `} {
 			checkFactsMatchWhole(t, []byte(s))

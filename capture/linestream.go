@@ -38,6 +38,12 @@ type SpanLine struct {
 // [ExchangeFromAttributes]), with traceID and spanID as the record's trace_id and span_id. The
 // error is ExchangeFromAttributes's for a missing or mistyped attribute.
 func NewSpanLine(a AttributeLookup, start, end time.Time, traceID, spanID string) (*SpanLine, error) {
+	return newSpanLine(a, start, end, traceID, spanID, "", "")
+}
+
+// newSpanLine is NewSpanLine for a span whose producer checked the body texts checkedReq and
+// checkedResp (see [Span.CheckedRequest]; "" for none).
+func newSpanLine(a AttributeLookup, start, end time.Time, traceID, spanID, checkedReq, checkedResp string) (*SpanLine, error) {
 	e, err := exchangeHead(a, start, end)
 	if err != nil {
 		return nil, err
@@ -46,6 +52,7 @@ func NewSpanLine(a AttributeLookup, start, end time.Time, traceID, spanID string
 	if err != nil {
 		return nil, err
 	}
+	p.markChecked(checkedReq, checkedResp)
 	e.TraceID, e.SpanID = traceID, spanID
 	return &SpanLine{e: e, p: p}, nil
 }
@@ -147,8 +154,8 @@ func (k *lineSink) appendObject(dst []byte, f *payloadField) []byte {
 		return append(dst, "null"...)
 	}
 	text := f.text
-	compact := false
-	if strings.HasPrefix(text, "{") {
+	compact := f.checked
+	if !compact && strings.HasPrefix(text, "{") {
 		var err error
 		compact, err = ojson.CheckCompactString(text, PayloadMaxDepth)
 		if err != nil {

@@ -55,7 +55,8 @@ func (m ModelCallLines) Route(s *Span) (string, bool) {
 	return ModelCallRollout(s.Attributes)
 }
 
-// NewLine reads the record of model-call span s (a *[SpanLine]).
+// NewLine reads the record of model-call span s (a *[SpanLine]); a body payload whose text is
+// s.CheckedRequest or s.CheckedResponse goes into the line without a second check.
 func (m ModelCallLines) NewLine(_ string, s *Span) (Line, error) {
 	var look AttributeLookup = s.Attributes
 	if m.WithoutPayloads {
@@ -68,7 +69,7 @@ func (m ModelCallLines) NewLine(_ string, s *Span) (Line, error) {
 	if s.SpanID.IsValid() {
 		spanID = s.SpanID.String()
 	}
-	l, err := NewSpanLine(look, s.StartTime, s.EndTime, traceID, spanID)
+	l, err := newSpanLine(look, s.StartTime, s.EndTime, traceID, spanID, s.CheckedRequest, s.CheckedResponse)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,11 @@ type Span struct {
 	DroppedAttributes int
 	DroppedEvents     int
 	DroppedLinks      int
+	// CheckedRequest and CheckedResponse are the body payload texts the span's producer, in this
+	// process, has already checked to be compact strict JSON objects (see [CheckedBodies]): a
+	// gymtrace.request.body / gymtrace.response.body attribute with exactly this text goes into
+	// the record line unchecked. "" (the default) checks every payload.
+	CheckedRequest, CheckedResponse string
 }
 
 // SpanEvent is one span event of a [Span].

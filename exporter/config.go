@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/gymtrace/gymtrace/capture"
 )
 
 // Option configures [NewDurableProcessor] and [New].
@@ -17,6 +19,7 @@ type config struct {
 	logger         *slog.Logger
 	forwardTimeout time.Duration
 	meterProvider  metric.MeterProvider
+	checked        *capture.CheckedBodies
 }
 
 type optionFunc func(*config)
@@ -53,6 +56,13 @@ func WithLogger(l *slog.Logger) Option {
 // no-op provider (libraries never read the global one); nil keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// WithCheckedBodies names the spans whose body payloads their producer in this process has
+// already checked (see [capture.CheckedBodies]; the capture proxy registers its own): their record
+// lines copy those payloads in without checking them again. Default nil: every payload is checked.
+func WithCheckedBodies(c *capture.CheckedBodies) Option {
+	return optionFunc(func(cfg *config) { cfg.checked = c })
 }
 
 // DefaultForwardTimeout bounds one synchronous export of [NewForwardingProcessor] (10 s).

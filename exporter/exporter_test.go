@@ -400,16 +400,26 @@ func BenchmarkEncodeRecord(b *testing.B) {
 	big := strings.Repeat(`{"role":"user","content":"hello world, this is a message"},`, 200)
 	ex.Request = []byte(`{"model":"policy","messages":[` + big + `{"role":"user","content":"end"}]}`)
 	span := modelCallStub("r1", ex, 1).Snapshot()
-	var buf []byte
-	b.ReportAllocs()
-	b.SetBytes(int64(len(ex.Request)))
-	for b.Loop() {
-		v := sdkspan.FromReadOnly(span)
-		line, err := capture.ModelCallLines{}.NewLine("r1", &v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf = line.AppendTo(buf[:0])
+	// unchecked: the line checks the payloads; checked: their producer did (WithCheckedBodies).
+	for _, checked := range []bool{false, true} {
+		b.Run(map[bool]string{false: "unchecked", true: "checked"}[checked], func(b *testing.B) {
+			var set capture.CheckedBodies
+			if checked {
+				set.Add(span.SpanContext().SpanID(), ex.Request, ex.Response)
+			}
+			var buf []byte
+			b.ReportAllocs()
+			b.SetBytes(int64(len(ex.Request)))
+			for b.Loop() {
+				v := sdkspan.FromReadOnly(span)
+				set.SetChecked(&v)
+				line, err := capture.ModelCallLines{}.NewLine("r1", &v)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = line.AppendTo(buf[:0])
+			}
+		})
 	}
 }
 
@@ -477,4 +487,35 @@ func TestDurableProcessorDirSyncFailure(t *testing.T) {
 	assert.Contains(t, logs.String(), "dir fsync EIO")
 	assert.NotContains(t, logs.String(), "record not written")
 	require.NoError(t, p.Shutdown(t.Context()))
+}
+
+func TestDurableProcessorCheckedBodies(t *testing.T) {
+	// A spaced request object: the line compacts it unless its producer registered it as checked,
+	// in which case it goes in as it is (the check is skipped, which this difference shows).
+	ex := testExchange("863410a8d52e4be6a31efc5c6e9d4629")
+	ex.Request = []byte(`{"model": "policy"}`)
+	compacted := *ex
+	compacted.Request = []byte(`{"model":"policy"}`)
+	for _, c := range []struct {
+		name     string
+		register bool
+		want     *capture.Exchange
+	}{
+		{name: "registered: taken as checked", register: true, want: ex},
+		{name: "not registered: checked and compacted", want: &compacted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := newStore(t)
+			var checked capture.CheckedBodies
+			p, err := NewDurableProcessor(store, WithCheckedBodies(&checked))
+			require.NoError(t, err)
+			stub := modelCallStub("r1", ex, 1)
+			if c.register {
+				checked.Add(stub.SpanContext.SpanID(), ex.Request, nil)
+			}
+			p.OnEnd(stub.Snapshot())
+			assert.Equal(t, wantLine(c.want, 1), readFile(t, store, "r1"))
+			require.NoError(t, p.Shutdown(t.Context()))
+		})
+	}
 }

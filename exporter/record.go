@@ -21,6 +21,7 @@ type recordWriter struct {
 	// Collector (forward.go) instead of the local store's append. The store always receives the
 	// markers.
 	forward func(ctx context.Context, s sdktrace.ReadOnlySpan) error
+	checked *capture.CheckedBodies // WithCheckedBodies; nil checks every payload
 }
 
 func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
@@ -31,13 +32,14 @@ func newRecordWriter(store *capture.Store, cfg config) (*recordWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
-	return &recordWriter{w: w, logger: cfg.logger}, nil
+	return &recordWriter{w: w, logger: cfg.logger, checked: cfg.checked}, nil
 }
 
 // write writes the record of s when it is a model-call span. It returns the error of a record not
 // written (its rollout marked incomplete).
 func (w *recordWriter) write(ctx context.Context, s sdktrace.ReadOnlySpan) error {
 	v := sdkspan.FromReadOnly(s)
+	w.checked.SetChecked(&v)
 	var r capture.Result
 	if w.forward == nil {
 		r = w.w.Write(ctx, &v)

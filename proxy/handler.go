@@ -52,6 +52,7 @@ type Handler struct {
 	tp         *sdktrace.TracerProvider
 	tracer     trace.Tracer
 	durable    *exporter.DurableProcessor
+	checked    *capture.CheckedBodies // the bodies a call's pass checked, for durable (endSpan)
 	prop       propagation.TextMapPropagator
 	metrics    *callMetrics    // nil without WithMeterProvider (metrics.go)
 	tok        *tokenCapture   // training token capture (tokens.go)
@@ -122,7 +123,8 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 		}()
 	}
 	var durable *exporter.DurableProcessor
-	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider)}
+	checked := new(capture.CheckedBodies)
+	expOpts := []exporter.Option{exporter.WithLogger(cfg.logger), exporter.WithMeterProvider(cfg.meterProvider), exporter.WithCheckedBodies(checked)}
 	if cfg.captureExporter != nil {
 		durable, err = exporter.NewForwardingProcessor(store, cfg.captureExporter,
 			append(expOpts, exporter.WithForwardTimeout(cfg.captureExportTimeout))...)
@@ -163,6 +165,7 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 		tp:       tp,
 		tracer:   tp.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
 		durable:  durable,
+		checked:  checked,
 		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}, nil
 }
@@ -233,14 +236,31 @@ func openCaptureDir(dir string, opts []capture.StoreOption, logger *slog.Logger)
 
 // endSpan ends the model-call span, which makes the durable processor write the record (or mark the
 // rollout incomplete), or, when the provider is already shut down, marks the rollout incomplete.
-func (h *Handler) endSpan(span trace.Span, end time.Time, rolloutID, id string) {
+// The request and response objects that facts' pass split from the bodies (already compact strict
+// JSON) are registered for the durable processor while the span ends, so that its line copies
+// them without a second check.
+func (h *Handler) endSpan(span trace.Span, end time.Time, ex *capture.Exchange, facts *capture.PayloadFacts, rolloutID, id string) {
 	h.endMu.RLock()
 	defer h.endMu.RUnlock()
 	if !h.providerDown {
+		req, resp := checkedOnly(facts, ex.Request), checkedOnly(facts, ex.Response)
+		sid := span.SpanContext().SpanID()
+		if req != nil || resp != nil {
+			h.checked.Add(sid, req, resp)
+			defer h.checked.Remove(sid)
+		}
 		span.End(trace.WithTimestamp(end))
 		return
 	}
 	h.markIncomplete(slog.LevelError, "call ended after shutdown; record not written, marking the rollout incomplete", rolloutID, id)
+}
+
+// checkedOnly returns obj when facts' pass checked it (capture.PayloadFacts.Checked), else nil.
+func checkedOnly(facts *capture.PayloadFacts, obj []byte) []byte {
+	if facts.Checked(obj) {
+		return obj
+	}
+	return nil
 }
 
 // markIncomplete logs msg with the call's ids and marks its rollout incomplete (SPEC §2.3).
@@ -434,7 +454,8 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	}
 	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
 	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)
-	attrs := capture.ExchangeAttributes(&ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
+	attrBuf := getCallAttrs() // given back once the span and the metrics have read it
+	attrs := capture.AppendExchangeAttributes(*attrBuf, &ex, append(slices.Clip(h.cfg.spanAttrs.opts), capture.WithPayloadFacts(&facts))...)
 	attrs = append(attrs, semconv.GymtraceRolloutIDKey.String(rolloutID))
 	if h.cfg.captureExporter == nil { // the durable processor writes the record here
 		attrs = append(attrs, semconv.GymtraceCaptureRecordedKey.Bool(true))
@@ -453,9 +474,10 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		h.cfg.logger.Warn("gymtrace capture: upstream call failed", "error_category", ex.ErrorCategory,
 			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
 	}
-	h.endSpan(span, endWall, rolloutID, id)
+	h.endSpan(span, endWall, &ex, &facts, rolloutID, id)
 	h.markIncompleteIfLossy(cw, ex.CaptureBound, rolloutID, id, clean)
 	h.metrics.recordCall(ctx, attrs, &ex)
+	putCallAttrs(attrBuf, attrs)
 
 	switch {
 	case userPanic && !wrote:

@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"os"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -28,6 +31,26 @@ func (c *spanAttrConfig) resolve() {
 		c.conv = semconv.ParseGenAIConventions(getenv(semconv.StabilityOptInEnv))
 	}
 	c.opts = []capture.AttributeOption{capture.WithConventions(c.conv), capture.WithMessageContent(c.messageContent)}
+}
+
+// callAttrBufs holds idle attribute buffers of model-call spans. A span copies the attributes it
+// is given (the SDK's SetAttributes appends them to its own slice), so one call's buffer serves
+// the next once the call has read it for the span name and the metrics: the 40-odd attributes
+// of a call then allocate no slice of their own.
+var callAttrBufs = sync.Pool{New: func() any {
+	b := make([]attribute.KeyValue, 0, 48)
+	return &b
+}}
+
+// getCallAttrs returns an empty attribute buffer; give it back with putCallAttrs.
+func getCallAttrs() *[]attribute.KeyValue { return callAttrBufs.Get().(*[]attribute.KeyValue) }
+
+// putCallAttrs returns attrs, the slice last built on b, for reuse. The values are cleared first,
+// so that an idle buffer holds no payload alive.
+func putCallAttrs(b *[]attribute.KeyValue, attrs []attribute.KeyValue) {
+	clear(attrs)
+	*b = attrs[:0]
+	callAttrBufs.Put(b)
 }
 
 // WithMessageContent makes every model-call span carry the conversation as the GenAI conventions'
