@@ -13,6 +13,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // RedactedText replaces every value a [Redactor] removes: a JSON value selected by a path becomes
@@ -35,6 +36,9 @@ const RedactedText = "[REDACTED]"
 //     by a JSON string literal, for names with those characters), ".*" (every member), "[N]"
 //     (element N of an array, from 0), "[*]" (every element) and "..name" (the member name at any
 //     depth below). Examples: "$.metadata.user_id", "$.messages[*].content", "$..api_key".
+//     A raw text (or data line) that is JSON only as Python's json.loads reads it (NaN, integers
+//     beyond 64 bits, ...) is redacted as that reading; one that starts like JSON but that no
+//     reading parses is replaced whole by [RedactedText] when a path may select in it (withheld).
 //   - Regular expressions (Go RE2 syntax, package regexp) are applied to every JSON string value
 //     (member names are not changed) and, line by line, to the lines of raw payloads that are not
 //     JSON (for example an HTML error page, or SSE lines other than JSON data lines); each match is
@@ -126,11 +130,17 @@ func (r *Redactor) redactObject(obj json.RawMessage) json.RawMessage {
 	return obj
 }
 
-// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it; out is set when changed.
+// redactJSON parses text as strict JSON (SPEC §0 D6) and redacts it; out is set when changed. A
+// text that strict JSON refuses but Python's json.loads reads (NaN, Infinity, integers beyond 64
+// bits, numbers beyond D6's ranges, nesting beyond PayloadMaxDepth: JSON to the client that sent
+// it) is redacted as Python reads it; when something is replaced, it is written back from that
+// reading (python.Loads: NaN and Infinity as null, floats as orjson writes them).
 func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 	v, err := ojson.ParseDepth(text, capture.PayloadMaxDepth)
 	if err != nil {
-		return nil, false, false
+		if v, err = python.Loads(text); err != nil {
+			return nil, false, false
+		}
 	}
 	for _, segs := range r.paths {
 		var c bool
@@ -160,6 +170,9 @@ func (r *Redactor) redactRaw(raw *string) *string {
 		return &s
 	case isJSON:
 		return raw
+	case r.withheld(*raw):
+		s := RedactedText
+		return &s
 	}
 	var b strings.Builder
 	changed := false
@@ -206,9 +219,41 @@ func (r *Redactor) redactLine(line string) (string, bool) {
 			return "data:" + sp + string(out), true
 		case isJSON:
 			return line, false
+		case r.withheld(data):
+			return "data:" + sp + RedactedText, true
 		}
 	}
 	return r.redactText(line)
+}
+
+// withheld reports whether a raw text (or an SSE data line's text) that no JSON reading parses
+// must be replaced whole: it starts like JSON (a '{' or '[' after whitespace), r has JSON paths, and
+// one of them may select something in it — a path naming no member, or a member name the text
+// holds (or may hold behind a `\` escape). The paths cannot be applied to such a text, and what
+// they would remove must not reach the file.
+func (r *Redactor) withheld(text string) bool {
+	if len(r.paths) == 0 {
+		return false
+	}
+	if t := strings.TrimLeft(text, " \t\r\n"); t == "" || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	escaped := strings.Contains(text, `\`)
+	for _, segs := range r.paths {
+		named := false
+		for _, sg := range segs {
+			if sg.kind == segMember || sg.kind == segDescend {
+				named = true
+				if escaped || strings.Contains(text, sg.name) {
+					return true
+				}
+			}
+		}
+		if !named {
+			return true
+		}
+	}
+	return false
 }
 
 // mayMatch reports whether a text, searched by contains, may hold something r replaces: always

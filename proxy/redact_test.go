@@ -122,6 +122,42 @@ func TestRedactExchange(t *testing.T) {
 			want:  capture.Exchange{ResponseRaw: strPtr(`[1,"[REDACTED]",3]`), RequestRaw: strPtr(`{"a":NaN}`)},
 		},
 		{
+			name:  "raw JSON that Python's json.loads reads (NaN, a 30-digit integer, 1e400): paths applied to that reading",
+			paths: []string{"$.metadata.user_id", "$..api_key"},
+			in: capture.Exchange{
+				RequestRaw:  strPtr(`{"model":"m","temperature":NaN,"metadata":{"user_id":"alice"},"n":123456789012345678901234567890,"x":1e400}`),
+				ResponseRaw: strPtr("data: {\"api_key\":\"k1\",\"n\":123456789012345678901234567890}\n\ndata: {\"api_key\":\"k2\"}\n\n"),
+			},
+			want: capture.Exchange{
+				RequestRaw:  strPtr(`{"model":"m","temperature":null,"metadata":{"user_id":"[REDACTED]"},"n":123456789012345678901234567890,"x":null}`),
+				ResponseRaw: strPtr("data: {\"api_key\":\"[REDACTED]\",\"n\":123456789012345678901234567890}\n\ndata: {\"api_key\":\"[REDACTED]\"}\n\n"),
+			},
+		},
+		{
+			name:  "JSON-looking text no reading parses is withheld when a path may select in it",
+			paths: []string{"$.metadata.user_id"},
+			in: capture.Exchange{
+				RequestRaw:  strPtr(`{"metadata":{"user_id":"alice"}}x`),
+				ResponseRaw: strPtr("data: {\"user_id\":\"bob\"} trailing\n\ndata: {\"model\":\"m\"} trailing\n\n"),
+			},
+			want: capture.Exchange{
+				RequestRaw:  strPtr(RedactedText),
+				ResponseRaw: strPtr("data: [REDACTED]\n\ndata: {\"model\":\"m\"} trailing\n\n"),
+			},
+		},
+		{
+			name:  "a name behind an escape may be there: withheld",
+			paths: []string{"$.metadata.user_id"},
+			in:    capture.Exchange{RequestRaw: strPtr(`{"metadata":{"user\u005fid":"alice"}} x`)},
+			want:  capture.Exchange{RequestRaw: strPtr(RedactedText)},
+		},
+		{
+			name:  "text that does not start like JSON: no path can apply, kept",
+			paths: []string{"$.metadata.user_id"},
+			in:    capture.Exchange{RequestRaw: strPtr(`user_id=alice`)},
+			want:  capture.Exchange{RequestRaw: strPtr(`user_id=alice`)},
+		},
+		{
 			name:     "null payloads stay null",
 			patterns: []string{"x"},
 			in:       capture.Exchange{ModelCallID: "id"},

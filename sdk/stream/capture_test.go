@@ -111,9 +111,18 @@ func TestReassembleRules(t *testing.T) {
 		},
 		{
 			name: "parse errors counted; [DONE] and events without data are not", dialect: DialectChat,
-			body:  sse(`not json`, `123`, `[DONE]`, `{"a":NaN}`, `{"choices":[{}]}`) + "event: x\n\n",
+			body:  sse(`not json`, `123`, `[DONE]`, `{"a":NaN}`, `{"choices":[{}]}`, `{"a":1} x`) + "event: x\n\n",
 			want:  `{"object":"chat.completion","model":null,"choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":null}]}`,
-			parse: 3,
+			parse: 3, // not json, 123 (no object), trailing bytes; {"a":NaN} is an object to json.loads
+		},
+		{
+			name: "events json.loads reads (a -Infinity log prob, NaN, a 30-digit integer) are kept", dialect: DialectChat,
+			body: sse(
+				`{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"logprobs":{"content":[{"token":"Hello","logprob":-Infinity}]},"finish_reason":null}]}`,
+				`{"id":"c","model":"m","x":NaN,"choices":[{"index":0,"delta":{"content":" big"},"finish_reason":null}],"n":123456789012345678901234567890}`,
+				`{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":"stop"}]}`,
+			),
+			want: `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello big world"},"finish_reason":"stop"}],"id":"c"}`,
 		},
 		{
 			name: "messages usage keeps first-seen order, last value", dialect: DialectMessages,

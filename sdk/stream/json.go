@@ -9,7 +9,10 @@ import (
 
 // parseObject parses one event's data as strict JSON (SPEC §0 D6) and reports whether it is an
 // object. Ill-formed UTF-8 is first replaced by U+FFFD, as the reference decodes the body with
-// errors="replace" before json.loads (SPEC §4.3).
+// errors="replace" before json.loads (SPEC §4.3). Data that strict JSON refuses but json.loads
+// reads (NaN, Infinity — a -Infinity log prob, say — or an integer beyond 64 bits) is read as
+// json.loads reads it (python.Loads: NaN and Infinity as null, as orjson writes them), so the
+// event is kept as the reference keeps it instead of being skipped.
 func parseObject(data []byte) (ojson.Value, bool) {
 	return parseObjectWith(ojson.Parse, data)
 }
@@ -19,6 +22,9 @@ func parseObjectWith(parse func([]byte) (ojson.Value, error), data []byte) (ojso
 	v, err := parse(data)
 	if err != nil && !utf8.Valid(data) {
 		v, err = parse(ojson.AppendValidUTF8(make([]byte, 0, len(data)+8), data))
+	}
+	if err != nil {
+		v, err = python.Loads(data)
 	}
 	if err != nil || v.Kind() != ojson.KindObject {
 		return ojson.Value{}, false
