@@ -227,16 +227,16 @@ func (r *Redactor) redactLine(line string) (string, bool) {
 }
 
 // withheld reports whether a raw text (or an SSE data line's text) that no JSON reading parses
-// must be replaced whole: it starts like JSON (a '{' or '[' after whitespace), r has JSON paths, and
-// one of them may select something in it — a path naming no member, or a member name the text
-// holds (or may hold behind a `\` escape). The paths cannot be applied to such a text, and what
-// they would remove must not reach the file.
+// must be replaced whole: it starts like JSON (a '{' or '[' after whitespace; not "[DONE]"), r
+// has JSON paths, and one of them may select something in it — a path naming no member, or a
+// member name the text holds (or may hold behind a `\` escape). The paths cannot be applied to
+// such a text, and what they would remove must not reach the file.
 func (r *Redactor) withheld(text string) bool {
 	if len(r.paths) == 0 {
 		return false
 	}
-	if t := strings.TrimLeft(text, " \t\r\n"); t == "" || (t[0] != '{' && t[0] != '[') {
-		return false
+	if t := strings.TrimLeft(text, " \t\r\n"); t == "" || (t[0] != '{' && t[0] != '[') || t == "[DONE]" {
+		return false // [DONE] is the Chat stream's end, no JSON
 	}
 	escaped := strings.Contains(text, `\`)
 	for _, segs := range r.paths {

@@ -146,6 +146,12 @@ func TestRedactExchange(t *testing.T) {
 			},
 		},
 		{
+			name:  "a path naming no member withholds any JSON-looking text no reading parses, but not [DONE]",
+			paths: []string{"$[*]"},
+			in:    capture.Exchange{ResponseRaw: strPtr("data: [1,2\n\ndata: [DONE]\n\n")},
+			want:  capture.Exchange{ResponseRaw: strPtr("data: [REDACTED]\n\ndata: [DONE]\n\n")},
+		},
+		{
 			name:  "a name behind an escape may be there: withheld",
 			paths: []string{"$.metadata.user_id"},
 			in:    capture.Exchange{RequestRaw: strPtr(`{"metadata":{"user\u005fid":"alice"}} x`)},
