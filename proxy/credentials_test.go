@@ -191,7 +191,7 @@ func FuzzCredentialRedaction(f *testing.F) {
 				for _, s := range strs {
 					require.NotContains(t, s, secret)
 				}
-			} else if _, err := ojson.Parse([]byte(*raw)); err != nil {
+			} else if _, err := ojson.Parse([]byte(*raw)); err != nil && *ex.RequestRaw != RedactedText { // not withheld whole
 				require.Equal(t, strings.Count(*raw, "\n"), strings.Count(*ex.RequestRaw, "\n"), "the line structure of text is kept")
 				for _, line := range strings.Split(*ex.RequestRaw, "\n") {
 					if !strings.HasPrefix(line, "data:") {
@@ -210,4 +210,29 @@ func collectStrings(v ojson.Value, out *[]string) {
 		return
 	}
 	eachChild(v, func(_ string, _ int, child *ojson.Value) { collectStrings(*child, out) })
+}
+
+// TestEscapedCredentialInTextNoReadingParses: a raw text that starts like JSON but that neither
+// strict JSON nor json.loads reads cannot have its escapes decoded; when one of them could spell
+// the call's credential the text is replaced whole, else it is kept (credentials in it as they are
+// replaced). From a trial: an upstream's 401 body with trailing bytes kept the key written as
+// `\u0061…`.
+func TestEscapedCredentialInTextNoReadingParses(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwx"
+	r := (*Redactor)(nil).withSecrets([]string{key})
+	for _, c := range []struct{ name, in, want string }{
+		{"escaped key, trailing bytes", `{"error":"bad key sk-\u0061\u0062\u0063defghijklmnopqrstuvwx"} trailing`, RedactedText},
+		{"escaped key, cut body", `{"error":"bad key sk-\u0061bcdefghijklmnopqrstuvwx"`, RedactedText},
+		{"escaped key in an SSE data line", "data: {\"e\":\"sk-\\u0061bcdefghijklmnopqrstuvwx\"} x\n\ndata: [DONE]\n\n", "data: [REDACTED]\n\ndata: [DONE]\n\n"},
+		{"plain key, trailing bytes: the key replaced, the rest kept", `{"error":"bad key ` + key + `"} trailing`, `{"error":"bad key [REDACTED]"} trailing`},
+		{"no escape that could spell it: kept", `{"error":"line\nbreak"} trailing`, `{"error":"line\nbreak"} trailing`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := c.in
+			ex := capture.Exchange{ResponseRaw: &in}
+			r.redactExchange(&ex)
+			require.NotNil(t, ex.ResponseRaw)
+			assert.Equal(t, c.want, *ex.ResponseRaw)
+		})
+	}
 }

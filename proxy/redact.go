@@ -227,18 +227,22 @@ func (r *Redactor) redactLine(line string) (string, bool) {
 }
 
 // withheld reports whether a raw text (or an SSE data line's text) that no JSON reading parses
-// must be replaced whole: it starts like JSON (a '{' or '[' after whitespace; not "[DONE]"), r
-// has JSON paths, and one of them may select something in it — a path naming no member, or a
-// member name the text holds (or may hold behind a `\` escape). The paths cannot be applied to
-// such a text, and what they would remove must not reach the file.
+// must be replaced whole: it starts like JSON (a '{' or '[' after whitespace; not "[DONE]"), and
+// either it holds a JSON escape that could spell one of the call's credentials, or one of r's
+// JSON paths may select something in it — a path naming no member, or a member name the text
+// holds (or may hold behind a `\` escape). The paths cannot be applied to such a text, nor the
+// escapes read, and what they would remove must not reach the file.
 func (r *Redactor) withheld(text string) bool {
-	if len(r.paths) == 0 {
+	if len(r.paths) == 0 && len(r.secrets) == 0 {
 		return false
 	}
-	if t := strings.TrimLeft(text, " \t\r\n"); t == "" || (t[0] != '{' && t[0] != '[') || t == "[DONE]" {
+	if t := strings.TrimSpace(text); t == "" || (t[0] != '{' && t[0] != '[') || t == "[DONE]" {
 		return false // [DONE] is the Chat stream's end, no JSON
 	}
 	escaped := strings.Contains(text, `\`)
+	if r.secretMayBeEscaped(text) {
+		return true // a credential may hide behind a JSON escape the line-by-line search cannot read
+	}
 	for _, segs := range r.paths {
 		named := false
 		for _, sg := range segs {
@@ -256,6 +260,26 @@ func (r *Redactor) withheld(text string) bool {
 	return false
 }
 
+// secretMayBeEscaped reports whether text holds a JSON escape that could spell one of r's secrets.
+func (r *Redactor) secretMayBeEscaped(text string) bool {
+	contains := func(s string) bool { return strings.Contains(text, s) }
+	for _, sec := range r.secrets {
+		if escapeMaySpell(sec, contains) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeMaySpell reports whether a text, searched by contains, holds a JSON escape that could spell
+// part of sec: `\u00`, `\u` for a secret beyond ASCII, any `\` for a secret with a character JSON
+// may escape.
+func escapeMaySpell(sec string, contains func(string) bool) bool {
+	return contains(`\u00`) ||
+		(strings.ContainsFunc(sec, func(c rune) bool { return c >= utf8.RuneSelf }) && contains(`\u`)) ||
+		(strings.ContainsFunc(sec, jsonMayEscape) && contains(`\`))
+}
+
 // mayMatch reports whether a text, searched by contains, may hold something r replaces: always
 // with a path or a pattern; with only secrets, when one appears as it is or the text holds a JSON
 // escape that could spell one (`\u00`, `\u` for a secret beyond ASCII, any `\` for a secret with a
@@ -265,11 +289,7 @@ func (r *Redactor) mayMatch(contains func(string) bool) bool {
 		return true
 	}
 	for _, sec := range r.secrets {
-		switch {
-		case contains(sec),
-			contains(`\u00`),
-			strings.ContainsFunc(sec, func(c rune) bool { return c >= utf8.RuneSelf }) && contains(`\u`),
-			strings.ContainsFunc(sec, jsonMayEscape) && contains(`\`):
+		if contains(sec) || escapeMaySpell(sec, contains) {
 			return true
 		}
 	}

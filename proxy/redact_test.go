@@ -148,8 +148,8 @@ func TestRedactExchange(t *testing.T) {
 		{
 			name:  "a path naming no member withholds any JSON-looking text no reading parses, but not [DONE]",
 			paths: []string{"$[*]"},
-			in:    capture.Exchange{ResponseRaw: strPtr("data: [1,2\n\ndata: [DONE]\n\n")},
-			want:  capture.Exchange{ResponseRaw: strPtr("data: [REDACTED]\n\ndata: [DONE]\n\n")},
+			in:    capture.Exchange{ResponseRaw: strPtr("data: [1,2\n\ndata: [DONE]\n\ndata: [DONE] \n\n")},
+			want:  capture.Exchange{ResponseRaw: strPtr("data: [REDACTED]\n\ndata: [DONE]\n\ndata: [DONE] \n\n")},
 		},
 		{
 			name:  "a name behind an escape may be there: withheld",
