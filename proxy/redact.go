@@ -177,6 +177,35 @@ func (r *Redactor) redactRaw(raw *string) *string {
 	var b strings.Builder
 	changed := false
 	for rest := *raw; rest != ""; {
+		seg, n := dataGroup(rest)
+		red, handled, c := "", false, false
+		if n > 1 {
+			// One event's data over several lines: its JSON is their join, as a stream reader
+			// reads it (SPEC §4.3), so the paths and escapes are applied to the join.
+			red, handled, c = r.redactEvent(seg, n)
+		} else {
+			line, eol := splitLine(rest)
+			seg = rest[:len(line)+len(eol)]
+		}
+		if !handled {
+			red, c = r.redactLines(seg)
+		}
+		b.WriteString(red)
+		changed = changed || c
+		rest = rest[len(seg):]
+	}
+	if !changed {
+		return raw
+	}
+	s := b.String()
+	return &s
+}
+
+// redactLines redacts s line by line (redactLine), keeping the line terminators.
+func (r *Redactor) redactLines(s string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	for rest := s; rest != ""; {
 		line, eol := splitLine(rest)
 		rest = rest[len(line)+len(eol):]
 		if red, ok := r.redactLine(line); ok {
@@ -185,11 +214,48 @@ func (r *Redactor) redactRaw(raw *string) *string {
 		b.WriteString(line)
 		b.WriteString(eol)
 	}
-	if !changed {
-		return raw
+	return b.String(), changed
+}
+
+// dataGroup returns the run of consecutive "data:" lines that s starts with (terminators
+// included) and how many lines it has; 0 when s does not start with one.
+func dataGroup(s string) (group string, n int) {
+	end := 0
+	for rest := s; strings.HasPrefix(rest, "data:"); n++ {
+		line, eol := splitLine(rest)
+		end += len(line) + len(eol)
+		rest = rest[len(line)+len(eol):]
+		if eol == "" {
+			n++
+			break
+		}
 	}
-	s := b.String()
-	return &s
+	return s[:end], n
+}
+
+// redactEvent redacts the n > 1 data lines of one SSE event (group, terminators included) as the
+// JSON of their join: redacted, they become one data line; a join that is JSON nothing matched
+// keeps the lines; a join no reading parses that must be withheld becomes one "data: [REDACTED]"
+// line. handled is false when the lines are to be read one by one (the join is no JSON).
+func (r *Redactor) redactEvent(group string, n int) (out string, handled, changed bool) {
+	parts := make([]string, 0, n)
+	eol := ""
+	for rest := group; rest != ""; {
+		line, e := splitLine(rest)
+		rest = rest[len(line)+len(e):]
+		parts = append(parts, strings.TrimLeft(strings.TrimPrefix(line, "data:"), " \t"))
+		eol = e
+	}
+	joined := strings.Join(parts, "\n")
+	switch red, isJSON, c := r.redactJSON([]byte(joined)); {
+	case c:
+		return "data: " + string(red) + eol, true, true
+	case isJSON:
+		return group, true, false
+	case r.withheld(joined):
+		return "data: " + RedactedText + eol, true, true
+	}
+	return "", false, false
 }
 
 // splitLine returns the first line of s and its terminator (CRLF, LF, CR or "" at the end), the

@@ -70,7 +70,7 @@ func strPtr(s string) *string { return &s }
 
 func TestRedactExchange(t *testing.T) {
 	const sse = "event: x\r\ndata: {\"delta\":\"key sk-abc123 here\",\"n\":1.50}\r\n\r\n: comment sk-zzz999\n" +
-		"data: [DONE]\n\ndata:{\"api_key\":\"v\"}\rdata: not json sk-qqq111\n"
+		"data: [DONE]\n\ndata:{\"api_key\":\"v\"}\r\rdata: not json sk-qqq111\n"
 	tests := []struct {
 		name            string
 		paths, patterns []string
@@ -107,7 +107,7 @@ func TestRedactExchange(t *testing.T) {
 			paths: []string{"$..api_key"}, patterns: []string{`sk-[a-z0-9]+`},
 			in: capture.Exchange{ResponseRaw: strPtr(sse)},
 			want: capture.Exchange{ResponseRaw: strPtr("event: x\r\ndata: {\"delta\":\"key [REDACTED] here\",\"n\":1.50}\r\n\r\n: comment [REDACTED]\n" +
-				"data: [DONE]\n\ndata:{\"api_key\":\"[REDACTED]\"}\rdata: not json [REDACTED]\n")},
+				"data: [DONE]\n\ndata:{\"api_key\":\"[REDACTED]\"}\r\rdata: not json [REDACTED]\n")},
 		},
 		{
 			name:     "raw non-JSON text (HTML) by pattern",
@@ -150,6 +150,26 @@ func TestRedactExchange(t *testing.T) {
 			paths: []string{"$[*]"},
 			in:    capture.Exchange{ResponseRaw: strPtr("data: [1,2\n\ndata: [DONE]\n\ndata: [DONE] \n\n")},
 			want:  capture.Exchange{ResponseRaw: strPtr("data: [REDACTED]\n\ndata: [DONE]\n\ndata: [DONE] \n\n")},
+		},
+		{
+			name:  "an event's JSON over several data lines is redacted as their join (one data line out)",
+			paths: []string{"$..user_id"}, patterns: []string{`SECRET[0-9]+`},
+			in: capture.Exchange{ResponseRaw: strPtr("event: response.completed\r\ndata: {\r\ndata:   \"user_id\": \"u1\",\r\ndata:   \"n\": 1.50\r\ndata: }\r\n\r\n" +
+				"data: {\"a\":\ndata: \"SECRET12\"}\n\n" +
+				"data: {\"user\":\ndata: 1}\n\n" +
+				"data: {\"user_id\":\ndata: \"u2\"} x\n\n" +
+				"data: one\ndata: SECRET34 two\n\n")},
+			want: capture.Exchange{ResponseRaw: strPtr("event: response.completed\r\ndata: {\"user_id\":\"[REDACTED]\",\"n\":1.50}\r\n\r\n" +
+				"data: {\"a\":\"[REDACTED]\"}\n\n" +
+				"data: {\"user\":\ndata: 1}\n\n" +
+				"data: [REDACTED]\n\n" +
+				"data: one\ndata: [REDACTED] two\n\n")},
+		},
+		{
+			name:  "one event's data lines (CR ends) whose join no reading parses: withheld as one event",
+			paths: []string{"$..api_key"},
+			in:    capture.Exchange{ResponseRaw: strPtr("data:{\"api_key\":\"v\"}\rdata: not json\n\ndata: ok\n")},
+			want:  capture.Exchange{ResponseRaw: strPtr("data: [REDACTED]\n\ndata: ok\n")},
 		},
 		{
 			name:  "a name behind an escape may be there: withheld",
