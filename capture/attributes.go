@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -189,7 +188,7 @@ func appendPayload(attrs []attribute.KeyValue, k attribute.Key, b []byte) []attr
 	if b == nil {
 		return attrs
 	}
-	return appendPayloadString(attrs, k, unsafe.String(unsafe.SliceData(b), len(b)))
+	return appendPayloadString(attrs, k, bytesText(b))
 }
 
 func appendPayloadString(attrs []attribute.KeyValue, k attribute.Key, s string) []attribute.KeyValue {

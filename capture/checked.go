@@ -2,7 +2,6 @@ package capture
 
 import (
 	"sync"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -62,6 +61,3 @@ func (c *CheckedBodies) SetChecked(s *Span) {
 	b := c.lookup(s.SpanID)
 	s.CheckedRequest, s.CheckedResponse = b.request, b.response
 }
-
-// bytesText views b as a string without copying it ("" for an empty b).
-func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

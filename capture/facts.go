@@ -307,38 +307,24 @@ func (r *responseWalk) usageMember(key, val []byte) {
 	r.usageMembers = append(r.usageMembers, ojson.Member{Key: usageKey(name), Value: v})
 }
 
-// usageKey returns name as a string, without allocating for the usage member names the three
-// dialects send (SPEC §3.5).
+// usageKeys are the usage member names the three dialects send (SPEC §3.5), each its own key.
+var usageKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens",
+		"cache_read_input_tokens", "cache_creation_input_tokens", "prompt_tokens_details",
+		"completion_tokens_details", "input_tokens_details", "output_tokens_details",
+		"cached_tokens", "reasoning_tokens", "audio_tokens",
+	} {
+		m[k] = k
+	}
+	return m
+}()
+
+// usageKey returns name as a string, without allocating for the names in usageKeys.
 func usageKey(name []byte) string {
-	switch string(name) {
-	case "prompt_tokens":
-		return "prompt_tokens"
-	case "completion_tokens":
-		return "completion_tokens"
-	case "total_tokens":
-		return "total_tokens"
-	case "input_tokens":
-		return "input_tokens"
-	case "output_tokens":
-		return "output_tokens"
-	case "cache_read_input_tokens":
-		return "cache_read_input_tokens"
-	case "cache_creation_input_tokens":
-		return "cache_creation_input_tokens"
-	case "prompt_tokens_details":
-		return "prompt_tokens_details"
-	case "completion_tokens_details":
-		return "completion_tokens_details"
-	case "input_tokens_details":
-		return "input_tokens_details"
-	case "output_tokens_details":
-		return "output_tokens_details"
-	case "cached_tokens":
-		return "cached_tokens"
-	case "reasoning_tokens":
-		return "reasoning_tokens"
-	case "audio_tokens":
-		return "audio_tokens"
+	if k, ok := usageKeys[string(name)]; ok {
+		return k
 	}
 	return string(name)
 }

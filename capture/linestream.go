@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
@@ -168,7 +167,7 @@ func (k *lineSink) appendObject(dst []byte, f *payloadField) []byte {
 		if !ok {
 			return append(dst, "null"...)
 		}
-		text = unsafe.String(unsafe.SliceData(out), len(out)) // out is this call's own buffer
+		text = bytesText(out) // out is this call's own buffer
 	}
 	for len(text) > 0 {
 		n := min(len(text), lineWindow)

@@ -104,6 +104,10 @@ func SharedRawText(body []byte) *string {
 	if !utf8.Valid(body) {
 		return RawText(body)
 	}
-	s := unsafe.String(unsafe.SliceData(body), len(body))
+	s := bytesText(body)
 	return &s
 }
+
+// bytesText views b as a string without copying it ("" for an empty b): b must not change while
+// the string is in use.
+func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

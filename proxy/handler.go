@@ -243,9 +243,8 @@ func (h *Handler) endSpan(span trace.Span, end time.Time, ex *capture.Exchange, 
 	h.endMu.RLock()
 	defer h.endMu.RUnlock()
 	if !h.providerDown {
-		req, resp := checkedOnly(facts, ex.Request), checkedOnly(facts, ex.Response)
-		sid := span.SpanContext().SpanID()
-		if req != nil || resp != nil {
+		if req, resp := checkedOnly(facts, ex.Request), checkedOnly(facts, ex.Response); req != nil || resp != nil {
+			sid := span.SpanContext().SpanID()
 			h.checked.Add(sid, req, resp)
 			defer h.checked.Remove(sid)
 		}

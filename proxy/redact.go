@@ -164,15 +164,11 @@ func (r *Redactor) redactRaw(raw *string) *string {
 	if raw == nil || *raw == "" || !r.mayMatch(func(s string) bool { return strings.Contains(*raw, s) }) {
 		return raw
 	}
-	switch out, isJSON, changed := r.redactJSON([]byte(*raw)); {
-	case changed:
-		s := string(out)
-		return &s
-	case isJSON:
-		return raw
-	case r.withheld(*raw):
-		s := RedactedText
-		return &s
+	if out, handled, changed := r.redactJSONText(*raw); handled {
+		if !changed {
+			return raw
+		}
+		return &out
 	}
 	var b strings.Builder
 	changed := false
@@ -182,7 +178,7 @@ func (r *Redactor) redactRaw(raw *string) *string {
 		if n > 1 {
 			// One event's data over several lines: its JSON is their join, as a stream reader
 			// reads it (SPEC §4.3), so the paths and escapes are applied to the join.
-			red, handled, c = r.redactEvent(seg, n)
+			red, handled, c = r.redactEvent(seg)
 		} else {
 			line, eol := splitLine(rest)
 			seg = rest[:len(line)+len(eol)]
@@ -221,41 +217,58 @@ func (r *Redactor) redactLines(s string) (string, bool) {
 // included) and how many lines it has; 0 when s does not start with one.
 func dataGroup(s string) (group string, n int) {
 	end := 0
-	for rest := s; strings.HasPrefix(rest, "data:"); n++ {
-		line, eol := splitLine(rest)
+	for strings.HasPrefix(s[end:], "data:") {
+		line, eol := splitLine(s[end:])
 		end += len(line) + len(eol)
-		rest = rest[len(line)+len(eol):]
-		if eol == "" {
-			n++
-			break
-		}
+		n++
 	}
 	return s[:end], n
 }
 
-// redactEvent redacts the n > 1 data lines of one SSE event (group, terminators included) as the
-// JSON of their join: redacted, they become one data line; a join that is JSON nothing matched
-// keeps the lines; a join no reading parses that must be withheld becomes one "data: [REDACTED]"
-// line. handled is false when the lines are to be read one by one (the join is no JSON).
-func (r *Redactor) redactEvent(group string, n int) (out string, handled, changed bool) {
-	parts := make([]string, 0, n)
+// dataValue returns the value of an SSE "data:" line: the text after the field name and its one
+// optional space (sp), as SSE reads it (SPEC §0 D2); ok is false for any other line.
+func dataValue(line string) (sp, data string, ok bool) {
+	data, ok = strings.CutPrefix(line, "data:")
+	if ok && strings.HasPrefix(data, " ") {
+		sp, data = " ", data[1:]
+	}
+	return sp, data, ok
+}
+
+// redactEvent redacts the data lines of one SSE event (group, terminators included) as the JSON
+// of their join: redacted, they become one data line; a join that is JSON nothing matched keeps
+// the lines; a join no reading parses that must be withheld becomes one "data: [REDACTED]" line.
+// handled is false when the lines are to be read one by one (the join is no JSON).
+func (r *Redactor) redactEvent(group string) (out string, handled, changed bool) {
+	var parts []string
 	eol := ""
 	for rest := group; rest != ""; {
 		line, e := splitLine(rest)
 		rest = rest[len(line)+len(e):]
-		parts = append(parts, strings.TrimLeft(strings.TrimPrefix(line, "data:"), " \t"))
+		_, data, _ := dataValue(line)
+		parts = append(parts, data)
 		eol = e
 	}
-	joined := strings.Join(parts, "\n")
-	switch red, isJSON, c := r.redactJSON([]byte(joined)); {
-	case c:
-		return "data: " + string(red) + eol, true, true
-	case isJSON:
-		return group, true, false
-	case r.withheld(joined):
-		return "data: " + RedactedText + eol, true, true
+	red, handled, changed := r.redactJSONText(strings.Join(parts, "\n"))
+	if !changed {
+		return group, handled, false
 	}
-	return "", false, false
+	return "data: " + red + eol, true, true
+}
+
+// redactJSONText redacts text as JSON (redactJSON), or withholds it whole (withheld): out is the
+// text to write in its place (text itself when nothing changed). handled is false when text is no
+// JSON and is not withheld: the caller reads it as plain text.
+func (r *Redactor) redactJSONText(text string) (out string, handled, changed bool) {
+	switch red, isJSON, c := r.redactJSON([]byte(text)); {
+	case c:
+		return string(red), true, true
+	case isJSON:
+		return text, true, false
+	case r.withheld(text):
+		return RedactedText, true, true
+	}
+	return text, false, false
 }
 
 // splitLine returns the first line of s and its terminator (CRLF, LF, CR or "" at the end), the
@@ -275,18 +288,12 @@ func splitLine(s string) (line, eol string) {
 // redactLine redacts one line of a raw payload: the JSON of an SSE "data:" line, else the patterns
 // on the whole line. ok is false when nothing changed.
 func (r *Redactor) redactLine(line string) (string, bool) {
-	if data, found := strings.CutPrefix(line, "data:"); found {
-		sp := ""
-		if strings.HasPrefix(data, " ") {
-			sp, data = " ", data[1:]
-		}
-		switch out, isJSON, changed := r.redactJSON([]byte(data)); {
-		case changed:
-			return "data:" + sp + string(out), true
-		case isJSON:
-			return line, false
-		case r.withheld(data):
-			return "data:" + sp + RedactedText, true
+	if sp, data, ok := dataValue(line); ok {
+		if out, handled, changed := r.redactJSONText(data); handled {
+			if !changed {
+				return line, false
+			}
+			return "data:" + sp + out, true
 		}
 	}
 	return r.redactText(line)
@@ -305,10 +312,10 @@ func (r *Redactor) withheld(text string) bool {
 	if t := strings.TrimSpace(text); t == "" || (t[0] != '{' && t[0] != '[') || t == "[DONE]" {
 		return false // [DONE] is the Chat stream's end, no JSON
 	}
-	escaped := strings.Contains(text, `\`)
 	if r.secretMayBeEscaped(text) {
 		return true // a credential may hide behind a JSON escape the line-by-line search cannot read
 	}
+	escaped := strings.Contains(text, `\`)
 	for _, segs := range r.paths {
 		named := false
 		for _, sg := range segs {
