@@ -39,6 +39,9 @@ const RedactedText = "[REDACTED]"
 //     A raw text (or data line) that is JSON only as Python's json.loads reads it (NaN, integers
 //     beyond 64 bits, ...) is redacted as that reading; one that starts like JSON but that no
 //     reading parses is replaced whole by [RedactedText] when a path may select in it (withheld).
+//     A leading UTF-8 byte order mark is read past and kept. A raw text whose body was UTF-16 or
+//     UTF-32 (json.loads reads such bytes) is withheld whole when any rule or credential would
+//     change its ASCII reading, and kept otherwise.
 //   - Regular expressions (Go RE2 syntax, package regexp) are applied to every JSON string value
 //     (member names are not changed) and, line by line, to the lines of raw payloads that are not
 //     JSON (for example an HTML error page, or SSE lines other than JSON data lines); each match is
@@ -161,7 +164,16 @@ func (r *Redactor) redactJSON(text []byte) (out []byte, isJSON, changed bool) {
 // redactRaw redacts a raw payload text: as JSON when it is a whole JSON text, else line by line
 // (SSE JSON data lines as JSON, every other line by the secrets and the patterns).
 func (r *Redactor) redactRaw(raw *string) *string {
-	if raw == nil || *raw == "" || !r.mayMatch(func(s string) bool { return strings.Contains(*raw, s) }) {
+	if raw == nil || *raw == "" {
+		return raw
+	}
+	if narrow, ok := wideView(*raw); ok && r.redactRaw(&narrow) != &narrow {
+		// The paths, patterns and credentials cannot be applied to UTF-16 or UTF-32 text in
+		// place; the whole text is withheld when they would change its ASCII reading.
+		withheld := RedactedText
+		return &withheld
+	}
+	if !r.mayMatch(func(s string) bool { return strings.Contains(*raw, s) }) {
 		return raw
 	}
 	if out, handled, changed := r.redactJSONText(*raw); handled {
@@ -260,15 +272,46 @@ func (r *Redactor) redactEvent(group string) (out string, handled, changed bool)
 // text to write in its place (text itself when nothing changed). handled is false when text is no
 // JSON and is not withheld: the caller reads it as plain text.
 func (r *Redactor) redactJSONText(text string) (out string, handled, changed bool) {
-	switch red, isJSON, c := r.redactJSON([]byte(text)); {
+	// A UTF-8 byte order mark is read past, as json.loads reads a body's bytes; it stays in place.
+	bom, body := "", text
+	if t, ok := strings.CutPrefix(text, byteOrderMark); ok {
+		bom, body = byteOrderMark, t
+	}
+	switch red, isJSON, c := r.redactJSON([]byte(body)); {
 	case c:
-		return string(red), true, true
+		return bom + string(red), true, true
 	case isJSON:
 		return text, true, false
-	case r.withheld(text):
+	case r.withheld(body):
 		return RedactedText, true, true
 	}
 	return text, false, false
+}
+
+// byteOrderMark is U+FEFF as UTF-8.
+const byteOrderMark = "\uFEFF"
+
+// wideView returns the ASCII reading of a raw text whose body was UTF-16 or UTF-32 (json.loads
+// reads such bytes, telling them by a NUL among the first four bytes, json.detect_encoding): the
+// text without its NULs and without the replacement characters or byte order mark its leading
+// byte order mark became when it was decoded as UTF-8. ok is false for any other text (a UTF-8 JSON
+// text never has a NUL there).
+func wideView(text string) (narrow string, ok bool) {
+	rest := text
+	for {
+		t, cut := strings.CutPrefix(rest, "\uFFFD")
+		if !cut {
+			t, cut = strings.CutPrefix(rest, byteOrderMark)
+		}
+		if !cut {
+			break
+		}
+		rest = t
+	}
+	if i := strings.IndexByte(rest, 0); i < 0 || i >= 4 {
+		return "", false
+	}
+	return strings.ReplaceAll(rest, "\x00", ""), true
 }
 
 // splitLine returns the first line of s and its terminator (CRLF, LF, CR or "" at the end), the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -263,8 +264,9 @@ func TestProxyRedaction(t *testing.T) {
 	assert.NotContains(t, env.logs.String(), secret)
 }
 
-// FuzzRedact: any payload, path and pattern never panic, and a payload that was a JSON object stays
-// a strict JSON object.
+// FuzzRedact: any payload, path and pattern never panic, a payload that was a JSON object stays
+// a strict JSON object, and a raw text that is no strict JSON keeps its lines unless it is withheld
+// whole.
 func FuzzRedact(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":[1,"sk-1"]}}`), "$.a.b[1]", "sk-[0-9]")
 	f.Add([]byte("data: {\"x\":\"y\"}\r\n\r\n"), "$..x", "y")
@@ -296,9 +298,70 @@ func FuzzRedact(f *testing.F) {
 			require.Nil(t, ex.RequestRaw)
 		} else {
 			require.NotNil(t, ex.RequestRaw)
-			if _, err := ojson.Parse([]byte(*raw)); err != nil {
+			if _, err := ojson.Parse([]byte(*raw)); err != nil && *ex.RequestRaw != RedactedText {
 				require.Equal(t, strings.Count(*raw, "\n"), strings.Count(*ex.RequestRaw, "\n"), "the line structure of text is kept")
 			}
 		}
 	})
+}
+
+// TestRedactByteOrderMarkAndWideText: a body json.loads reads although it is no UTF-8 JSON text —
+// one behind a UTF-8 byte order mark, one in UTF-16 or UTF-32 — keeps no selected value and no
+// credential in its raw text. The BOM is read past (and kept); wide text is withheld whole when its
+// ASCII reading would change, and kept when it would not.
+func TestRedactByteOrderMarkAndWideText(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwx"
+	r, err := NewRedactor([]string{"$.metadata.user_id"}, []string{`tok-[0-9]+`})
+	require.NoError(t, err)
+	r = r.withSecrets([]string{key})
+	const body = `{"model":"m","metadata":{"user_id":"alice"}}`
+	const clean = `{"model":"m","metadata":{"team":"a"}}`
+	raw := func(b []byte) *string { return capture.RawText(b) }
+	for _, c := range []struct {
+		name string
+		in   *string
+		want string // "" = kept unchanged
+	}{
+		{"UTF-8 BOM: the path applied, the mark kept", raw([]byte("\uFEFF" + body)), "\uFEFF" + `{"model":"m","metadata":{"user_id":"[REDACTED]"}}`},
+		{"UTF-8 BOM, nothing selected: kept", raw([]byte("\uFEFF" + clean)), ""},
+		{"UTF-8 BOM, JSON no reading parses: withheld", raw([]byte("\uFEFF" + body + "x")), RedactedText},
+		{"UTF-16LE with its BOM", raw(append([]byte{0xFF, 0xFE}, utf16Bytes(body, false)...)), RedactedText},
+		{"UTF-16BE without a BOM", raw(utf16Bytes(body, true)), RedactedText},
+		{"UTF-32LE", raw(utf32LEBytes(body)), RedactedText},
+		{"UTF-16LE holding the call's key", raw(utf16Bytes(`{"error":"bad key `+key+`"}`, false)), RedactedText},
+		{"UTF-16LE holding a pattern's match", raw(utf16Bytes(`{"error":"tok-123"}`, false)), RedactedText},
+		{"UTF-16LE with nothing to redact: kept", raw(utf16Bytes(clean, false)), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := *c.in
+			ex := capture.Exchange{RequestRaw: c.in}
+			r.redactExchange(&ex)
+			require.NotNil(t, ex.RequestRaw)
+			want := c.want
+			if want == "" {
+				want = in
+			}
+			assert.Equal(t, want, *ex.RequestRaw)
+		})
+	}
+}
+
+func utf16Bytes(s string, bigEndian bool) []byte {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			b = append(b, byte(u>>8), byte(u))
+		} else {
+			b = append(b, byte(u), byte(u>>8))
+		}
+	}
+	return b
+}
+
+func utf32LEBytes(s string) []byte {
+	var b []byte
+	for _, r := range s {
+		b = append(b, byte(r), byte(r>>8), byte(r>>16), byte(r>>24))
+	}
+	return b
 }
