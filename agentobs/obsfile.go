@@ -45,7 +45,11 @@ import (
 // are typed by their JSON form: a string, true/false, an integer (int64), a number with a
 // fraction or exponent (float64, always written with one: 1.0), or an array of one of those
 // (an empty array is an empty string slice). A float that JSON cannot hold (NaN, ±Inf) is written
-// as the string "NaN", "Infinity" or "-Infinity". Strings are written like orjson (SPEC §0 D6).
+// as the string "NaN", "Infinity" or "-Infinity". A value of a type the format cannot hold (an
+// OTLP map, bytes, an array of mixed types) is written as its type only, {"unsupported_type":
+// "SLICE"} ("MAP", "BYTESLICE", "EMPTY"), and read back as an empty value of that type, so the
+// mapping reports the key's wrong type from the file as from the span. Strings are written like
+// orjson (SPEC §0 D6).
 //
 // Readers ignore keys they do not know, so later versions may add keys; every key above is
 // required.

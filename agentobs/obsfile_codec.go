@@ -93,21 +93,38 @@ func appendAttributes(dst []byte, attrs []attribute.KeyValue) []byte {
 	dst = append(dst, '{')
 	n := 0
 	for _, kv := range attrs {
-		if !lineValueType(kv.Value.Type()) {
-			// A value the line format cannot hold (an OTLP map, bytes or a mixed array) is left
-			// out, so the mapping sees the key as absent instead of the whole line becoming
-			// unreadable.
-			continue
-		}
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		n++
 		dst = ojson.AppendString(dst, string(kv.Key))
 		dst = append(dst, ':')
+		if !lineValueType(kv.Value.Type()) {
+			// A value the line format cannot hold (an OTLP map, bytes or a mixed array) keeps
+			// its type only, so that the mapping reports the key's wrong type from the file
+			// as it does from the span, and the rest of the line stays readable.
+			dst = append(dst, `{"`+unsupportedTypeKey+`":`...)
+			dst = ojson.AppendString(dst, kv.Value.Type().String())
+			dst = append(dst, '}')
+			continue
+		}
 		dst = appendValue(dst, kv.Value)
 	}
 	return append(dst, '}')
+}
+
+// unsupportedTypeKey is the one member of the object that stands for an attribute value of a type
+// the line format cannot hold: {"unsupported_type":"SLICE"} (MAP, BYTESLICE, ...; the
+// attribute.Type name).
+const unsupportedTypeKey = "unsupported_type"
+
+// unsupportedValues are the empty values of the types the line format cannot hold, by type name:
+// what a reader gives for an {"unsupported_type":...} value.
+var unsupportedValues = map[string]attribute.Value{
+	attribute.SLICE.String():     attribute.SliceValue(),
+	attribute.MAP.String():       attribute.MapValue(),
+	attribute.BYTESLICE.String(): attribute.ByteSliceValue(nil),
+	attribute.EMPTY.String():     {},
 }
 
 // lineValueType reports whether the observations line format holds values of type t.
@@ -411,6 +428,12 @@ func attributeValue(v ojson.Value) (attribute.Value, bool) {
 		return attribute.Float64Value(f), ok
 	case ojson.KindArray:
 		return sliceValue(v.Elems())
+	case ojson.KindObject:
+		if m := v.Members(); len(m) == 1 && m[0].Key == unsupportedTypeKey {
+			name, _ := m[0].Value.AsString()
+			u, ok := unsupportedValues[name]
+			return u, ok
+		}
 	}
 	return attribute.Value{}, false
 }

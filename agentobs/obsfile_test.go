@@ -239,23 +239,39 @@ func FuzzParseObservations(f *testing.F) {
 }
 
 // TestObservationLineUnsupportedValues: a kept key whose value the line format cannot hold (bytes,
-// a map or a mixed array, as an OTLP sender may send) is left out of the line — the line stays
-// readable and the rest of the span's observation survives.
+// a map or a mixed array, as an OTLP sender may send) is written as its type only — the line stays
+// readable, the rest of the span's observation survives, and the mapping reports the key's wrong
+// type from the file exactly as from the span (a user trial's mixed gymtrace.model_call.ids
+// vanished without a gap).
 func TestObservationLineUnsupportedValues(t *testing.T) {
 	for _, kv := range []attribute.KeyValue{
 		attribute.ByteSlice("gymtrace.sandbox.provider", []byte("x")),
 		attribute.Map("gymtrace.sandbox.provider", attribute.String("a", "b")),
 		attribute.Slice("gymtrace.sandbox.provider", attribute.StringValue("a"), attribute.Int64Value(1)),
+		attribute.Slice("gymtrace.model_call.ids", attribute.StringValue("c1"), attribute.Int64Value(2)),
 	} {
-		t.Run(kv.Value.Type().String(), func(t *testing.T) {
+		t.Run(string(kv.Key)+"/"+kv.Value.Type().String(), func(t *testing.T) {
 			s := goldenSpan()
-			s.Attributes = append(kvs{kv}, attribute.String("gymtrace.rollout.id", "r-1"))
+			s.Attributes = append(kvs{kv}, attribute.String("gymtrace.rollout.id", "r-1"), attribute.String("gen_ai.operation.name", "invoke_agent"))
 			line := agentobs.NewObservationLine("r-1", s).AppendJSON(nil)
-			assert.NotContains(t, string(line), "gymtrace.sandbox.provider")
+			assert.Contains(t, string(line), `"`+string(kv.Key)+`":{"unsupported_type":"`+kv.Value.Type().String()+`"}`)
 			back, err := agentobs.DecodeObservationLine(line)
 			require.NoError(t, err, "%s", line)
 			_, ok := back.Span().Attributes.Lookup("gymtrace.rollout.id")
 			assert.True(t, ok)
+			got, ok := back.Span().Attributes.Lookup(string(kv.Key))
+			require.True(t, ok)
+			assert.Equal(t, kv.Value.Type(), got.Type())
+
+			fromSpan := agentobs.BundleFromSpans([]agentobs.ObservationSpan{s})
+			fromFile := agentobs.BundleFromSpans([]agentobs.ObservationSpan{back.Span()})
+			assert.Equal(t, fromSpan, fromFile, "the file gives the span's bundle")
+			if kv.Key != "gymtrace.model_call.ids" {
+				return // not read for an invocation
+			}
+			assert.True(t, slices.ContainsFunc(fromFile.Gaps, func(g agentobs.ObservationGap) bool {
+				return g.Detail != nil && strings.Contains(*g.Detail, string(kv.Key)+" is "+kv.Value.Type().String())
+			}), "a gap names the key and its type: %+v", fromFile.Gaps)
 		})
 	}
 }

@@ -1,6 +1,8 @@
 package agentobs
 
 import (
+	"fmt"
+
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
@@ -31,21 +33,25 @@ func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuf
 func (ObservationLines) MarksIncomplete() bool { return false }
 
 // Route returns the rollout id an observation span names ([capture.CarriedRolloutID]: the span's
-// gymtrace.rollout.id, else its resource's).
+// gymtrace.rollout.id, else its resource's), when its trace id is valid: a span without one goes to
+// the unattributed file (reason no_trace_id, SPEC §0 D18) even when it names a rollout, since an
+// observation line is identified by its trace and span ids and the readers refuse a line whose
+// ids are all zeros.
 func (ObservationLines) Route(s *capture.Span) (string, bool) {
-	if _, ok := ObservationKind(s.Attributes); !ok {
+	if _, ok := ObservationKind(s.Attributes); !ok || !s.TraceID.IsValid() {
 		return "", false
 	}
 	return capture.CarriedRolloutID(s)
 }
 
-// Unrouted reports whether s is an observation span that names no rollout.
+// Unrouted reports whether s is an observation span that names no rollout, or has no valid trace
+// id.
 func (ObservationLines) Unrouted(s *capture.Span) bool {
 	if _, ok := ObservationKind(s.Attributes); !ok {
 		return false
 	}
 	_, named := capture.CarriedRolloutID(s)
-	return !named
+	return !named || !s.TraceID.IsValid()
 }
 
 // Detach returns the span as its line keeps it ([ObservationLine.Span] of [NewObservationLine]), in
@@ -59,12 +65,27 @@ func (ObservationLines) Detach(s *capture.Span) capture.Span {
 // key at the end, "unattributed_reason" (reason, a semconv.GymtraceUnattributed* value). It never
 // fails.
 func (ObservationLines) NewUnattributedLine(s *capture.Span, reason string) (capture.Line, error) {
+	if err := checkSpanID(s); err != nil {
+		return nil, err
+	}
 	return observationLine{l: NewObservationLine(capture.UnattributedRolloutID, *s), reason: reason}, nil
 }
 
-// NewLine returns the span's [ObservationLine]; it never fails.
+// NewLine returns the span's [ObservationLine]; it fails only for a span without a valid span id.
 func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
+	if err := checkSpanID(s); err != nil {
+		return nil, err
+	}
 	return observationLine{l: NewObservationLine(rolloutID, *s)}, nil
+}
+
+// checkSpanID refuses an observation span whose span id is not valid (all zeros): its line could
+// not be told from a retry of another, and the readers refuse it (SPEC §0 D18).
+func checkSpanID(s *capture.Span) error {
+	if s.SpanID.IsValid() {
+		return nil
+	}
+	return fmt.Errorf("observation span %q has no valid span id (all zeros): an observation line is identified by its trace and span ids", s.Name)
 }
 
 // KeyOf returns the span identity (trace_id and span_id) of an observation line that is a strict
@@ -90,8 +111,11 @@ type observationLine struct {
 	reason string
 }
 
+// Key is the span's trace_id and span_id as the line writes them; a span without a valid trace id
+// (an unattributed no_trace_id line) is keyed by its span id after the all-zero trace id, so a
+// retry of it is not appended again either.
 func (o observationLine) Key() string {
-	if !o.l.TraceID.IsValid() || !o.l.SpanID.IsValid() {
+	if !o.l.SpanID.IsValid() {
 		return ""
 	}
 	return o.l.TraceID.String() + o.l.SpanID.String()

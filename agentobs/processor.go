@@ -13,6 +13,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/capture/sdkspan"
 	"github.com/gymtrace/gymtrace/internal/drain"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // ProcessorOption configures an [ObservationProcessor].
@@ -133,7 +134,12 @@ func (p *ObservationProcessor) logResult(r capture.Result, traceID, spanID strin
 	case capture.OutcomeIgnored, capture.OutcomeHeld:
 		return
 	case capture.OutcomeWritten:
-		if r.Unattributed != "" {
+		switch r.Unattributed {
+		case "":
+		case semconv.GymtraceUnattributedNoTraceID:
+			p.logger.Warn("gymtrace observations: observation span without a valid trace id; written to "+capture.UnattributedObservationsFile,
+				"span_id", spanID, "reason", r.Unattributed)
+		default:
 			p.logger.Warn("gymtrace observations: observation span names no rollout (no gymtrace.rollout.id on the span, its resource or its trace); written to "+capture.UnattributedObservationsFile,
 				"trace_id", traceID, "span_id", spanID, "reason", r.Unattributed)
 		}
@@ -141,8 +147,8 @@ func (p *ObservationProcessor) logResult(r capture.Result, traceID, spanID strin
 		p.logger.Warn("gymtrace observations: line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
 			"rollout_id", r.RolloutID, "span_id", spanID, "error", r.Err)
 	case capture.OutcomeRejected:
-		p.logger.Warn("gymtrace observations: observation span without a valid gymtrace.rollout.id; not written",
-			"span_id", spanID, "error", r.Err)
+		p.logger.Warn("gymtrace observations: observation span rejected (retrying cannot help); not written",
+			"rollout_id", r.RolloutID, "span_id", spanID, "error", r.Err)
 	default:
 		p.logger.Error("gymtrace observations: line not written", "rollout_id", r.RolloutID,
 			"span_id", spanID, "unattributed_reason", r.Unattributed, "error", r.Err)

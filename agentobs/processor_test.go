@@ -62,15 +62,17 @@ func TestObservationProcessor(t *testing.T) {
 		assert.Zero(t, damaged)
 		assert.Len(t, lines, 1, rid)
 	}
-	assert.Contains(t, logs.String(), "without a valid gymtrace.rollout.id")
+	assert.Contains(t, logs.String(), "observation span rejected (retrying cannot help); not written")
+	assert.Contains(t, logs.String(), "Invalid rollout id: '../bad'")
 
-	// A write failure is counted and logged: the observations path is a directory.
+	// A refused file is counted and logged: the observations path is a directory (rejected:
+	// retrying cannot help until it is replaced).
 	path, err := store.ObservationsPath("r-3")
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(path, 0o700))
 	end("execute_tool z", append(tool, attribute.String("gymtrace.rollout.id", "r-3"))...)
-	assert.Equal(t, int64(1), counts()["observation/failed"])
-	assert.Contains(t, logs.String(), "line not written")
+	assert.Equal(t, int64(2), counts()["observation/rejected"])
+	assert.Contains(t, logs.String(), "rollout file refused, retrying cannot help until it is replaced")
 
 	require.NoError(t, proc.ForceFlush(t.Context()))
 	assert.Equal(t, int64(1), counts()["observation/unattributed/flushed"], "ForceFlush writes the held span to the unattributed file")
@@ -84,7 +86,7 @@ func TestObservationProcessor(t *testing.T) {
 	end("execute_tool x", append(tool, attribute.String("gymtrace.rollout.id", "r-1"))...)
 	end("plain after shutdown")
 	end("execute_tool after shutdown", tool...)
-	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 1, "observation/written": 3, "observation/failed": 3, "observation/unattributed/flushed": 1}, counts(),
+	assert.Equal(t, map[string]int64{"observation/ignored": 3, "observation/rejected": 2, "observation/written": 3, "observation/failed": 2, "observation/unattributed/flushed": 1}, counts(),
 		"after Shutdown an observation span fails, with or without a rollout id")
 	lines, _, _, err := agentobs.ReadObservations(store, "r-1")
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -218,9 +219,10 @@ func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, usag
 // [UnixSeconds], SPEC §0 "Durability contract"). TraceID and SpanID are left empty for the caller to
 // fill from the span context.
 //
-// Required attributes are gymtrace.model_call.id and gymtrace.dialect (strings) and
-// gymtrace.latency_ms (a float, or an integer); a missing or mistyped required attribute, or a
-// mistyped optional one, is an error naming the key. A payload that cannot be used whole — its
+// Required attributes are gymtrace.model_call.id (a non-empty string), gymtrace.dialect (a string,
+// one of SPEC §3.1's dialects) and gymtrace.latency_ms (a float, or an integer); a missing or
+// mistyped required attribute, a mistyped optional one, or a gymtrace.error_category outside SPEC
+// §3.3's list (and D3's cancelled), is an error naming the key and the value. A payload that cannot be used whole — its
 // ".size" attribute disagrees with its length (cut by an attribute limit), its value is missing
 // while its size is present (stripped before export), or a body is not one strict JSON object —
 // is left null and reported in Problems; the caller writes the record and marks the rollout
@@ -241,6 +243,18 @@ func ExchangeFromAttributes(a AttributeLookup, start, end time.Time) (Exchange, 
 	return e, p.problems(), nil
 }
 
+// dialects are the values of gymtrace.dialect (SPEC §3.1).
+var dialects = []string{semconv.DialectResponses, semconv.DialectChat, semconv.DialectMessages}
+
+// errorCategories are the values of gymtrace.error_category: SPEC §3.3's complete list and D3's
+// cancelled.
+var errorCategories = []string{
+	semconv.ErrorCategoryTimeout, semconv.ErrorCategoryRateLimit, semconv.ErrorCategoryAuth,
+	semconv.ErrorCategoryNotFound, semconv.ErrorCategoryClientError, semconv.ErrorCategoryUpstreamError,
+	semconv.ErrorCategoryIncomplete, semconv.ErrorCategoryStreamTruncated, semconv.ErrorCategoryCaptureParseError,
+	semconv.ErrorCategoryConnection, semconv.ErrorCategoryException, semconv.ErrorCategoryCancelled,
+}
+
 // exchangeHead reads everything of the record but the payloads (see [ExchangeFromAttributes]).
 func exchangeHead(a AttributeLookup, start, end time.Time) (Exchange, error) {
 	var e Exchange
@@ -248,8 +262,14 @@ func exchangeHead(a AttributeLookup, start, end time.Time) (Exchange, error) {
 	if e.ModelCallID, err = requiredString(a, semconv.GymtraceModelCallIDKey); err != nil {
 		return Exchange{}, err
 	}
+	if e.ModelCallID == "" {
+		return Exchange{}, fmt.Errorf("capture attributes: %s is empty (the record's model_call_id, its key in the rollout file, SPEC §3.1)", semconv.GymtraceModelCallIDKey)
+	}
 	if e.Dialect, err = requiredString(a, semconv.GymtraceDialectKey); err != nil {
 		return Exchange{}, err
+	}
+	if !slices.Contains(dialects, e.Dialect) {
+		return Exchange{}, fmt.Errorf("capture attributes: %s %q is not a dialect: want one of %s (SPEC §3.1)", semconv.GymtraceDialectKey, e.Dialect, strings.Join(dialects, ", "))
 	}
 	refType, hasType, err := optionalString(a, semconv.GymtraceModelRefTypeKey)
 	if err != nil {
@@ -293,6 +313,9 @@ func exchangeHead(a AttributeLookup, start, end time.Time) (Exchange, error) {
 	}
 	if e.ErrorCategory, _, err = optionalString(a, semconv.GymtraceErrorCategoryKey); err != nil {
 		return Exchange{}, err
+	}
+	if e.ErrorCategory != "" && !slices.Contains(errorCategories, e.ErrorCategory) {
+		return Exchange{}, fmt.Errorf("capture attributes: %s %q is not an error category: want one of %s (SPEC §3.3)", semconv.GymtraceErrorCategoryKey, e.ErrorCategory, strings.Join(errorCategories, ", "))
 	}
 	if e.CaptureBound, err = captureBoundAttrs(a); err != nil {
 		return Exchange{}, err

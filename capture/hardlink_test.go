@@ -66,8 +66,9 @@ func TestStoreRefusesHardLinkMadeWhileLocking(t *testing.T) {
 	assert.Equal(t, testLine, readFile(t, outside), "nothing appended through the link")
 }
 
-// Through the Writer, a refused hard link is what a refused symbolic link is: outcome failed,
-// counted, the rollout marked incomplete.
+// Through the Writer, a refused hard link is what a refused symbolic link is: outcome rejected
+// (retrying cannot help until the file is replaced, so a sender is answered at once), counted,
+// the rollout marked incomplete.
 func TestWriterHardLinkedCaptureFile(t *testing.T) {
 	s := newTestStore(t)
 	w, reader := meteredWriter(t, s)
@@ -76,12 +77,12 @@ func TestWriterHardLinkedCaptureFile(t *testing.T) {
 	require.NoError(t, os.Link(outside, s.capturePath("hl")))
 
 	r := w.Write(t.Context(), writerSpan("hl", "a"))
-	assert.Equal(t, OutcomeFailed, r.Outcome)
+	assert.Equal(t, OutcomeRejected, r.Outcome)
 	require.ErrorIs(t, r.Err, ErrNotRegularFile)
 	require.NoError(t, r.MarkErr)
 	marked, err := s.IsIncomplete("hl")
 	require.NoError(t, err)
 	assert.True(t, marked)
-	assert.Equal(t, map[string]int64{"spans/failed": 1}, writerCounts(t, reader))
+	assert.Equal(t, map[string]int64{"spans/rejected": 1}, writerCounts(t, reader))
 	assert.Empty(t, readFile(t, outside))
 }

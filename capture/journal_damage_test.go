@@ -213,3 +213,52 @@ func TestJournalRecoveryOddOwners(t *testing.T) {
 		assert.Equal(t, "earlier", readFile(t, taken), "never replaced")
 	})
 }
+
+// A segment without one intact frame is kept with a warning that says so, in words that fit
+// (a user trial read "its 0 intact records were recovered").
+func TestJournalRecoveryAllDamagedSegment(t *testing.T) {
+	dir := t.TempDir()
+	seg := deadJournal(t, dir, 1)
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	end := bytes.Index(b, recordLine(0, 1)) + len(recordLine(0, 1))
+	require.Greater(t, end, 13)
+	clear(b[:end])
+	copy(b, "not a journal")
+	require.NoError(t, os.WriteFile(seg, b, 0o600))
+
+	r, err := NewStore(dir)
+	require.NoError(t, err)
+	rec, err := r.RecoverJournals()
+	require.NoError(t, err)
+	assert.Zero(t, rec.Records)
+	require.Len(t, rec.Kept, 1)
+	assert.Contains(t, rec.Kept[0], "13 bytes of it were damaged and it holds no intact frame;")
+	assert.Contains(t, rec.Kept[0], "; no record could be recovered from it, those the damaged bytes held may be missing")
+	assert.NotContains(t, rec.Kept[0], "0 intact")
+}
+
+// What a cleanly closed journaled store leaves (its journal directory, with no owner directory in
+// it) is only listed by a recovery: no setup lock is taken or created, so a reader without write
+// access to the directory can read the store (a user trial's read-only `gymtrace calls` failed).
+func TestJournalRecoveryWithoutOwnersTakesNoLock(t *testing.T) {
+	dir := t.TempDir()
+	s := newJournalStore(t, dir)
+	mustAppend(t, s, "a", string(recordLine(0, 1)))
+	require.NoError(t, s.Close())
+	root := filepath.Join(dir, JournalDirName)
+	require.NoError(t, os.Remove(filepath.Join(root, journalSetupLock)))
+
+	r, err := NewStore(dir)
+	require.NoError(t, err)
+	rec, err := r.RecoverJournals()
+	require.NoError(t, err)
+	assert.Equal(t, JournalRecovery{}, rec)
+	assert.NoFileExists(t, filepath.Join(root, journalSetupLock), "nothing to replay: no lock file created")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "stray"), nil, 0o600))
+	rec, err = r.RecoverJournals()
+	require.NoError(t, err)
+	require.Len(t, rec.Skipped, 1, "a foreign file is still reported")
+	assert.NoFileExists(t, filepath.Join(root, journalSetupLock))
+}

@@ -3,6 +3,7 @@ package capture
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,7 +61,9 @@ func (r JournalRecovery) Warnings() []string {
 // directory that no store made are left alone and reported ([JournalRecovery.Skipped]); a journal
 // directory that is a symbolic link is an error (the store never follows one).
 //
-// A directory without [JournalDirName] costs one lstat and creates nothing. The error names the
+// A directory without [JournalDirName] costs one lstat and creates nothing; one whose journal
+// directory holds no owner directory (what a cleanly closed store leaves) is only listed, without
+// the setup lock, so a user without write access can still read it. The error names the
 // journal or file that could not be read or written; that journal is then kept whole for the next
 // recovery, and the counts say what was done. Safe for concurrent use, also across processes.
 func (s *Store) RecoverJournals() (JournalRecovery, error) {
@@ -69,14 +72,22 @@ func (s *Store) RecoverJournals() (JournalRecovery, error) {
 	if ok, err := journalRootExists(root); err != nil || !ok {
 		return rec, err
 	}
-	setup, err := openSetupLock(root, s.cfg.fileMode, unix.LOCK_EX)
-	if err != nil {
-		return rec, err
-	}
-	defer closeFile(setup) //nolint:errcheck // releases LOCK_EX; nothing was written through it
 	des, err := os.ReadDir(root)
 	if err != nil {
 		return rec, fmt.Errorf("capture journal: %w", err)
+	}
+	if slices.ContainsFunc(des, fs.DirEntry.IsDir) {
+		// An owner directory may hold a dead journal: look again under the setup lock. Without
+		// one there is nothing to replay, and no lock (nor write access, to create the lock file)
+		// is needed, which lets a reader without write access read a cleanly closed store's files.
+		setup, err := openSetupLock(root, s.cfg.fileMode, unix.LOCK_EX)
+		if err != nil {
+			return rec, err
+		}
+		defer closeFile(setup) //nolint:errcheck // releases LOCK_EX; nothing was written through it
+		if des, err = os.ReadDir(root); err != nil {
+			return rec, fmt.Errorf("capture journal: %w", err)
+		}
 	}
 	var errs []error
 	for _, de := range des {
@@ -212,14 +223,38 @@ func keepDamagedSegment(p string) (string, error) {
 
 // keptMessage describes a kept damaged segment.
 func keptMessage(kept string, sc segmentScan) string {
-	msg := fmt.Sprintf("capture journal: kept %s: %d bytes of it were damaged between intact frames", kept, sc.damaged)
+	where := "between intact frames"
+	if len(sc.recs) == 0 {
+		where = "and it holds no intact frame"
+	}
+	msg := fmt.Sprintf("capture journal: kept %s: %d byte%s of it %s damaged %s", kept, sc.damaged, pluralS(sc.damaged), wasWere(sc.damaged), where)
 	if sc.headerless {
 		msg += ", its header among them"
 	}
 	if len(sc.refused) > 0 {
 		msg += " (" + strings.Join(sc.refused, "; ") + ")"
 	}
-	return msg + fmt.Sprintf("; its %d intact records were recovered, those the damaged bytes held may be missing from their rollout files", len(sc.recs))
+	recovered := "no record could be recovered from it"
+	if n := len(sc.recs); n > 0 {
+		recovered = fmt.Sprintf("its %d intact record%s %s recovered", n, pluralS(n), wasWere(n))
+	}
+	return msg + "; " + recovered + ", those the damaged bytes held may be missing from their rollout files"
+}
+
+// pluralS returns "s" unless n is 1.
+func pluralS[N int | int64](n N) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// wasWere returns "was" for 1, "were" otherwise.
+func wasWere[N int | int64](n N) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }
 
 // journalRootExists reports whether the journal directory root exists; one that is a symbolic

@@ -12,7 +12,7 @@ import (
 )
 
 // ModelCallLines is the [LineMapping] of capture records (SPEC §3.1): a model-call span (one with a
-// string gymtrace.rollout.id and a gymtrace.model_call.id, [ModelCallRollout]) becomes the record
+// gymtrace.model_call.id or a gymtrace.dialect, [ModelCallRollout]) becomes the record
 // line [NewSpanLine] reads from its attributes, with the span's trace_id and span_id, appended to
 // <rollout_id>.capture.jsonl. A payload it cannot use whole, or a span that lost attributes to a
 // count limit ([Span].DroppedAttributes > 0: a payload and its size may be among them), makes the

@@ -32,9 +32,10 @@ const (
 	// limit); the rollout is marked incomplete where the kind of line marks (SPEC §2.6).
 	OutcomePartial
 	// OutcomeRejected: no line can be made from the span (a required attribute missing or
-	// mistyped, a rollout id that is not a safe file name, SPEC §2.2), or the file system refuses
-	// its file's name (ENAMETOOLONG: the store directory's path and the id are too long together);
-	// retrying cannot help.
+	// mistyped, a rollout id that is not a safe file name, SPEC §2.2), the file system refuses
+	// its file's name (ENAMETOOLONG: the store directory's path and the id are too long together),
+	// or its file is not one the store writes ([ErrNotRegularFile]: a symbolic link, a directory,
+	// a file with a second hard link); retrying cannot help.
 	OutcomeRejected
 	// OutcomeFailed: the line was not written (an I/O error, a context done before the write was
 	// started, or a span the adapter discarded, e.g. after shutdown); a retry may succeed.
@@ -78,7 +79,9 @@ type LineMapping interface {
 	// rollout incomplete (<rollout_id>.capture.incomplete, SPEC §2.6).
 	MarksIncomplete() bool
 	// Route returns the rollout id of a span of this kind, and false for any other span (ignored).
-	// The writer checks the id (a safe file name, SPEC §2.2, that also holds SPEC §0 D12's rule).
+	// The writer checks the id (a safe file name, SPEC §2.2, that also holds SPEC §0 D12's rule);
+	// an empty id with ok true is a span of this kind whose gymtrace.rollout.id is missing or not a
+	// string, which the writer rejects naming the key.
 	Route(s *Span) (rolloutID string, ok bool)
 	// NewLine reads the line of span s of rollout rolloutID; an error rejects the span.
 	NewLine(rolloutID string, s *Span) (Line, error)
@@ -127,9 +130,21 @@ type Result struct {
 	// the [ErrDirNotSynced] error when the directory fsync failed too) and the [ErrDirNotSynced]
 	// error of OutcomeWrittenDirUnsynced; nil otherwise.
 	Err error
+	// Marked is set when the writer marked the rollout incomplete for this span (SPEC §2.6), or
+	// tried to (then MarkErr is set); a span that names no valid rollout marks nothing.
+	Marked bool
 	// MarkErr is the error of writing the rollout's incomplete marker, when that failed too (the
 	// loss is then invisible to readers: adapters log it on its own).
 	MarkErr error
+}
+
+// MarkedSuffix ends an adapter's log message about a span not written whole: "; marking the
+// rollout incomplete" when r marked it ([Result].Marked), "; no rollout to mark" otherwise.
+func MarkedSuffix(r Result) string {
+	if r.Marked {
+		return "; marking the rollout incomplete"
+	}
+	return "; no rollout to mark"
 }
 
 // WriterOption configures a [Writer].
@@ -247,8 +262,10 @@ const maxPooledLine = 1 << 20
 // Write writes the line of s (see [Writer]) and returns what it did ([Outcome]). The rollout is
 // marked incomplete, when the mapping marks, for every outcome but written, written_dir_unsynced
 // and ignored, except a rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's
-// rule (rollout.ValidateID): rejected, nothing marked; a file name the file system refuses
-// (ENAMETOOLONG) is rejected too, and marked. A failed append may or may not have left the line in
+// rule (rollout.ValidateID), and a span of the mapping's kind without a string gymtrace.rollout.id
+// ([ModelCallRollout]): rejected, nothing marked; a file name the file system refuses
+// (ENAMETOOLONG) or a rollout file that is not a regular file with one link ([ErrNotRegularFile])
+// is rejected too, and marked. A failed append may or may not have left the line in
 // the file; a retry never appends it twice. A line whose key is already in the file is
 // written, counted as a duplicate; a partial one has its [Problems] in Result.Err. A failed marker
 // write is Result.MarkErr (the outcome stays). Safe for concurrent use.
@@ -274,6 +291,12 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 			return w.inherit(ctx, s)
 		}
 		return w.done(ctx, Result{Outcome: OutcomeIgnored})
+	}
+	if rid == "" && s.Attributes != nil {
+		// A span of the mapping's kind whose rollout id attribute is missing or mistyped.
+		if err := rolloutIDError(s.Attributes); err != nil {
+			return w.done(ctx, Result{Outcome: OutcomeRejected, Err: err})
+		}
 	}
 	if err := checkRolloutID(rid); err != nil {
 		return w.done(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: err})
@@ -308,8 +331,12 @@ func (w *Writer) commit(ctx context.Context, r Result, name string, line Line, s
 	if errors.Is(err, ErrDirNotSynced) {
 		dirErr, err = err, nil
 	}
-	if errors.Is(err, syscall.ENAMETOOLONG) {
+	switch {
+	case errors.Is(err, syscall.ENAMETOOLONG):
 		r.Outcome, r.Err = OutcomeRejected, fmt.Errorf("file name refused, retrying cannot help: %w", err)
+		return w.mark(ctx, r)
+	case errors.Is(err, ErrNotRegularFile):
+		r.Outcome, r.Err = OutcomeRejected, fmt.Errorf("rollout file refused, retrying cannot help until it is replaced: %w", err)
 		return w.mark(ctx, r)
 	}
 	if err != nil {
@@ -397,7 +424,7 @@ func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
 // mark marks r's rollout incomplete when the mapping marks, then counts r.
 func (w *Writer) mark(ctx context.Context, r Result) Result {
 	if w.m.MarksIncomplete() && checkRolloutID(r.RolloutID) == nil {
-		r.MarkErr = w.store.MarkIncomplete(r.RolloutID)
+		r.Marked, r.MarkErr = true, w.store.MarkIncomplete(r.RolloutID)
 	}
 	return w.done(ctx, r)
 }
@@ -451,11 +478,17 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 	return nil
 }
 
-// checkRolloutID is the writer's id check: the store's (SPEC §2.2, Gym's "Invalid rollout id: ..."
-// text), then the one id rule every entry point holds (SPEC §0 D12, [rollout.ValidateID]).
+// checkRolloutID is the writer's id check: the one id rule every entry point holds (SPEC §0 D12,
+// [rollout.ValidateID]); an id that is not even a file name of the store (SPEC §2.2) gets the
+// store's error (Gym's "Invalid rollout id: ..." text) joined to the rule's, so the message
+// states the rule enforced and matches both [ErrInvalidRolloutID] and rollout.ErrInvalidID.
 func checkRolloutID(rid string) error {
-	if err := ValidateRolloutID(rid); err != nil {
-		return err
+	err := rollout.ValidateID(rid)
+	if err == nil {
+		return ValidateRolloutID(rid)
 	}
-	return rollout.ValidateID(rid)
+	if storeErr := ValidateRolloutID(rid); storeErr != nil {
+		return fmt.Errorf("%w; %w", storeErr, err)
+	}
+	return err
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // The writer holds the one id rule of every entry point (SPEC §0 D12): ids the proxy refuses are
-// refused, and ids that are no file names keep the store's message.
+// refused, and ids that are no file names keep the store's message, joined to the rule's.
 func TestCheckRolloutID(t *testing.T) {
 	for _, id := range []string{"3-1", "s7.0-0-a1", strings.Repeat("a", rollout.MaxIDBytes)} {
 		require.NoError(t, checkRolloutID(id), id)
@@ -26,5 +26,7 @@ func TestCheckRolloutID(t *testing.T) {
 		err := checkRolloutID(id)
 		require.ErrorIs(t, err, ErrInvalidRolloutID, id)
 		assert.Contains(t, err.Error(), "Invalid rollout id: ", id)
+		require.ErrorIs(t, err, rollout.ErrInvalidID, "the message states the rule enforced too: %s", id)
+		assert.Contains(t, err.Error(), "must match "+rollout.IDPattern, id)
 	}
 }

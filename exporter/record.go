@@ -63,7 +63,7 @@ func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
 		return false
 	}
 	w.logMarkErr(r)
-	w.logger.Error("gymtrace capture: model-call span ended after shutdown; record not written, marking the rollout incomplete",
+	w.logger.Error("gymtrace capture: model-call span ended after shutdown; record not written"+capture.MarkedSuffix(r),
 		"rollout_id", r.RolloutID, "span_id", v.SpanID.String())
 	return true
 }
@@ -80,7 +80,7 @@ func (w *recordWriter) report(r capture.Result, v *capture.Span) error {
 			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "error", r.Err.Error())
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("exporter: %w", r.Err)
-		w.logger.Error("gymtrace capture: record not written; marking the rollout incomplete",
+		w.logger.Error("gymtrace capture: record not written"+capture.MarkedSuffix(r),
 			"rollout_id", r.RolloutID, "span_id", v.SpanID.String(), "error", err)
 		return err
 	}

@@ -272,8 +272,9 @@ func TestProxyClientDisconnectMidStream(t *testing.T) {
 	}
 }
 
-// writeFailures returns how many model-call spans the capture span writer counted as failed
-// (gymtrace.capture.writer.spans, outcome failed; 0 when never recorded).
+// writeFailures returns how many model-call spans the capture span writer counted as not written
+// (gymtrace.capture.writer.spans, outcome failed, or rejected for a file the store refuses; 0 when
+// never recorded).
 func writeFailures(t *testing.T, r *sdkmetric.ManualReader) int64 {
 	t.Helper()
 	m, ok := collect(t, r)[semconv.GymtraceCaptureWriterSpansName]
@@ -284,7 +285,7 @@ func writeFailures(t *testing.T, r *sdkmetric.ManualReader) int64 {
 	require.True(t, ok, "%T", m.Data)
 	var n int64
 	for _, dp := range sum.DataPoints {
-		if o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); o.AsString() == "failed" {
+		if o, _ := dp.Attributes.Value(semconv.GymtraceCaptureOutcomeKey); o.AsString() == "failed" || o.AsString() == "rejected" {
 			n += dp.Value
 		}
 	}

@@ -133,6 +133,14 @@ func withRollout(s Span, rid string, sid trace.SpanID) Span {
 	return edit(s, sid, replace(semconv.GymtraceRolloutIDKey, attribute.StringValue(rid)))
 }
 
+// withAttr returns a copy of s with span id sid whose attribute kv.Key is kv.Value, added when s
+// has no such attribute.
+func withAttr(s Span, sid trace.SpanID, kv attribute.KeyValue) Span {
+	out := edit(s, sid, without(kv.Key))
+	out.Attributes = append(out.Attributes, kv)
+	return out
+}
+
 // without is the edit that drops attribute k.
 func without(k attribute.Key) func(attribute.KeyValue) (attribute.KeyValue, bool) {
 	return func(kv attribute.KeyValue) (attribute.KeyValue, bool) { return kv, kv.Key != k }

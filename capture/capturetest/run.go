@@ -36,6 +36,7 @@ func Run(t *testing.T, newTarget func(t *testing.T, dir string) Target) {
 	t.Run("attribute view does not change the line", s.attributeViews)
 	t.Run("spans that are not model calls are ignored", s.ignored)
 	t.Run("mixed batch writes only the model calls", s.mixed)
+	t.Run("model-call span without a string rollout id is rejected", s.unrouted)
 	t.Run("span without ids writes no trace_id or span_id", s.noIDs)
 	t.Run("unusable payload is written as null and marks the rollout", s.incomplete)
 	t.Run("span that cannot be rebuilt fails alone", s.invalid)
@@ -167,18 +168,13 @@ func (s suite) attributeViews(t *testing.T) {
 	assert.Equal(t, map[string]string{captureName("views"): want.String()}, DirContents(t, dir))
 }
 
-// ignoredSpans are spans that are not model calls: a model-call span is one with a string
-// gymtrace.rollout.id and a gymtrace.model_call.id.
+// ignoredSpans are spans that are not model calls: a model-call span is one with a
+// gymtrace.model_call.id or a gymtrace.dialect (capture.ModelCallRollout).
 func (s suite) ignoredSpans() []Span {
-	c := s.cases[0]
-	noRollout := edit(c.Span, sid(3, 1), without(semconv.GymtraceRolloutIDKey))
-	noCallID := edit(c.Span, sid(3, 2), without(semconv.GymtraceModelCallIDKey))
-	intRollout := edit(c.Span, sid(3, 3), replace(semconv.GymtraceRolloutIDKey, attribute.IntValue(7)))
 	return []Span{
 		{Name: "invoke_agent policy", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(3, 0)},
 		{Name: "execute_tool", Kind: trace.SpanKindInternal, Start: spanTime, End: spanTime, TraceID: suiteTraceID, SpanID: sid(3, 4),
 			Attributes: []attribute.KeyValue{semconv.GymtraceRolloutID("golden")}},
-		noRollout, noCallID, intRollout,
 	}
 }
 
@@ -195,9 +191,40 @@ func (s suite) mixed(t *testing.T) {
 	tg, dir := s.start(t)
 	ign := s.ignoredSpans()
 	a, b := s.cases[0], s.cases[len(s.cases)-1]
-	spans := []Span{ign[0], a.Span, ign[1], ign[2], b.Span, ign[3], ign[4]}
+	spans := []Span{ign[0], a.Span, ign[1], b.Span, ign[0]}
 	require.NoError(t, tg.ConsumeSpans(t.Context(), spans))
 	assert.Equal(t, map[string]string{captureName("golden"): a.Line + b.Line}, DirContents(t, dir))
+}
+
+// unrouted: a model-call span whose gymtrace.rollout.id is missing or not a string is rejected
+// (an error naming the key), never ignored; it names no rollout, so nothing is marked, and the
+// other spans of its batch are written.
+func (s suite) unrouted(t *testing.T) {
+	c := s.cases[0]
+	tests := []struct {
+		name, wantError string
+		span            Span
+	}{
+		{name: "rollout id missing", wantError: "gymtrace.rollout.id is required",
+			span: edit(c.Span, sid(3, 1), without(semconv.GymtraceRolloutIDKey))},
+		{name: "rollout id an integer", wantError: "gymtrace.rollout.id must be a string, got int64",
+			span: edit(c.Span, sid(3, 3), replace(semconv.GymtraceRolloutIDKey, attribute.IntValue(7)))},
+		{name: "rollout id an array", wantError: "gymtrace.rollout.id must be a string, got stringslice",
+			span: edit(c.Span, sid(3, 5), replace(semconv.GymtraceRolloutIDKey, attribute.StringSliceValue([]string{"golden"})))},
+		{name: "rollout id without a call id", wantError: "gymtrace.rollout.id is required",
+			span: edit(edit(c.Span, sid(3, 6), without(semconv.GymtraceRolloutIDKey)), sid(3, 6), without(semconv.GymtraceModelCallIDKey))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, dir := s.start(t)
+			first := withRollout(c.Span, "good", sid(3, 7))
+			err := tg.ConsumeSpans(t.Context(), []Span{first, tt.span})
+			require.Error(t, err, "a model-call span that names no rollout is an error")
+			assert.ErrorContains(t, err, tt.wantError)
+			assert.Equal(t, map[string]string{captureName("good"): c.Want(suiteTraceID, first.SpanID)}, DirContents(t, dir),
+				"the other span is written; nothing is marked")
+		})
+	}
 }
 
 func (s suite) noIDs(t *testing.T) {
@@ -286,6 +313,10 @@ func (s suite) invalid(t *testing.T) {
 		{name: "gymtrace.latency_ms missing", span: lacking(semconv.GymtraceLatencyMSKey), rid: "bad", wantError: string(semconv.GymtraceLatencyMSKey)},
 		{name: "gymtrace.latency_ms a string", span: with(semconv.GymtraceLatencyMSKey, attribute.StringValue("12.5")), rid: "bad", wantError: string(semconv.GymtraceLatencyMSKey)},
 		{name: "gymtrace.model_call.id an integer", span: with(semconv.GymtraceModelCallIDKey, attribute.Int64Value(7)), rid: "bad", wantError: string(semconv.GymtraceModelCallIDKey)},
+		{name: "gymtrace.model_call.id missing", span: lacking(semconv.GymtraceModelCallIDKey), rid: "bad", wantError: "gymtrace.model_call.id is required"},
+		{name: "gymtrace.model_call.id empty", span: with(semconv.GymtraceModelCallIDKey, attribute.StringValue("")), rid: "bad", wantError: "gymtrace.model_call.id is empty"},
+		{name: "gymtrace.dialect not a dialect", span: with(semconv.GymtraceDialectKey, attribute.StringValue("bogus")), rid: "bad", wantError: "is not a dialect: want one of responses, chat, messages"},
+		{name: "gymtrace.error_category not a category", span: withAttr(good.Span, sid(5, 1), semconv.GymtraceErrorCategoryKey.String("totally_made_up")), rid: "bad", wantError: "is not an error category: want one of timeout"},
 		{name: "gymtrace.model_ref.name without its type", span: lacking(semconv.GymtraceModelRefTypeKey), rid: "bad", wantError: string(semconv.GymtraceModelRefTypeKey)},
 		{name: "rollout id not a safe file name", span: good.Span, rid: "../escape", wantError: "Invalid rollout id"},
 	}

@@ -204,6 +204,15 @@ func (e *captureExporter) pushSpan(ctx context.Context, w *writers, sp ptrace.Sp
 			// Not started, so that a retry of the span never writes the record twice.
 			e.observationOutcome(r, &v)
 			return e.recordOutcome(w.records.Discard(ctx, &v, fmt.Errorf("record not started: %w", r.Err)), &v)
+		case r.Outcome == capture.OutcomeRejected:
+			// The record does not depend on the observation line: it is written, and the
+			// push reports both (a retry of a failed record meets the same rejection).
+			_, obsErr := e.observationOutcome(r, &v)
+			o, err := e.recordOutcome(w.records.Write(ctx, &v), &v)
+			if o == capture.OutcomeFailed {
+				return o, errors.Join(err, obsErr)
+			}
+			return capture.OutcomeRejected, errors.Join(obsErr, err)
 		}
 	}
 	return e.recordOutcome(w.records.Write(ctx, &v), &v)
@@ -221,7 +230,7 @@ func (e *captureExporter) drop(ctx context.Context, w *writers, v *capture.Span)
 		}
 	}
 	if r := w.records.Discard(ctx, v, errShutdown); r.Outcome != capture.OutcomeIgnored {
-		e.logger.Error("gymcapture: model-call span received after shutdown; record not written, marking the rollout incomplete",
+		e.logger.Error("gymcapture: model-call span received after shutdown; record not written"+capture.MarkedSuffix(r),
 			zap.String("rollout_id", r.RolloutID), zap.String("span_id", v.SpanID.String()))
 		e.logMarkErr(r)
 		o = capture.OutcomeFailed
@@ -258,9 +267,9 @@ func (e *captureExporter) recordOutcome(r capture.Result, v *capture.Span) (capt
 		return r.Outcome, nil
 	case capture.OutcomeRejected, capture.OutcomeFailed:
 		err := fmt.Errorf("gymcapture: %w", r.Err)
-		msg := "gymcapture: model-call span rejected; record not written, marking the rollout incomplete"
+		msg := "gymcapture: model-call span rejected; record not written" + capture.MarkedSuffix(r)
 		if r.Outcome == capture.OutcomeFailed {
-			msg = "gymcapture: record not written (will be retried if retries are enabled); marking the rollout incomplete"
+			msg = "gymcapture: record not written (will be retried if retries are enabled)" + capture.MarkedSuffix(r)
 		}
 		e.logger.Error(msg, zap.String("rollout_id", r.RolloutID), sid, zap.Error(err))
 		return r.Outcome, err

@@ -136,19 +136,30 @@ func TestPushTracesIOErrors(t *testing.T) {
 	c, c2 := cases[1], cases[2]
 	ok1, fails, ok2 := inRollout(c, "ok", 1), inRollout(c, "fails", 2), inRollout(c2, "ok", 3)
 
-	t.Run("unwritable capture file", func(t *testing.T) {
+	failingSync := func(_ *Config, e *captureExporter) {
+		e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
+			if strings.HasSuffix(path, "fails.capture.jsonl") {
+				return errors.New("input/output error")
+			}
+			return nil
+		}))
+	}
+	t.Run("capture file refused: permanent, the others written", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
-		// A directory where the capture file must go: open fails (not a regular file).
+		// A directory where the capture file must go: the store never writes through it, and a
+		// retry cannot change that, so the push is answered at once (from a user trial whose
+		// sender retried for its whole timeout).
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails, ok2}))
 		require.Error(t, err)
-		assert.False(t, consumererror.IsPermanent(err), "I/O errors are retryable")
-		assertRetryOnly(t, err, fails.SpanID)
+		assert.True(t, consumererror.IsPermanent(err), "a refused file is not retried")
+		assert.ErrorContains(t, err, "rollout file refused, retrying cannot help until it is replaced")
+		assert.ErrorContains(t, err, "not a regular file (a directory)")
 		got, err := os.ReadFile(filepath.Join(dir, "ok.capture.jsonl"))
 		require.NoError(t, err)
 		assert.Equal(t, c.Want(ok1.TraceID, ok1.SpanID)+c2.Want(ok2.TraceID, ok2.SpanID), string(got))
 		assert.FileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
+		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/rejected": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("capture directory replaced by a file", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
@@ -162,24 +173,20 @@ func TestPushTracesIOErrors(t *testing.T) {
 		assert.Equal(t, map[string]int64{"model_call/failed": 1, "observation/ignored": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
-		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
-			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
-				if strings.HasSuffix(path, "fails.capture.jsonl") {
-					return errors.New("input/output error")
-				}
-				return nil
-			}))
-		})
-		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails}))
+		e, dir, m := newStarted(t, failingSync)
+		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{ok1, fails, ok2}))
 		require.Error(t, err)
-		assert.False(t, consumererror.IsPermanent(err))
+		assert.False(t, consumererror.IsPermanent(err), "I/O errors are retryable")
 		assert.ErrorContains(t, err, "input/output error")
 		assertRetryOnly(t, err, fails.SpanID)
+		got, err := os.ReadFile(filepath.Join(dir, "ok.capture.jsonl"))
+		require.NoError(t, err)
+		assert.Equal(t, c.Want(ok1.TraceID, ok1.SpanID)+c2.Want(ok2.TraceID, ok2.SpanID), string(got))
 		assert.Contains(t, capturetest.DirContents(t, dir), "fails.capture.incomplete")
+		assert.Equal(t, map[string]int64{"model_call/written": 2, "model_call/failed": 1, "observation/ignored": 3}, capturetest.Counts(t, m))
 	})
 	t.Run("failed and rejected in one batch: retryable, only the failed span", func(t *testing.T) {
-		e, dir, m := newStarted(t, nil)
-		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails.capture.jsonl"), 0o700))
+		e, _, m := newStarted(t, failingSync)
 		bad := without(inRollout(c, "bad", 4), semconv.GymtraceLatencyMSKey)
 		err := e.pushTraces(t.Context(), toTraces([]capturetest.Span{bad, fails, ok1}))
 		require.Error(t, err)
@@ -334,7 +341,7 @@ func TestTelemetry(t *testing.T) {
 	bad := without(inRollout(c, "m", 2), semconv.GymtraceDialectKey)
 	partial := inRollout(c, "p", 3)
 	partial.DroppedAttributes = 1
-	stray := capturetest.Span{Name: "execute_tool x", Start: c.Span.Start, End: c.Span.End,
+	stray := capturetest.Span{Name: "execute_tool x", Start: c.Span.Start, End: c.Span.End, SpanID: trace.SpanID{9},
 		Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool")}}
 	err = exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{good, ignored, ignored, bad, partial, stray}))
 	require.True(t, consumererror.IsPermanent(err))

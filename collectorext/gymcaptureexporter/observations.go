@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // observationOutcome logs the writer's result for an observation span (agentobs.ObservationLines:
@@ -20,7 +21,12 @@ import (
 // failures mark nothing: the incomplete marker speaks for the capture file only.
 func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) (capture.Outcome, error) {
 	sid := zap.String("span_id", v.SpanID.String())
-	if r.Unattributed != "" && r.Outcome == capture.OutcomeWritten {
+	switch {
+	case r.Outcome != capture.OutcomeWritten || r.Unattributed == "":
+	case r.Unattributed == semconv.GymtraceUnattributedNoTraceID:
+		e.logger.Warn("gymcapture: observation span without a valid trace id; written to "+capture.UnattributedObservationsFile,
+			sid, zap.String("reason", r.Unattributed))
+	default:
 		e.logger.Warn("gymcapture: observation span names no rollout (no gymtrace.rollout.id on the span, its resource or its trace); written to "+capture.UnattributedObservationsFile,
 			zap.String("trace_id", v.TraceID.String()), sid, zap.String("reason", r.Unattributed))
 	}

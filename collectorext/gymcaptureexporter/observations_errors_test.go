@@ -161,39 +161,43 @@ func TestObservationOutcomes(t *testing.T) {
 // exactly the failed spans; the others are written once and never handed back. Observation
 // failures mark nothing.
 func TestObservationIOErrors(t *testing.T) {
-	t.Run("unwritable observations file", func(t *testing.T) {
+	failingSync := func(_ *Config, e *captureExporter) {
+		e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
+			if strings.HasSuffix(path, "fails"+capture.ObservationsFileSuffix) {
+				return errors.New("input/output error")
+			}
+			return nil
+		}))
+	}
+	t.Run("observations file refused: permanent, the others written", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails"+capture.ObservationsFileSuffix), 0o700))
 		err := e.pushTraces(t.Context(), obsTraces(obsTool("ok", 1), obsTool("fails", 2), obsTool("ok", 3)))
 		require.Error(t, err)
-		assert.False(t, consumererror.IsPermanent(err), "I/O errors are retryable")
-		assert.Equal(t, []trace.SpanID{sid(2)}, retried(t, err))
+		assert.True(t, consumererror.IsPermanent(err), "a refused file is not retried")
+		assert.ErrorContains(t, err, "rollout file refused, retrying cannot help until it is replaced")
 		got, err := os.ReadFile(filepath.Join(dir, "ok"+capture.ObservationsFileSuffix))
 		require.NoError(t, err)
 		assert.Equal(t, lineOf(t, "ok", 1)+lineOf(t, "ok", 3), string(got))
 		assert.NoFileExists(t, filepath.Join(dir, "fails.capture.incomplete"))
-		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/failed": 1}, capturetest.Counts(t, m))
+		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/rejected": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("fsync fails", func(t *testing.T) {
-		e, dir, _ := newStarted(t, func(_ *Config, e *captureExporter) {
-			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
-				if strings.HasSuffix(path, "fails"+capture.ObservationsFileSuffix) {
-					return errors.New("input/output error")
-				}
-				return nil
-			}))
-		})
-		err := e.pushTraces(t.Context(), obsTraces(obsTool("ok", 1), obsTool("fails", 2)))
+		e, dir, m := newStarted(t, failingSync)
+		err := e.pushTraces(t.Context(), obsTraces(obsTool("ok", 1), obsTool("fails", 2), obsTool("ok", 3)))
 		require.Error(t, err)
-		assert.False(t, consumererror.IsPermanent(err))
+		assert.False(t, consumererror.IsPermanent(err), "I/O errors are retryable")
 		assert.ErrorContains(t, err, "input/output error")
 		assert.Equal(t, []trace.SpanID{sid(2)}, retried(t, err))
+		got, err := os.ReadFile(filepath.Join(dir, "ok"+capture.ObservationsFileSuffix))
+		require.NoError(t, err)
+		assert.Equal(t, lineOf(t, "ok", 1)+lineOf(t, "ok", 3), string(got))
 		assert.NotContains(t, capturetest.DirContents(t, dir), "fails.capture.incomplete")
+		assert.Equal(t, map[string]int64{"observation/written": 2, "observation/failed": 1}, capturetest.Counts(t, m))
 	})
 	t.Run("failed and rejected in one batch: retryable, only the failed span, both kinds counted", func(t *testing.T) {
 		c := capturetest.Cases(t)[0]
-		e, dir, m := newStarted(t, nil)
-		require.NoError(t, os.Mkdir(filepath.Join(dir, "fails"+capture.ObservationsFileSuffix), 0o700))
+		e, _, m := newStarted(t, failingSync)
 		td := obsTraces(obsTool("bad/id", 1), obsTool("fails", 2))
 		toTraces([]capturetest.Span{without(inRollout(c, "call", 3), "gymtrace.dialect")}).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 		err := e.pushTraces(t.Context(), td)
@@ -263,9 +267,28 @@ func TestObservationAndModelCallSpan(t *testing.T) {
 		}, capturetest.DirContents(t, dir))
 		assert.Equal(t, map[string]int64{"observation/written": 1, "model_call/written": 1}, capturetest.Counts(t, m), "counted once by each writer")
 	})
-	t.Run("observation line fails: record not started, rollout marked, span retried", func(t *testing.T) {
+	t.Run("observation line rejected: record written, both reported, not retried", func(t *testing.T) {
 		e, dir, m := newStarted(t, nil)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "both"+capture.ObservationsFileSuffix), 0o700))
+		err := e.pushTraces(t.Context(), td)
+		require.Error(t, err)
+		assert.True(t, consumererror.IsPermanent(err))
+		assert.ErrorContains(t, err, "rollout file refused, retrying cannot help until it is replaced")
+		got, err := os.ReadFile(filepath.Join(dir, "both.capture.jsonl"))
+		require.NoError(t, err)
+		assert.Equal(t, c.Want(both.TraceID, both.SpanID), string(got))
+		assert.NoFileExists(t, filepath.Join(dir, "both.capture.incomplete"))
+		assert.Equal(t, map[string]int64{"observation/rejected": 1, "model_call/written": 1}, capturetest.Counts(t, m))
+	})
+	t.Run("observation line fails: record not started, rollout marked, span retried", func(t *testing.T) {
+		e, dir, m := newStarted(t, func(_ *Config, e *captureExporter) {
+			e.storeOpts = append(e.storeOpts, capture.WithSyncHook(func(path string) error {
+				if strings.HasSuffix(path, "both"+capture.ObservationsFileSuffix) {
+					return errors.New("input/output error")
+				}
+				return nil
+			}))
+		})
 		err := e.pushTraces(t.Context(), td)
 		require.Error(t, err)
 		assert.False(t, consumererror.IsPermanent(err))
