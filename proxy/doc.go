@@ -25,5 +25,6 @@
 //     before the end of the call is released. WithTokenSource says what the upstream is (vLLM,
 //     SGLang, a Gym model server, or none); for vLLM and SGLang the proxy adds only what the client's
 //     chat request lacks and restores the answer, so the client gets the upstream's answer to its
-//     own request (tokens.go, tokenadapter.go, tokenwriter.go).
+//     own request (tokens.go, tokenadapter.go, tokenwriter.go; answerread.go reads an answer as
+//     json.loads does, tokenlimits.go applies the entry's T7 limits, tokensamples.go the n rule).
 package proxy

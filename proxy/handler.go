@@ -445,11 +445,11 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	var tokenAttrs []attribute.KeyValue
 	if tcall != nil {
 		// Durable before the span ends and the held end of the call is released (T5).
-		status := 0
+		end := callEnd{complete: clean && readErr == nil, cancelled: transport == transportCancelled, bound: ex.CaptureBound != nil}
 		if ex.StatusCode != nil {
-			status = *ex.StatusCode
+			end.status = *ex.StatusCode
 		}
-		tokenAttrs = tcall.commit(ex.Response, status, clean && readErr == nil, ex.CaptureBound != nil, endWall, sent, h.sender(r2))
+		tokenAttrs = tcall.commit(ex.Response, end, endWall, sent, h.sender(r2))
 	}
 	// Before the span and the file (redact.go, credentials.go); a payload it edits is read again.
 	h.cfg.redactor.withSecrets(secrets).redactExchange(&ex)

@@ -29,7 +29,7 @@ type adapterCall struct {
 	dialect      string // stream.DialectChat or stream.DialectResponses (vLLM only)
 	stream       bool
 	inject       []ojson.Member // the members added, in order
-	replace      []ojson.Member // the client's members whose value the proxy extends (Responses "include")
+	replace      []ojson.Member // the client's members whose value the proxy sets: a null (add), the Responses "include" it extends
 	refuse       string         // why this call cannot be captured without changing the client's view
 	restore      restoreRules
 }
@@ -90,12 +90,21 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		a.refuse = "the client's request sets logprobs to false, so the answer carries no log probabilities"
 		return a
 	}
+	// A null top_logprobs is the client's "unset": the reference removes it (docs/TOKENS.md §1.5
+	// step 3) after step 2 set it to 0, so vLLM gets top_logprobs 0; the proxy sets it to 0 in
+	// place. vLLM returns log probs only when "request.logprobs and request.top_logprobs is not
+	// None" (chat_completion/serving.py), so a client whose own request says logprobs: true with
+	// top_logprobs: null gets none from vLLM: for it the log probs are the proxy's doing too,
+	// restored to null (T2). SGLang reads a null top_logprobs as 0 ("request.top_logprobs or 0",
+	// serving_chat.py): its client's answer does not change.
+	topLogprobs, hasTopLogprobs := req.Get("top_logprobs")
+	clientLogprobs := logprobs == 1 && !(hasTopLogprobs && topLogprobs.IsNull() && src == TokenSourceVLLM)
 	var flags []string
 	switch {
 	case src == TokenSourceSGLang:
 		flags = []string{"return_token_ids", "return_prompt_token_ids"}
 	case fromLogprobs:
-		if logprobs == 1 && state("return_tokens_as_token_ids") != 1 {
+		if clientLogprobs && state("return_tokens_as_token_ids") != 1 {
 			a.refuse = "the client asked for log probs with token text, and this vLLM has no inline ids (WithVLLMTokenIDsFromLogprobs)"
 			return a
 		}
@@ -104,11 +113,13 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		flags = []string{"return_token_ids"}
 	}
 	if logprobs == 0 {
-		a.inject = append(a.inject, ojson.Member{Key: "logprobs", Value: ojson.Bool(true)})
+		a.add(req, "logprobs", ojson.Bool(true))
+	}
+	if !clientLogprobs {
 		a.restore.choiceNull = append(a.restore.choiceNull, "logprobs")
 	}
-	if _, ok := req.Get("top_logprobs"); !ok {
-		a.inject = append(a.inject, ojson.Member{Key: "top_logprobs", Value: ojson.Int(0)})
+	if !hasTopLogprobs || topLogprobs.IsNull() {
+		a.add(req, "top_logprobs", ojson.Int(0))
 	}
 	for _, f := range flags {
 		switch state(f) {
@@ -118,7 +129,7 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 			a.refuse = "the client's request sets " + f + " to a value other than true"
 			return a
 		}
-		a.inject = append(a.inject, ojson.Member{Key: f, Value: ojson.Bool(true)})
+		a.add(req, f, ojson.Bool(true))
 		switch {
 		case f == "return_token_ids" && src == TokenSourceVLLM:
 			// vLLM passes these members explicitly (None when not asked), and writes a set None as
@@ -139,6 +150,18 @@ func newAdapterCall(src TokenSource, fromLogprobs bool, dialect string, req ojso
 		}
 	}
 	return a
+}
+
+// add asks for key: value, a member the client's request lacks or sets to null ("adds only what
+// the client's request lacks", docs/TOKENS.md §0 T2): a null member's value is replaced in place
+// (the last one of that name, the one json.loads keeps), a missing member is appended.
+func (a *adapterCall) add(req ojson.Value, key string, value ojson.Value) {
+	m := ojson.Member{Key: key, Value: value}
+	if _, ok := req.Get(key); ok {
+		a.replace = append(a.replace, m)
+		return
+	}
+	a.inject = append(a.inject, m)
 }
 
 // active reports whether the proxy adds members to this call's request, so its answer is edited.
@@ -201,22 +224,42 @@ func (a *adapterCall) payload(tw *tokenWriter, clientResp, sentBody []byte, send
 		if ids, err = tw.acc.Result(); err != nil {
 			return nil, semconv.TokensCauseStream, err
 		}
-		ids, err = a.choose(ids)
+		if err = inlineIDsPair(ids.HasPrompt, ids.HasGeneration); err == nil {
+			ids, err = a.choose(ids)
+		}
 	} else {
-		if resp, err = ojson.Parse(tw.original); err != nil || resp.Kind() != ojson.KindObject {
+		if resp, err = readAnswer(tw.original); err != nil {
+			return nil, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
+		}
+		if resp.Kind() != ojson.KindObject {
 			return nil, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
 		}
 		ids, err = a.extract(resp)
 	}
 	if err != nil {
-		return nil, semconv.TokensCauseAdapter, err
+		return nil, adapterCause(err), err
 	}
 	if !ids.HasPrompt {
 		if ids.Prompt, err = tokenize(sentBody, send); err != nil {
-			return nil, semconv.TokensCauseAdapter, err
+			return nil, adapterCause(err), err
 		}
 	}
 	return servedPayload(resp, ids), "", nil
+}
+
+// inlineIDsPair is the reference's rule for vLLM's inline ids (docs/TOKENS.md §1.5 step 2,
+// [VL-04]): the top-level prompt_token_ids and the choice's token_ids come both or neither, in a
+// streamed answer as in a JSON one; one without the other is the reference's "partial token
+// metadata" error. Only with neither are the ids read from the log probs, and the prompt ids
+// asked of /tokenize (step 3).
+func inlineIDsPair(hasPrompt, hasGeneration bool) error {
+	switch {
+	case hasPrompt && !hasGeneration:
+		return errors.New("vLLM response returned partial token metadata; missing: choice.token_ids.")
+	case !hasPrompt && hasGeneration:
+		return errors.New("vLLM response returned partial token metadata; missing: prompt_token_ids.")
+	}
+	return nil
 }
 
 // extract reads the ids of a non-streamed answer (docs/TOKENS.md §1.5 steps 2–3 for vLLM, §7 for
@@ -242,27 +285,25 @@ func (a *adapterCall) extract(resp ojson.Value) (stream.TokenIDs, error) {
 			return ids, fmt.Errorf("SGLang response returned no token metadata; missing: %s.", strings.Join(missing, ", "))
 		}
 		var err error
-		if ids.Prompt, err = stream.TokenIDList(p, "choice.prompt_token_ids"); err != nil {
+		if ids.Prompt, err = tokenIDList(p, "choice.prompt_token_ids"); err != nil {
 			return ids, err
 		}
-		if ids.Generation, err = stream.TokenIDList(t, "choice.token_ids"); err != nil {
+		if ids.Generation, err = tokenIDList(t, "choice.token_ids"); err != nil {
 			return ids, err
 		}
 		ids.HasPrompt, ids.HasGeneration = true, true
 	} else {
 		p, _ := resp.Get("prompt_token_ids")
 		t, _ := choice.Get("token_ids")
-		switch {
-		case !p.IsNull() && t.IsNull():
-			return ids, errors.New("vLLM response returned partial token metadata; missing: choice.token_ids.")
-		case p.IsNull() && !t.IsNull():
-			return ids, errors.New("vLLM response returned partial token metadata; missing: prompt_token_ids.")
-		case !p.IsNull():
+		if err := inlineIDsPair(!p.IsNull(), !t.IsNull()); err != nil {
+			return ids, err
+		}
+		if !p.IsNull() {
 			var err error
-			if ids.Prompt, err = stream.TokenIDList(p, "prompt_token_ids"); err != nil {
+			if ids.Prompt, err = tokenIDList(p, "prompt_token_ids"); err != nil {
 				return ids, err
 			}
-			if ids.Generation, err = stream.TokenIDList(t, "choice.token_ids"); err != nil {
+			if ids.Generation, err = tokenIDList(t, "choice.token_ids"); err != nil {
 				return ids, err
 			}
 			ids.HasPrompt, ids.HasGeneration = true, true
@@ -314,10 +355,10 @@ func messageBundle(msg ojson.Value) (ids stream.TokenIDs, found bool, err error)
 	p, _ := msg.Get("prompt_token_ids")
 	g, _ := msg.Get("generation_token_ids")
 	l, _ := msg.Get("generation_log_probs")
-	if ids.Prompt, err = stream.TokenIDList(p, "choice.message.prompt_token_ids"); err != nil {
+	if ids.Prompt, err = tokenIDList(p, "choice.message.prompt_token_ids"); err != nil {
 		return ids, true, err
 	}
-	if ids.Generation, err = stream.TokenIDList(g, "choice.message.generation_token_ids"); err != nil {
+	if ids.Generation, err = tokenIDList(g, "choice.message.generation_token_ids"); err != nil {
 		return ids, true, err
 	}
 	if l.Kind() != ojson.KindArray {
@@ -341,7 +382,8 @@ type noInlineIDsError struct{ msg string }
 func (e *noInlineIDsError) Error() string { return e.msg }
 
 // choose settles the generated ids: the inline ones (checked against "token_id:<n>" log-prob
-// tokens when those are ids), else the log-prob tokens' ids; and checks the lengths.
+// tokens when those are ids), else the log-prob tokens' ids; and checks the lengths and that every
+// log prob is finite (docs/TOKENS.md §0 T7).
 func (a *adapterCall) choose(ids stream.TokenIDs) (stream.TokenIDs, error) {
 	switch {
 	case ids.HasGeneration:
@@ -356,6 +398,9 @@ func (a *adapterCall) choose(ids stream.TokenIDs) (stream.TokenIDs, error) {
 	}
 	if len(ids.Generation) != len(ids.LogProbs) {
 		return ids, fmt.Errorf("vLLM token transport returned mismatched generation token IDs and log probabilities: %d token IDs and %d log probabilities.", len(ids.Generation), len(ids.LogProbs))
+	}
+	if err := finiteLogProbs(ids.LogProbs); err != nil {
+		return ids, err
 	}
 	if ids.Generation == nil {
 		ids.Generation = []int64{}
@@ -386,12 +431,12 @@ func tokenize(sentBody []byte, send requestSender) ([]int64, error) {
 	if status != 200 {
 		return nil, fmt.Errorf("tokenize: the upstream answered HTTP %d", status)
 	}
-	v, err := ojson.Parse(body)
+	v, err := readAnswer(body)
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: the answer is not JSON: %w", err)
 	}
 	t, _ := v.Get("tokens")
-	return stream.TokenIDList(t, "tokens")
+	return tokenIDList(t, "tokens")
 }
 
 // servedPayload is resp with the token bundle on choices[0].message (and the raw token members

@@ -212,15 +212,21 @@ func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]by
 		raw = obj
 	}
 	resp, err := ojson.ParseLazy(raw)
-	if err != nil || resp.Kind() != ojson.KindObject {
+	if err != nil {
+		resp, err = readAnswer(raw) // json.loads' reading (answerread.go)
+	}
+	if err != nil {
+		return nil, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
+	}
+	if resp.Kind() != ojson.KindObject {
 		return nil, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
 	}
 	ids, err := responsesTokenIDs(resp)
 	if err != nil {
-		return nil, semconv.TokensCauseAdapter, err
+		return nil, adapterCause(err), err
 	}
 	if ids, err = a.choose(ids); err != nil {
-		return nil, semconv.TokensCauseAdapter, err
+		return nil, adapterCause(err), err
 	}
 	client, err := ojson.Parse(clientResp)
 	if err != nil || client.Kind() != ojson.KindObject {
@@ -268,7 +274,7 @@ func responsesTokenIDs(resp ojson.Value) (stream.TokenIDs, error) {
 		return ids, errors.New("vLLM's input_messages[0] has no tokens: a Harmony model (gpt-oss) returns Harmony messages there, without token ids")
 	}
 	var err error
-	if ids.Prompt, err = stream.TokenIDList(toks, "input_messages[0].tokens"); err != nil {
+	if ids.Prompt, err = tokenIDList(toks, "input_messages[0].tokens"); err != nil {
 		return ids, err
 	}
 	ids.HasPrompt = true
@@ -278,7 +284,7 @@ func responsesTokenIDs(resp ojson.Value) (stream.TokenIDs, error) {
 		if !ok {
 			return ids, fmt.Errorf("vLLM's output_messages[%d] has no tokens: a Harmony model (gpt-oss) returns Harmony messages there, without token ids", i)
 		}
-		g, err := stream.TokenIDList(t, fmt.Sprintf("output_messages[%d].tokens", i))
+		g, err := tokenIDList(t, fmt.Sprintf("output_messages[%d].tokens", i))
 		if err != nil {
 			return ids, err
 		}

@@ -86,7 +86,7 @@ func TestVLLMAdapterVectors(t *testing.T) {
 			if resp.Kind() == ojson.KindString { // the upstream answered 400 (context length)
 				sink := &memSink{}
 				call := &tokenCall{tc: &tokenCapture{source: src, logger: discardLogger()}, ad: ad, call: tokens.Call{RolloutID: "r0", ModelCallID: "c1", Sink: sink}}
-				call.commit(nil, 400, true, false, pinned, nil, nil)
+				call.commit(nil, callEnd{status: 400, complete: true}, pinned, nil, nil)
 				assert.Equal(t, []string{"c1"}, sink.marks)
 				return
 			}

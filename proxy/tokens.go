@@ -190,14 +190,17 @@ func (c *tokenCall) injects() bool { return c != nil && c.ad.reads() }
 // 400; a frozen or retired rollout: 409, docs/TOKENS.md §0 T3, T5) and otherwise writes the
 // intent. refused reports that the call was answered.
 func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, rolloutID, id, dialect string) (c *tokenCall, refused bool) {
-	req, _ := ojson.Parse(body)
-	if n, ok := req.Get("n"); ok && !n.IsNull() {
-		if v, isInt := n.Int64(); !isInt || !n.IsInteger() || v != 1 {
-			msg := fmt.Sprintf("gymtrace proxy: a token-captured call must have n=1 (got n=%s): one sampled answer per call (TOKENS.md §0 T3)", n.String())
-			tc.logger.Warn("gymtrace tokens: call refused before forwarding: n is not 1", "rollout_id", rolloutID, "n", n.String())
-			writeJSON(w, http.StatusBadRequest, ErrorBody(path, "invalid_request_error", msg, "invalid_n"))
-			return nil, true
-		}
+	req, err := ojson.Parse(body)
+	nReq := req // the body as the reference reads it: json.loads (answerread.go) when it is not strict JSON
+	if err != nil {
+		nReq, _ = readAnswer(body)
+	}
+	if n, ok := nReq.Get("n"); !oneSample(n, ok) {
+		text := n.String()
+		msg := fmt.Sprintf("gymtrace proxy: a token-captured call must have n=1 (got n=%s): one sampled answer per call (TOKENS.md §0 T3)", text)
+		tc.logger.Warn("gymtrace tokens: call refused before forwarding: n is not 1", "rollout_id", rolloutID, "n", text)
+		writeJSON(w, http.StatusBadRequest, ErrorBody(path, "invalid_request_error", msg, "invalid_n"))
+		return nil, true
 	}
 	store, err := tc.openStore()
 	c = &tokenCall{tc: tc, call: tokens.Call{RolloutID: rolloutID, ModelCallID: id, Sink: store}}
@@ -231,22 +234,37 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 	return c, false
 }
 
+// callEnd is how the exchange of a token-captured call ended, as the handler saw it.
+type callEnd struct {
+	status    int  // the upstream's status (0: none arrived)
+	complete  bool // the exchange ended cleanly, the request whole
+	cancelled bool // the client went away before the end (SPEC §0 D3)
+	bound     bool // a capture bound cut the record
+}
+
 // commit writes the call's entry or marks its rollout incomplete (docs/TOKENS.md §3.1, T5), before
 // the client can see the end of the call. response is the record's response object (the answer as
-// the client received it, before redaction), status the upstream's status (0: none), complete
-// whether the exchange ended cleanly, bound whether a capture bound cut the record; now is the
-// entry's created_at, sentBody the request as forwarded and send the /tokenize route. It never
-// fails the call; it returns the span attributes of T8.
-func (c *tokenCall) commit(response []byte, status int, complete, bound bool, now time.Time, sentBody []byte, send requestSender) []attribute.KeyValue {
+// the client received it, before redaction), end how the exchange ended; now is the entry's
+// created_at, sentBody the request as forwarded and send the /tokenize route. It never fails the
+// call; it returns the span attributes of T8.
+//
+// A call whose client went away is incomplete for the client's doing, not the upstream's: before
+// any status arrived (the upstream request was cancelled with it) as after, its cause is the one
+// of a disconnected answer (T3: "truncated, disconnected"), and its reason says the client left.
+func (c *tokenCall) commit(response []byte, end callEnd, now time.Time, sentBody []byte, send requestSender) []attribute.KeyValue {
 	var out tokens.Outcome
 	switch {
 	case c.tc.source == TokenSourceNone:
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseNoSource), "the proxy runs with --token-source none", nil)
-	case bound || (c.tw != nil && c.tw.bound):
+	case end.bound || (c.tw != nil && c.tw.bound):
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), "the answer passed a capture bound (SPEC §0 D15)", nil)
-	case status < 200 || status > 299:
-		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseUpstream), upstreamFailure(status), nil)
-	case !complete:
+	case end.cancelled && end.status == 0:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the client went away before the upstream's status line arrived (the call was cancelled)", nil)
+	case end.status < 200 || end.status > 299:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseUpstream), upstreamFailure(end.status), nil)
+	case end.cancelled:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the client went away before the answer ended (the call was cancelled)", nil)
+	case !end.complete:
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the answer did not complete (truncated or disconnected)", nil)
 	case c.ad != nil && c.ad.refuse != "":
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseAdapter), c.ad.refuse, nil)

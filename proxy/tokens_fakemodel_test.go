@@ -41,6 +41,8 @@ func TestTokenCaptureAgreesWithFakeEngines(t *testing.T) {
 		{"vllm sse reasoning", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"reasoning_effort":"low","messages":[` + user + `]}`},
 		{"vllm json client logprobs", fakemodel.EngineVLLM, false, false, `{"model":"m","logprobs":true,"top_logprobs":2,"messages":[` + user + `]}`},
 		{"vllm sse client logprobs", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"logprobs":true,"messages":[` + user + `],` + tools + `}`},
+		{"vllm json top_logprobs null", fakemodel.EngineVLLM, false, false, `{"model":"m","top_logprobs":null,"messages":[` + user + `]}`},
+		{"vllm sse client logprobs top_logprobs null", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"logprobs":true,"top_logprobs":null,"messages":[` + user + `]}`},
 		{"vllm json client ids", fakemodel.EngineVLLM, false, false, `{"model":"m","return_token_ids":true,"messages":[` + user + `]}`},
 		{"vllm sse client ids", fakemodel.EngineVLLM, false, false, `{"model":"m","stream":true,"return_token_ids":true,"messages":[` + user + `],` + tools + `}`},
 		{"vllm before 0.10.2 json", fakemodel.EngineVLLM, true, true, `{"model":"m","messages":[` + user + `]}`},
@@ -48,6 +50,8 @@ func TestTokenCaptureAgreesWithFakeEngines(t *testing.T) {
 		{"sglang json", fakemodel.EngineSGLang, false, false, `{"model":"m","messages":[` + user + `]}`},
 		{"sglang json tool call", fakemodel.EngineSGLang, false, false, `{"model":"m","messages":[` + user + `],` + tools + `}`},
 		{"sglang json client logprobs", fakemodel.EngineSGLang, false, false, `{"model":"m","logprobs":true,"top_logprobs":1,"messages":[` + user + `]}`},
+		{"sglang json top_logprobs null", fakemodel.EngineSGLang, false, false, `{"model":"m","top_logprobs":null,"messages":[` + user + `]}`},
+		{"sglang json client logprobs top_logprobs null", fakemodel.EngineSGLang, false, false, `{"model":"m","logprobs":true,"top_logprobs":null,"messages":[` + user + `]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -30,6 +30,7 @@ import (
 type fakeVLLM struct {
 	inline, sglang bool
 	requests       []map[string]any // the chat requests received
+	bodies         []string         // their bodies, as received
 	tokenizes      []string         // the /tokenize bodies received
 }
 
@@ -51,6 +52,7 @@ func (f *fakeVLLM) handler(w http.ResponseWriter, r *http.Request) {
 	var req map[string]any
 	_ = json.Unmarshal(body, &req)
 	f.requests = append(f.requests, req)
+	f.bodies = append(f.bodies, string(body))
 	if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
 		if m, _ := msgs[0].(map[string]any); m["content"] == "LONG" {
 			w.Header().Set("Content-Type", "application/json")
@@ -59,7 +61,10 @@ func (f *fakeVLLM) handler(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	logprobs := req["logprobs"] == true
+	// vLLM returns log probs only when "request.logprobs and request.top_logprobs is not None"
+	// (top_logprobs defaults to 0); SGLang reads a null top_logprobs as 0.
+	topLogprobs, hasTopLogprobs := req["top_logprobs"]
+	logprobs := req["logprobs"] == true && (f.sglang || !hasTopLogprobs || topLogprobs != nil)
 	asIDs := req["return_tokens_as_token_ids"] == true
 	ids := req["return_token_ids"] == true && (f.inline || f.sglang)
 	promptIDs := ids && (!f.sglang || req["return_prompt_token_ids"] == true)

@@ -156,11 +156,17 @@ func (tw *tokenWriter) Flush() {
 
 // finish passes on what is still held once the handler is done: the edited JSON answer with its
 // new Content-Length (clean), or the rest of an SSE answer's last, incomplete event as received.
-// An answer cut by a broken exchange (not clean) is not passed on: the client's response aborts.
+// The body of an answer cut by a broken exchange (not clean) is not passed on, only its status and
+// headers: the client's response aborts.
 func (tw *tokenWriter) finish(clean bool) {
 	switch tw.mode {
 	case twHold:
 		if !clean {
+			// The held body is not passed on, but its status and headers are, as the plain path
+			// passes them before the break (README "What a fault costs": the record keeps the
+			// status seen); the Content-Length is the extended answer's, never sent.
+			tw.next.Header().Del("Content-Length")
+			tw.next.WriteHeader(tw.status)
 			return
 		}
 		out, err := editAnswer(tw.original, tw.restore)
@@ -312,9 +318,17 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 		dst = applyEdits(dst, data, edits)
 		return append(dst, ev[at+len(data):]...), true
 	}
-	// Not strict JSON: the accumulator records its error; the lenient edit may still restore the
-	// client's view.
-	tw.feedTokens(data)
+	// Not strict JSON: read as json.loads reads it (readAnswer: NaN, -Infinity, integers beyond 64
+	// bits), as the reference would, so the accumulator refuses what breaks the entry's rules
+	// (docs/TOKENS.md §0 T7) instead of reporting the chunk as no object; the lenient edit may
+	// still restore the client's view.
+	if tw.dialect == stream.DialectChat {
+		if v, err := readAnswer(data); err == nil && v.Kind() == ojson.KindObject {
+			tw.acc.FeedObject(v)
+		} else {
+			tw.acc.Feed(data)
+		}
+	}
 	edited, err := editAnswer(data, tw.restore)
 	if err != nil {
 		if tw.editErr == nil {
@@ -418,27 +432,36 @@ func sseData(line []byte) []byte {
 
 // editAnswer applies the restore rules to a JSON answer (docs/TOKENS.md §0 T2): top-level and
 // per-choice members set back to null or removed, every other byte kept. Strict JSON (SPEC §0 D6)
-// is read in one validating pass ([ojson.ParseLazy]); other text goes to editLenient. An answer
-// that is not a JSON object is an error.
+// is read in one validating pass ([ojson.ParseLazy]); other text goes to editLenient. The
+// non-finite float literals that Python's json.dumps writes (NaN, -Infinity: a log prob, say) are
+// read past in a copy that masks them with numbers of the same length (maskNonFinite), so the
+// edits found there apply to b as they stand. An answer that is not a JSON object is an error.
 func editAnswer(b []byte, r restoreRules) ([]byte, error) {
 	if r.empty() {
 		return b, nil
 	}
+	scan := b // the text the members are found in: b, or b with its literals masked
 	v, err := ojson.ParseLazy(b)
+	if err != nil {
+		if masked, found := maskNonFinite(b); found {
+			scan = masked
+			v, err = ojson.ParseLazy(scan)
+		}
+	}
 	if err != nil && r.responses.any() {
 		return nil, fmt.Errorf("a Responses answer that is not strict JSON cannot be restored: %w", err)
 	}
 	if err != nil {
-		return editLenient(b, r)
+		return editLenient(b, scan, r)
 	}
 	if v.Kind() != ojson.KindObject {
 		return nil, errors.New("the answer is not a JSON object")
 	}
 	var edits []byteEdit
 	if r.responses.any() {
-		edits = sortEdits(responseObjectEdits(nil, b, v, len(b)-len(bytes.TrimLeft(b, " \t\r\n")), r.responses))
+		edits = sortEdits(responseObjectEdits(nil, scan, v, len(scan)-len(bytes.TrimLeft(scan, " \t\r\n")), r.responses))
 	} else {
-		edits = parsedEdits(b, v, r, nil)
+		edits = parsedEdits(scan, v, r, nil)
 	}
 	if len(edits) == 0 {
 		return b, nil
@@ -521,32 +544,34 @@ func appendMemberSpans(ms []memberSpan, o ojson.Value, base int) []memberSpan {
 }
 
 // editLenient is the restore of text that strict JSON refuses (invalid UTF-8, text after the
-// object): the members found by a lenient reading of the object at its start (jsontext, invalid
-// UTF-8 and duplicate names allowed) are edited as parsedEdits edits them.
-func editLenient(b []byte, r restoreRules) ([]byte, error) {
-	start := bytes.IndexByte(b, '{')
-	if start < 0 || len(bytes.TrimSpace(b[:start])) > 0 {
+// object, an integer beyond 64 bits): the members found by a lenient reading of the object at the
+// start of scan (jsontext, invalid UTF-8 and duplicate names allowed) are edited in b as
+// parsedEdits edits them. scan is b, or b with its non-finite float literals masked
+// (maskNonFinite: the same offsets).
+func editLenient(b, scan []byte, r restoreRules) ([]byte, error) {
+	start := bytes.IndexByte(scan, '{')
+	if start < 0 || len(bytes.TrimSpace(scan[:start])) > 0 {
 		return nil, errors.New("the answer is not a JSON object")
 	}
-	top, err := scanObject(b, start)
+	top, err := scanObject(scan, start)
 	if err != nil {
 		return nil, err
 	}
 	var edits []byteEdit
 	edits = memberEdits(edits, top, r.topNull, r.topRemove)
 	for _, m := range top {
-		if m.name != "choices" || b[m.valStart] != '[' {
+		if m.name != "choices" || scan[m.valStart] != '[' {
 			continue
 		}
-		els, err := scanArray(b, m.valStart)
+		els, err := scanArray(scan, m.valStart)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range els {
-			if b[e] != '{' {
+			if scan[e] != '{' {
 				continue
 			}
-			ms, err := scanObject(b, e)
+			ms, err := scanObject(scan, e)
 			if err != nil {
 				return nil, err
 			}

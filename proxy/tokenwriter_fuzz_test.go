@@ -41,7 +41,7 @@ func FuzzEditAnswer(f *testing.F) {
 			}
 			// Strict JSON is edited from its one validating pass; the lenient reading of other
 			// text edits it the same way.
-			lenient, err := editLenient(b, r)
+			lenient, err := editLenient(b, b, r)
 			require.NoError(t, err, "%q", b)
 			require.Equal(t, string(lenient), string(out), "%q", b)
 			w, err := ojson.Parse(out)

@@ -1,0 +1,166 @@
+package proxy
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/internal/python"
+)
+
+// An upstream written in Python (vLLM, SGLang) serializes its answer with json.dumps, which writes
+// a non-finite float as the literals NaN, Infinity and -Infinity (a -inf log prob, say), and an
+// integer of any size as its digits; the reference reads that answer back with json.loads, which
+// accepts both (docs/TOKENS.md §1.5, §6 #8). Strict JSON (SPEC §0 D6) refuses them, so the token
+// adapter reads such an answer as json.loads does (readAnswer), and the restore finds its members
+// in a copy with the literals masked (maskNonFinite), editing the answer's own bytes
+// (docs/TOKENS.md §0 T2).
+
+// nonFinite is a value of a JSON text that json.loads reads as a non-finite float: one of Python's
+// literals, or a float literal beyond the float64 range (json.loads gives ±inf where a strict
+// reader refuses it and python.Loads, like orjson, gives null).
+type nonFinite struct {
+	at, end int    // where its text lies
+	value   string // what it is: "NaN", "Infinity" or "-Infinity"
+}
+
+// nonFiniteLiterals returns the non-finite float values of b that stand outside strings, in order.
+// Outside a string no JSON token starts with N or I, so every NaN, Infinity or -Infinity found
+// there is a literal json.loads reads (or text no reading accepts; -NaN is none); a number with a
+// fraction or an exponent is a float in Python, infinite when it overflows (an integer stays
+// exact).
+func nonFiniteLiterals(b []byte) []nonFinite {
+	var out []nonFinite
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = true
+		case (c == 'N' || c == 'I') && (i == 0 || b[i-1] != '-') || c == '-' && bytes.HasPrefix(b[i:], []byte("-Infinity")):
+			for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
+				if bytes.HasPrefix(b[i:], []byte(lit)) {
+					out = append(out, nonFinite{at: i, end: i + len(lit), value: lit})
+					i += len(lit) - 1
+					break
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			end := i + 1
+			for end < len(b) && bytes.IndexByte([]byte("0123456789+-.eE"), b[end]) >= 0 {
+				end++
+			}
+			if num := string(b[i:end]); strings.ContainsAny(num, ".eE") && ojson.ValidNumber(num) {
+				if f, _ := strconv.ParseFloat(num, 64); math.IsInf(f, 0) {
+					value := "Infinity"
+					if f < 0 {
+						value = "-Infinity"
+					}
+					out = append(out, nonFinite{at: i, end: end, value: value})
+				}
+			}
+			i = end - 1
+		}
+	}
+	return out
+}
+
+// maskNonFinite returns a copy of b with each non-finite float value outside strings replaced by
+// a JSON number of the same length ("0e0…"), so that a reader that refuses them (ojson.ParseLazy,
+// jsontext) finds every member at the offset it has in b; found is false (and the copy nil) when
+// b holds none. The copy is only read for offsets: edits apply to b.
+func maskNonFinite(b []byte) (masked []byte, found bool) {
+	lits := nonFiniteLiterals(b)
+	if len(lits) == 0 {
+		return nil, false
+	}
+	masked = append([]byte(nil), b...)
+	for _, l := range lits {
+		copy(masked[l.at:l.end], "0e"+strings.Repeat("0", l.end-l.at-2))
+	}
+	return masked, true
+}
+
+// readAnswer reads an upstream answer as the reference reads it, json.loads (python.Loads: an
+// integer of any size kept exact, duplicate keys as a dict holds them), except that a non-finite
+// float (a literal, or a float beyond the float64 range: 1e400) stays the number it is in Python:
+// a number whose text is "NaN", "Infinity" or "-Infinity", which [ojson.Value.Float64] reads as
+// NaN or ±Inf, where python.Loads gives null (orjson's writing). The token adapter needs them to refuse a non-finite log prob rather than
+// misread it (docs/TOKENS.md §0 T7). Strict JSON is read by ojson.Parse. The value is for reading:
+// a literal's text is not RFC 8259, and only a Python reading (python.Loads) accepts it written.
+//
+// The literals are read through python.Loads by standing in for them with integers longer than
+// every run of digits in b, so that no integer of b can be taken for one: python.Loads keeps an
+// integer's digits, and writes every float with a fraction or an exponent.
+func readAnswer(b []byte) (ojson.Value, error) {
+	if v, err := ojson.Parse(b); err == nil {
+		return v, nil
+	}
+	lits := nonFiniteLiterals(b)
+	if len(lits) == 0 {
+		return python.Loads(b)
+	}
+	longest, run := 0, 0
+	for _, c := range b {
+		if c >= '0' && c <= '9' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	zeros := strings.Repeat("0", longest)
+	standIn := map[string]string{"NaN": "1" + zeros, "Infinity": "2" + zeros, "-Infinity": "3" + zeros}
+	literal := make(map[string]string, len(standIn))
+	for lit, s := range standIn {
+		literal[s] = lit
+	}
+	var masked []byte
+	at := 0
+	for _, l := range lits {
+		masked = append(masked, b[at:l.at]...)
+		masked = append(masked, standIn[l.value]...)
+		at = l.end
+	}
+	masked = append(masked, b[at:]...)
+	v, err := python.Loads(masked)
+	if err != nil {
+		return python.Loads(b) // the error, at its offset in b
+	}
+	return withLiterals(v, literal), nil
+}
+
+// withLiterals returns v, a tree python.Loads built (its slices are v's own), with every integer
+// whose text is a key of literal replaced by that literal's number, in place.
+func withLiterals(v ojson.Value, literal map[string]string) ojson.Value {
+	switch v.Kind() {
+	case ojson.KindNumber:
+		if t, _ := v.NumberText(); literal[t] != "" {
+			return ojson.Number(literal[t])
+		}
+	case ojson.KindArray:
+		els := v.Elems()
+		for i := range els {
+			els[i] = withLiterals(els[i], literal)
+		}
+	case ojson.KindObject:
+		ms := v.Members()
+		for i := range ms {
+			ms[i].Value = withLiterals(ms[i].Value, literal)
+		}
+	}
+	return v
+}
