@@ -24,7 +24,10 @@
 //
 // Errors the reference raises as Python exceptions are [*Error] values carrying the exception's
 // type and message (a failed build quotes them as "<Type>: <message>"); lifecycle refusals match
-// [ErrFrozen] and [ErrRetired].
+// [ErrFrozen] and [ErrRetired]. Every file of a rollout is opened only as a regular file with one
+// link, never through a symbolic link, by readers and writers alike (else an error naming the path
+// and matching [ErrNotRegularFile]); [Store.Inspect] computes the index recovery a freeze applies
+// (TOKENS.md §2.7) without applying it, so a read-only view and the finalization agree.
 //
 // Where gymtrace differs from the reference (docs/TOKENS.md §0 T7): token ids are int64 (an id in
 // [2^63, 2^64) is refused), and the store refuses to write an entry the readers would refuse (a

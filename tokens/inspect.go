@@ -45,8 +45,19 @@ type Inspection struct {
 	Frozen, Retired, Incomplete bool
 	SnapshotID                  string
 	Version                     int64
-	// Entries in file order; EntriesErr is why they could not be read (then Entries is nil), the
-	// error a freeze would fail with ([ST-19]–[ST-22]).
+	// IndexErr is why the index recovery a freeze runs first (TOKENS.md §2.7, [planIndex]) would
+	// refuse the capture, the error that freeze would fail with: an indexed_size below 0 or past
+	// the file's end ([ST-18]), a line that does not parse before more content ([ST-14]), a line
+	// that does not validate, or a call id with conflicting durable payloads ([ST-15]). nil when
+	// the recovery would pass.
+	IndexErr error
+	// TornTail is the length in bytes of the torn final line — unparsable, with nothing but blanks
+	// after it, never acknowledged — that the freeze's index recovery cuts from the JSONL file
+	// ([ST-13]); 0 for none. Inspect leaves the file as it is and reads the entries without it.
+	TornTail int64
+	// Entries in file order, as a freeze reads them after its index recovery (a torn tail cut);
+	// EntriesErr is why they could not be read (then Entries is nil), the error a freeze would
+	// fail with when the recovery passes ([ST-19]–[ST-22]).
 	Entries    []TokenEntry
 	EntriesErr error
 	// Intents are the model call ids of the intents file, Marks those of the incomplete marker
@@ -57,9 +68,14 @@ type Inspection struct {
 
 // Inspect reads rollout id's token capture under the shared lock (TOKENS.md §2.4, §2.8) without
 // freezing it, recovering its index or writing anything but the lock file (which every read
-// creates, [ST-02]). An unreadable entries file is reported in [Inspection].EntriesErr, not as the
-// error; the error is the id's ([ValidateRolloutID]), the lock's, or the state's or intents'
-// reading (a state that is not a JSON object, an intent line that is not UTF-8).
+// creates, [ST-02]), but with the rules a freeze applies: its index recovery is computed
+// ([planIndex], the function [Store.Freeze]'s recovery applies) and reported, not applied — a
+// refusal in [Inspection].IndexErr, a torn final line in [Inspection].TornTail, left in the file
+// but not read as an entry. Every file is read only as a regular file, never through a symbolic
+// link (else an error wrapping [ErrNotRegularFile] naming the path), as the freeze reads it. An
+// unreadable entries file is reported in [Inspection].EntriesErr, not as the error; the error is
+// the id's ([ValidateRolloutID]), the lock's, or the state's or intents' reading (a state that is
+// not a JSON object, an intent line that is not UTF-8).
 func (s *Store) Inspect(id string) (Inspection, error) {
 	in := Inspection{RolloutID: id}
 	err := s.locked(id, true, func() error {
@@ -78,7 +94,7 @@ func (s *Store) Inspect(id string) (Inspection, error) {
 		if in.Version, err = st.version(); err != nil {
 			return err
 		}
-		in.Entries, in.EntriesErr = s.readEntries(id)
+		in.inspectEntries(s, id, st)
 		if in.Intents, err = s.callIDLines(id, IntentsFileSuffix); err != nil {
 			return err
 		}
@@ -91,14 +107,41 @@ func (s *Store) Inspect(id string) (Inspection, error) {
 	return in, err
 }
 
+// inspectEntries reads id's JSONL file into in: the index recovery a freeze would run on it with
+// st ([planIndex], nothing changed), then its entries, without the torn tail that recovery cuts.
+func (in *Inspection) inspectEntries(s *Store, id string, st *state) {
+	b, err := readRegular(s.path(id, EntriesFileSuffix))
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil // no file: no entries, and the index must say 0 bytes
+	}
+	if err != nil {
+		in.EntriesErr = err
+		return
+	}
+	p, err := planIndex(id, st, int64(len(b)), func(offset int64) ([]byte, error) { return b[offset:], nil })
+	switch {
+	case err != nil:
+		in.IndexErr = err
+	case p.conflict != nil:
+		in.IndexErr = p.conflict
+	case p.cut:
+		in.TornTail = int64(len(b)) - p.size
+		b = b[:p.size]
+	}
+	in.Entries, in.EntriesErr = parseEntries(b)
+}
+
 // Peek returns the snapshot a [Store.Freeze] would return now, without freezing (its SnapshotID is
 // "" and its Version the current one when the rollout is not frozen yet): the entries, incomplete
-// when the state says so or an intent has no entry. It fails as Freeze would: the reference's
-// RuntimeError for a retired rollout ([ErrRetired]), or [Inspection].EntriesErr.
+// when the state says so or an intent has no entry. It fails as Freeze would, in Freeze's order:
+// the reference's RuntimeError for a retired rollout ([ErrRetired]), then [Inspection].IndexErr,
+// then [Inspection].EntriesErr.
 func (in *Inspection) Peek() (Snapshot, error) {
 	switch {
 	case in.Retired:
 		return Snapshot{}, pyErr("RuntimeError", "Token capture for rollout "+in.RolloutID+" is retired", ErrRetired)
+	case in.IndexErr != nil:
+		return Snapshot{}, in.IndexErr
 	case in.EntriesErr != nil:
 		return Snapshot{}, in.EntriesErr
 	}
@@ -106,12 +149,13 @@ func (in *Inspection) Peek() (Snapshot, error) {
 		SnapshotID: in.SnapshotID, Version: in.Version}, nil
 }
 
-// callIDLines returns the model call ids of id's intents or marker file (no file: none). Intent
-// lines are split on '\n' and '\r' as the reference's freeze splits them, stripped, blank ones
-// skipped; marker lines are split on '\n' alone and kept when blank (the unobserved-path mark is a
-// bare "\n"). Lines must be UTF-8.
+// callIDLines returns the model call ids of id's intents or marker file (no file: none), read only
+// as a regular file, never through a symbolic link ([readRegular]). Intent lines are split on '\n'
+// and '\r' as the reference's freeze splits them, stripped, blank ones skipped; marker lines are
+// split on '\n' alone and kept when blank (the unobserved-path mark is a bare "\n"). Lines must be
+// UTF-8.
 func (s *Store) callIDLines(id, suffix string) ([]string, error) {
-	b, err := os.ReadFile(s.path(id, suffix))
+	b, err := readRegular(s.path(id, suffix))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
 		return nil, nil
 	}

@@ -1,7 +1,9 @@
 package tokens
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +70,83 @@ func TestInspect(t *testing.T) {
 
 	_, err = s.HasCapture("a/b")
 	assert.ErrorIs(t, err, ErrInvalidRolloutID)
+}
+
+// TestInspectAgreesWithFreeze: for each case of the index recovery (TOKENS.md §2.7) — a torn final
+// line, an indexed_size past the file's end or below 0, a call id with two different payloads, a
+// corrupt line before more content, a line that does not validate, a legacy state — Inspect's Peek
+// returns what the Freeze that follows returns (the same snapshot entries and incompleteness, or an
+// error of the same text), and Inspect itself changes no file: it reports the torn tail without
+// cutting it.
+func TestInspectAgreesWithFreeze(t *testing.T) {
+	entry := func(cid string, gen int64) string {
+		e := baseEntry("r0", cid)
+		e.GenerationTokenIDs, e.GenerationLogProbs = []int64{gen}, []float64{-0.5}
+		b, err := e.CanonicalJSON()
+		require.NoError(t, err)
+		return string(b) + "\n"
+	}
+	const state = `{"entry_digests":{},"frozen":false,"incomplete":false,"indexed_size":%d,"retired":false,"snapshot_id":"","version":1}` + "\n"
+	for _, tt := range []struct {
+		name    string
+		jsonl   string
+		state   string // "": none (legacy defaults)
+		torn    int64
+		wantErr string // the freeze's error text; "": it passes
+	}{
+		{name: "torn final line", jsonl: entry("c0", 4) + "{garbage\n", torn: 9},
+		{name: "torn final line without LF", jsonl: entry("c0", 4) + `{"created_at":0.0,"gen`, torn: int64(len(`{"created_at":0.0,"gen`))},
+		{name: "torn final line after an indexed entry", jsonl: entry("c0", 4) + "{garbage\n  \n", state: fmt.Sprintf(state, len(entry("c0", 4))), torn: 12},
+		{name: "indexed_size past the end", jsonl: entry("c0", 4), state: fmt.Sprintf(state, 999999),
+			wantErr: "ValueError: Invalid token-capture index offset for rollout r0"},
+		{name: "indexed_size below 0", jsonl: entry("c0", 4), state: fmt.Sprintf(state, -1),
+			wantErr: "ValueError: Invalid token-capture index offset for rollout r0"},
+		{name: "indexed_size with no file", state: fmt.Sprintf(state, 10),
+			wantErr: "ValueError: Invalid token-capture index offset for rollout r0"},
+		{name: "conflicting durable payloads", jsonl: entry("c0", 4) + entry("c0", 5),
+			wantErr: "ValueError: Model call id 'c0' has conflicting durable payloads for rollout 'r0'"},
+		{name: "corrupt line before more content", jsonl: entry("c0", 4) + "{garbage\n" + entry("c1", 6),
+			wantErr: "JSONDecodeError: "},
+		{name: "line that does not validate", jsonl: `{"rollout_id":"r0"}` + "\n", wantErr: "ValidationError: "},
+		{name: "identical duplicate lines", jsonl: entry("c0", 4) + entry("c0", 4)},
+		{name: "legacy state", jsonl: entry("c0", 4), state: `{"frozen":false,"version":7}` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := vectorStore(t)
+			if tt.jsonl != "" {
+				require.NoError(t, os.WriteFile(s.path("r0", EntriesFileSuffix), []byte(tt.jsonl), 0o600))
+			}
+			if tt.state != "" {
+				require.NoError(t, os.WriteFile(s.path("r0", StateFileSuffix), []byte(tt.state), 0o600))
+			}
+			require.NoError(t, os.WriteFile(s.path("r0", LockFileSuffix), nil, 0o600))
+			before := files(t, s.Dir())
+
+			in, err := s.Inspect("r0")
+			require.NoError(t, err)
+			assert.Equal(t, before, files(t, s.Dir()), "Inspect changes no file: the torn tail is reported, not cut")
+			assert.Equal(t, tt.torn, in.TornTail)
+			peek, peekErr := in.Peek()
+
+			snap, freezeErr := s.Freeze("r0")
+			if tt.wantErr != "" {
+				require.Error(t, freezeErr)
+				assert.True(t, strings.HasPrefix(ExceptionText(freezeErr), tt.wantErr), ExceptionText(freezeErr))
+				require.Error(t, peekErr, "Peek fails as the freeze does")
+				assert.Equal(t, ExceptionText(freezeErr), ExceptionText(peekErr))
+				assert.Equal(t, ExceptionText(freezeErr), ExceptionText(in.IndexErr), "the index recovery's refusal")
+				return
+			}
+			require.NoError(t, freezeErr)
+			require.NoError(t, peekErr, "Peek passes as the freeze does")
+			assert.NoError(t, in.IndexErr)
+			assert.Equal(t, snap.Entries, peek.Entries)
+			assert.Equal(t, snap.Incomplete, peek.Incomplete)
+			if tt.torn > 0 {
+				b, err := os.ReadFile(s.path("r0", EntriesFileSuffix))
+				require.NoError(t, err)
+				assert.Equal(t, tt.jsonl[:len(tt.jsonl)-int(tt.torn)], string(b), "the freeze cuts what Inspect reported")
+			}
+		})
+	}
 }

@@ -1,10 +1,7 @@
 package tokens
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"math/big"
 	"os"
@@ -45,9 +42,11 @@ func defaultState() state {
 }
 
 // readState reads id's state file: the defaults when it is missing, a JSONDecodeError [*Error] when
-// it is not JSON, the reference's ValueError when it is not an object ([ST-18]).
+// it is not JSON, the reference's ValueError when it is not an object ([ST-18]). It is read only
+// as a regular file, never through a symbolic link ([readRegular]: else an error wrapping
+// [ErrNotRegularFile] naming the path).
 func (s *Store) readState(id string) (*state, error) {
-	b, err := os.ReadFile(s.path(id, StateFileSuffix))
+	b, err := readRegular(s.path(id, StateFileSuffix))
 	if errors.Is(err, fs.ErrNotExist) {
 		st := defaultState()
 		return &st, nil
@@ -181,114 +180,5 @@ func pyInt(v ojson.Value) (*big.Int, bool) {
 	return new(big.Int).SetString(text, 10)
 }
 
-// syncIndex is the reference's _sync_entry_index (TOKENS.md §2.7), run under the exclusive lock by
-// Append and Freeze: it indexes the JSONL bytes past indexed_size, cutting a torn final line (one
-// that does not parse and has nothing but blanks after it, [ST-13]) and refusing corruption (a bad
-// line before more content, [ST-14]: the JSONDecodeError, nothing changed), a line that does not
-// validate (its ValidationError) or a call id with two different durable payloads ([ST-15]: the
-// state is marked incomplete, version+1, written durably, then the ValueError). It reports whether
-// the index in st changed (the caller writes it).
-func (s *Store) syncIndex(id string, st *state) (bool, error) {
-	path := s.path(id, EntriesFileSuffix)
-	var fileSize int64
-	if fi, err := os.Stat(path); err == nil {
-		fileSize = fi.Size()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	storedIndex, hasIndex := st.get(stateEntryDigests)
-	storedSize, hasSize := st.get(stateIndexedSize)
-	size, sizeIsInt := pyInt(storedSize)
-	legacy := !hasIndex || storedIndex.Kind() != ojson.KindObject || !hasSize || !sizeIsInt
-	digests := ojson.Object()
-	if hasIndex && storedIndex.Kind() == ojson.KindObject {
-		digests = storedIndex.Clone()
-	}
-	if !sizeIsInt {
-		size = big.NewInt(0)
-	}
-	if size.Sign() < 0 || size.Cmp(big.NewInt(fileSize)) > 0 {
-		return false, pyErr("ValueError", "Invalid token-capture index offset for rollout "+id, nil)
-	}
-	indexed := size.Int64()
-	if indexed == fileSize && !legacy {
-		return false, nil
-	}
-
-	var recovered int64
-	if fileSize > indexed {
-		tail, err := readFrom(path, indexed)
-		if err != nil {
-			return false, err
-		}
-		for pos := 0; pos < len(tail); {
-			end := bytes.IndexByte(tail[pos:], '\n')
-			next := len(tail) + 1
-			if end < 0 {
-				end = len(tail)
-			} else {
-				end += pos
-				next = end + 1
-			}
-			payload := bytes.Trim(tail[pos:end], asciiSpace)
-			if len(payload) > 0 {
-				v, perr := ojson.Parse(payload)
-				if perr != nil {
-					if next < len(tail) && len(bytes.Trim(tail[next:], asciiSpace)) > 0 {
-						return false, pyErr("JSONDecodeError", perr.Error(), perr)
-					}
-					fileSize = indexed + int64(pos)
-					if err := os.Truncate(path, fileSize); err != nil {
-						return false, err
-					}
-					break
-				}
-				entry, err := EntryFromValue(v.CollapseDuplicates())
-				if err != nil {
-					return false, err
-				}
-				digest := EntryDigest(payload)
-				if existing, ok := digests.Get(entry.ModelCallID); ok && !existing.IsNull() {
-					if d, _ := existing.AsString(); existing.Kind() != ojson.KindString || d != digest {
-						st.set(stateIncomplete, ojson.Bool(true))
-						if err := st.bumpVersion(1); err != nil {
-							return false, err
-						}
-						if err := s.writeState(id, st, true); err != nil {
-							return false, err
-						}
-						return false, pyErr("ValueError", fmt.Sprintf("Model call id %s has conflicting durable payloads for rollout %s",
-							python.ReprStr(entry.ModelCallID), python.ReprStr(id)), nil)
-					}
-				}
-				digests.Set(entry.ModelCallID, ojson.String(digest))
-				recovered++
-			}
-			pos = next
-		}
-	}
-	st.set(stateEntryDigests, digests)
-	st.set(stateIndexedSize, ojson.Int(fileSize))
-	if recovered > 0 && !legacy {
-		if err := st.bumpVersion(recovered); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
 // asciiSpace is what Python's bytes.strip() removes.
 const asciiSpace = " \t\n\r\v\f"
-
-// readFrom returns the bytes of path from offset to its end.
-func readFrom(path string, offset int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(f)
-}

@@ -303,7 +303,8 @@ func (s *Store) IsIncomplete(id string) (bool, error) {
 // ReadEntries returns rollout id's entries in file order under the shared lock (TOKENS.md §2.8): no
 // file is no entries; blank lines are skipped; any line that does not parse ([ParseEntry]) fails the
 // whole read (there is no tolerant reader, [ST-19]–[ST-21]). Identical duplicate lines are returned
-// twice ([ST-16]).
+// twice ([ST-16]). The file is read only as a regular file, never through a symbolic link (else an
+// error wrapping [ErrNotRegularFile] naming the path).
 func (s *Store) ReadEntries(id string) ([]TokenEntry, error) {
 	var entries []TokenEntry
 	err := s.locked(id, true, func() error {
@@ -315,13 +316,18 @@ func (s *Store) ReadEntries(id string) ([]TokenEntry, error) {
 }
 
 func (s *Store) readEntries(id string) ([]TokenEntry, error) {
-	b, err := os.ReadFile(s.path(id, EntriesFileSuffix))
+	b, err := readRegular(s.path(id, EntriesFileSuffix))
 	if errors.Is(err, fs.ErrNotExist) {
 		return []TokenEntry{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parseEntries(b)
+}
+
+// parseEntries parses the content b of a JSONL file with the rules of [Store.ReadEntries].
+func parseEntries(b []byte) ([]TokenEntry, error) {
 	entries := []TokenEntry{}
 	for line := range bytes.Lines(b) {
 		if line = bytes.Trim(line, asciiSpace); len(line) == 0 {
@@ -476,7 +482,7 @@ func (s *Store) SweepRetired(olderThan time.Duration) (int, error) {
 			continue
 		}
 		err := s.locked(id, false, func() error {
-			fi, err := os.Stat(s.path(id, StateFileSuffix))
+			fi, err := os.Lstat(s.path(id, StateFileSuffix)) // readState refuses what is not a regular file
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}

@@ -26,15 +26,16 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// openCreate opens path with flag (never through a symbolic link), creating it with exactly mode
-// when it is missing (the umask does not narrow it); created reports whether it did.
+// openCreate opens path with flag as a regular file, never through a symbolic link ([openRegular]:
+// anything else is an error wrapping [ErrNotRegularFile]), creating it with exactly mode when it
+// is missing (the umask does not narrow it); created reports whether it did.
 func openCreate(path string, flag int, mode fs.FileMode) (f *os.File, created bool, err error) {
 	for {
-		f, err = os.OpenFile(path, flag|unix.O_NOFOLLOW, 0)
+		f, err = openRegular(path, flag, 0)
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, false, err
 		}
-		f, err = os.OpenFile(path, flag|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, mode)
+		f, err = openRegular(path, flag|os.O_CREATE|os.O_EXCL, mode)
 		if errors.Is(err, fs.ErrExist) {
 			continue // created by someone else meanwhile: open it as it is
 		}

@@ -60,8 +60,8 @@ without one takes the bundle of <rollout_id>.observations.jsonl beside the captu
 the agentobs SDK or from any language's GenAI spans). An invalid bundle is kept as it was and reported.
 
 OUT.jsonl is written atomically (a temporary file in its directory, then renamed) and must differ
-from ROLLOUTS.jsonl; a new OUT.jsonl is created with mode 0600 (it may hold payloads), an existing
-one keeps its mode. A row that is not a JSON object or has a malformed rollout id (SPEC §1.2's
+from ROLLOUTS.jsonl and ROWS.jsonl; a new OUT.jsonl is created with mode 0600 (it may hold
+payloads), an existing one keeps its mode. A row that is not a JSON object or has a malformed rollout id (SPEC §1.2's
 rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._-]*$ and be at most
 200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
 the command then exits 1 after writing OUT.jsonl.
@@ -105,7 +105,7 @@ OUT.jsonl is not written and nothing is retired.`,
 			if input == "-" || output == "-" {
 				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
 			}
-			if err := checkOutputPath(outputFlag, output, []string{dir, runDir}, map[string]string{inputFlag: input}); err != nil {
+			if err := checkOutputPath(outputFlag, output, []string{dir, runDir, tf.dir}, map[string]string{inputFlag: input, inputsFlag: inputs}); err != nil {
 				return err
 			}
 			if err := nonNegativeFlag(maxTranscriptBytesFlag, opts.ClaudeCodeMaxTranscriptBytes); err != nil {

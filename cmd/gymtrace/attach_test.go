@@ -127,6 +127,36 @@ func TestAttachCommandErrors(t *testing.T) {
 	assert.Equal(t, "{}\n", string(in), "input untouched")
 }
 
+// TestAttachRefusesOutputOverInputs: --output naming the --inputs file (the run's materialized
+// inputs, which attach reads), spelled as given, differently or through a symbolic link, is refused
+// like --output over --input (exit 2, "are the same file", README "An output never replaces what
+// gymtrace reads"); the inputs file is left byte for byte and nothing is written.
+func TestAttachRefusesOutputOverInputs(t *testing.T) {
+	dir, input := attachFixture(t, `{"_ng_task_index":0,"_ng_rollout_index":0}`+"\n")
+	inDir := t.TempDir()
+	const rows = `{"_ng_task_index":0,"_ng_rollout_index":0,"task_id":"T1"}` + "\n"
+	inputs := filepath.Join(inDir, "materialized_inputs.jsonl")
+	require.NoError(t, os.WriteFile(inputs, []byte(rows), 0o600))
+	link := filepath.Join(t.TempDir(), "link.jsonl")
+	require.NoError(t, os.Symlink(inputs, link))
+	for _, tt := range []struct{ name, output string }{
+		{"same path", inputs},
+		{"spelled differently", inDir + "/./materialized_inputs.jsonl"},
+		{"through a symbolic link", link},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--inputs", inputs, "--output", tt.output)
+			require.Error(t, r.err)
+			assert.Equal(t, 2, r.code, r.err.Error())
+			assert.ErrorContains(t, r.err, `--output "`+tt.output+`" and --inputs "`+inputs+`" are the same file; write the output elsewhere`)
+			got, err := os.ReadFile(inputs)
+			require.NoError(t, err)
+			assert.Equal(t, rows, string(got), "the inputs file is left as it was")
+			assert.Equal(t, []string{"materialized_inputs.jsonl"}, entryNames(t, inDir), "no temporary file")
+		})
+	}
+}
+
 // A new output is created 0600 (it may hold payloads) even from a world-readable input such as
 // /dev/null; an existing output keeps its mode.
 func TestAttachCommandOutputMode(t *testing.T) {

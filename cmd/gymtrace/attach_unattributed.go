@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -21,7 +20,7 @@ func noteUnattributed(cmd *cobra.Command, store *capture.Store) string {
 	var msg string
 	switch {
 	case err != nil:
-		msg = fmt.Sprintf("%s cannot be read: %v", path, err)
+		msg = report.UnattributedUnreadableMessage(path, err)
 	case u.Empty():
 		return ""
 	default:

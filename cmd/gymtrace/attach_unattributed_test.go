@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +79,54 @@ func TestAttachAndReportFlagUnattributedObservations(t *testing.T) {
 
 	r = runGymtrace(t, "calls", "--capture-dir", dir, "_unattributed")
 	assert.Equal(t, 2, r.code, "no rollout can be named _unattributed (SPEC D12)")
+}
+
+// TestReportAndAttachUnreadableObservationFiles: an _unattributed.observations.jsonl and a
+// rollout's <id>.observations.jsonl that are a symbolic link (to /etc/passwd), a FIFO or a
+// directory — which the capture store never opens — are findings of report (exit 0, the table
+// printed), as a symlinked capture file is, and attach reports them on stderr and goes on.
+func TestReportAndAttachUnreadableObservationFiles(t *testing.T) {
+	rec := `{"model_call_id":"c1","dialect":"chat","model_ref":{"type":"responses_api_models","name":"p"},` +
+		`"started_at":1.0,"completed_at":2.0,"latency_ms":1000.0,"status_code":200,"error_category":null,` +
+		`"request":{"model":"m"},"response":{"id":"r","model":"m","usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}}` + "\n"
+	for _, tt := range []struct {
+		kind string
+		make func(t *testing.T, path string)
+	}{
+		{"a symbolic link", func(t *testing.T, path string) { require.NoError(t, os.Symlink("/etc/passwd", path)) }},
+		{"a FIFO", func(t *testing.T, path string) { require.NoError(t, syscall.Mkfifo(path, 0o600)) }},
+		{"a directory", func(t *testing.T, path string) { require.NoError(t, os.Mkdir(path, 0o700)) }},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "0-0"+capture.CaptureFileSuffix), []byte(rec), 0o600))
+			unattributed := filepath.Join(dir, capture.UnattributedObservationsFile)
+			observations := filepath.Join(dir, "0-0"+capture.ObservationsFileSuffix)
+			tt.make(t, unattributed)
+			tt.make(t, observations)
+			rule := "not a regular file (" + tt.kind + ")"
+
+			r := runGymtrace(t, "report", "--capture-dir", dir)
+			require.NoError(t, r.err, "stderr: %s", r.stderr)
+			// The text report wraps its findings, long paths too: compare without white space.
+			squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+			text := squash(r.stdout)
+			assert.Contains(t, r.stdout, "health: 2 findings\n")
+			assert.Contains(t, text, squash(unattributed+" cannot be read: "))
+			assert.Contains(t, text, squash("rollout 0-0: its observations file cannot be read"))
+			assert.Contains(t, text, squash(observations+": "+rule))
+			assert.Regexp(t, `(?m)^0-0 +1 +3 +4 .*obs unreadable$`, r.stdout, "the table is printed")
+			assert.NotContains(t, r.stdout, "root:", "the link's target is never read")
+
+			input := filepath.Join(t.TempDir(), "rollouts.jsonl")
+			require.NoError(t, os.WriteFile(input, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0}`+"\n"), 0o600))
+			output := filepath.Join(t.TempDir(), "out.jsonl")
+			r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output, "--no-trajectory")
+			require.NoError(t, r.err, "attach warns and goes on")
+			assert.Contains(t, r.stderr, unattributed+" cannot be read: ")
+			assert.Contains(t, r.stderr, "invalid ng_agent_observations not joined: line 1")
+			assert.Contains(t, r.stderr, rule)
+			assert.FileExists(t, output)
+		})
+	}
 }

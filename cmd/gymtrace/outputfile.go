@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/capturedir"
@@ -14,12 +16,15 @@ import (
 
 // checkOutputPath refuses, as a usage error naming the flag, the path and the rule, an output path
 // that would replace what gymtrace reads (issue #14 finding 7): one that resolves (relative paths,
-// "..", symbolic links in its directories) to the same file as one of inputs, or to a name the
+// "..", symbolic links in its directories) to the same file as one of inputs (flag name → path: every
+// file the command reads, e.g. attach's --input and --inputs, README "An output never replaces what
+// gymtrace reads"; "" is no file), or to a name the
 // capture directory's writers own (capturedir.IsManaged: *.capture.jsonl, markers,
 // *.observations.jsonl, token files) inside one of captureDirs or, when it exists, anywhere. It
 // runs before anything is written.
 func checkOutputPath(flag, path string, captureDirs []string, inputs map[string]string) error {
-	for inFlag, in := range inputs {
+	for _, inFlag := range slices.Sorted(maps.Keys(inputs)) { // sorted: one message when several match
+		in := inputs[inFlag]
 		if in == "" {
 			continue
 		}

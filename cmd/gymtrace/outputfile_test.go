@@ -88,6 +88,7 @@ func TestOutputsOverCaptureFiles(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(capDir, "sub"), subLink))
 	inLink := filepath.Join(links, "in")
 	require.NoError(t, os.Symlink(elsewhere, inLink))
+	tokenDir := t.TempDir()
 
 	attach := func(output string, extra ...string) []string {
 		return append([]string{"attach", "--capture-dir", capDir, "--input", in, "--output", output}, extra...)
@@ -114,6 +115,8 @@ func TestOutputsOverCaptureFiles(t *testing.T) {
 		{name: "run namespace", args: attach(filepath.Join(capDir, "run1", "4-1.capture.jsonl"), "--run-id", "run1"), want: inCapDir},
 		{name: "top directory with a run id", args: attach(filepath.Join(capDir, "3-1.capture.jsonl"), "--run-id", "run1"), want: inCapDir},
 		{name: "existing capture file elsewhere", args: attach(otherCapture), want: existing},
+		{name: "a new token file name in --token-dir", args: attach(filepath.Join(tokenDir, "3-1.tokens.jsonl"), "--token-dir", tokenDir), want: inCapDir},
+		{name: "report html to a new token file name in --token-dir", args: report(filepath.Join(tokenDir, "3-1.tokens.state.json"), "--token-dir", tokenDir), want: inCapDir},
 		{name: "output is the input through a symlinked directory", args: attach(filepath.Join(inLink, "rollouts.jsonl")), want: same},
 		{name: "report html over a capture file", args: report(filepath.Join(capDir, "3-1.capture.jsonl")), want: inCapDir},
 		{name: "report html over a capture file elsewhere", args: report(otherCapture), want: existing},

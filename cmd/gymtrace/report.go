@@ -36,7 +36,8 @@ capture problems, then the run's totals. Each rollout is read exactly as gymtrac
 .tokens.lock file of a rollout with a token capture, which every reader of the token store creates).
 
 Findings name rollouts without captured calls, damaged capture lines, the .capture.incomplete marker,
-captures that cannot be read, rollouts whose every call failed, and calls that named no rollout
+captures and observations files that cannot be read (a symbolic link, a FIFO or a directory is
+never opened), rollouts whose every call failed, and calls that named no rollout
 (with --uncorrelated-rollout-id), a non-empty _unattributed.observations.jsonl (observation spans
 that named no rollout on the span, its resource or its trace, SPEC D18: spans, traces, reasons), and rollouts whose training token capture in --token-dir (default:
 the capture directory) is masked or would be when finalized now, with the cause (read without
@@ -72,7 +73,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	var htmlMode fs.FileMode
 	if f.html != "" {
-		if err := checkOutputPath("html", f.html, []string{f.dir, runDir}, map[string]string{"rollouts": f.rollouts}); err != nil {
+		if err := checkOutputPath("html", f.html, []string{f.dir, runDir, f.tokenDir}, map[string]string{"rollouts": f.rollouts}); err != nil {
 			return err
 		}
 		if htmlMode, err = outputMode("html", f.html); err != nil {

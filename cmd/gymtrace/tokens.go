@@ -27,7 +27,10 @@ an unresolved retry).
 
 It is a read: the capture is NOT frozen (a proxy may still be writing to it). The build is made from
 the entries and the state as they are, so its snapshot id and version are those of the last freeze, if
-any. Only the rollout's .tokens.lock file may be created, as every reader of the store does; a rollout
+any, but with the rules of the freeze attach runs first (docs/TOKENS.md §2.7, the same code): a torn
+final line is left out of the entries and reported (torn_tail_bytes), not cut; an index offset past
+the file or a call id with conflicting payloads masks the build with the freeze's error
+(index_error). Token files are read only as regular files, never through a symbolic link. Only the rollout's .tokens.lock file may be created, as every reader of the store does; a rollout
 without token files prints nothing, says so on stderr and exits 0. The directories are never created.
 
 On a terminal the capture is shown as text with the entries as a table; otherwise, or with --json, as

@@ -12,7 +12,8 @@ import (
 // verifyCaptures reads every rollout file of captureDir tolerantly (SPEC §2.5) and compares their
 // records with calls, the number of calls whose answer was read to its end. With withTokens (a
 // token workload) it also reads each rollout's token capture (docs/TOKENS.md §2, read only) and
-// counts its entries, intents without entries and incomplete marks.
+// counts its entries, intents without entries and incomplete marks; entries that do not read, an
+// index a finalization's freeze would refuse and a torn final line are errors.
 func verifyCaptures(captureDir string, calls int, withTokens bool) Verification {
 	v := Verification{Calls: calls}
 	store, err := capture.NewStore(captureDir)
@@ -61,6 +62,10 @@ func verifyCaptures(captureDir string, calls int, withTokens bool) Verification 
 				errs = append(errs, err)
 			case in.EntriesErr != nil:
 				errs = append(errs, fmt.Errorf("token entries of %s: %w", id, in.EntriesErr))
+			case in.IndexErr != nil: // a finalization's freeze would fail (docs/TOKENS.md §2.7)
+				errs = append(errs, fmt.Errorf("token index of %s: %w", id, in.IndexErr))
+			case in.TornTail > 0:
+				errs = append(errs, fmt.Errorf("token entries of %s: a torn final line of %d bytes", id, in.TornTail))
 			default:
 				v.Tokens.Entries += len(in.Entries)
 				v.Tokens.IntentsWithoutEntries += len(in.Dangling)

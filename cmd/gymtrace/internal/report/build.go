@@ -26,8 +26,10 @@ var ErrNoCaptureDir = errors.New("capture directory does not exist")
 // dir, its totals and its findings. dir is never created or modified (Options.TokenStore may get
 // a rollout's .tokens.lock, see there).
 //
-// Each rollout is read as `gymtrace attach` reads it (capture.BuildAttachment): capture problems —
-// no records, damaged lines, the incomplete marker, a file that cannot be read — are findings, never
+// Each rollout is read as `gymtrace attach` reads it (capture.BuildAttachment, and its observations
+// file with agentobs.ReadObservations): capture problems — no records, damaged lines, the
+// incomplete marker, a file that cannot be read, a rollout's or the unattributed observations file
+// that cannot be read (a symbolic link, a FIFO, a directory: never opened) — are findings, never
 // errors. Errors: dir missing (matching [ErrNoCaptureDir]) or not a directory, its listing failing,
 // reading Options.Rollouts failing, and ctx being cancelled (checked between rollouts); each names
 // what failed. Rows of the rollouts file that cannot be read are findings ([FindingMalformedRow]).
@@ -77,9 +79,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 		rep.Findings = append(rep.Findings, Finding{Kind: FindingNoCapture,
 			Message: "the capture directory holds no capture file or marker: no call was captured there"})
 	}
-	if f, err := unattributedFinding(store); err != nil {
-		return nil, err
-	} else if f != nil {
+	if f := unattributedFinding(store); f != nil {
 		rep.Findings = append(rep.Findings, *f)
 	}
 
@@ -98,8 +98,10 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("report: rollout %s: %w", it.RolloutID, err)
 		}
 		r := newRollout(&a, rep.RunID, it.Line, hasCapture[it.RolloutID], pk)
+		obs := readObservations(store, it.RolloutID)
+		r.observationsErr = obs.err
 		if opts.TraceViews {
-			r.Trace = readTraceView(store, &a, rowBudget)
+			r.Trace = obs.traceView(a.Calls, rowBudget)
 			rowBudget -= len(r.Trace.Spans)
 		}
 		if err := tokenMask(&r, opts.TokenStore); err != nil {
@@ -145,14 +147,30 @@ func newRollout(a *capture.Attachment, runID string, line int, hasCapture bool, 
 	return r
 }
 
-// readTraceView builds the trace view of a's rollout with its observations file in store, keeping
-// at most budget rows (the rest counted); a file that cannot be read leaves the model calls alone,
-// and the view says why.
-func readTraceView(store *capture.Store, a *capture.Attachment, budget int) *TraceView {
-	lines, damaged, exists, err := agentobs.ReadObservations(store, a.RolloutID)
-	v := NewTraceView(a.Calls, lines, exists, damaged)
-	if err != nil {
-		v.ObservationsError = err.Error()
+// observationsRead is one rollout's observations file as [agentobs.ReadObservations] read it.
+type observationsRead struct {
+	lines   []agentobs.ObservationLine
+	damaged int
+	exists  bool
+	err     error
+}
+
+// readObservations reads rolloutID's observations file in store with the reader `gymtrace attach`
+// joins it with ([agentobs.ReadObservations]: never through a symbolic link, only a regular file):
+// once per rollout, for its trace view and for [FindingObservationsUnreadable].
+func readObservations(store *capture.Store, rolloutID string) observationsRead {
+	var o observationsRead
+	o.lines, o.damaged, o.exists, o.err = agentobs.ReadObservations(store, rolloutID)
+	return o
+}
+
+// traceView builds the trace view of the rollout with the calls (valid capture records in capture
+// order) and o, keeping at most budget rows (the rest counted); a file that cannot be read leaves
+// the model calls alone, and the view says why.
+func (o *observationsRead) traceView(calls []capture.ModelCallRecord, budget int) *TraceView {
+	v := NewTraceView(calls, o.lines, o.exists, o.damaged)
+	if o.err != nil {
+		v.ObservationsError = o.err.Error()
 	}
 	if len(v.Spans) > budget {
 		v.cut(budget)

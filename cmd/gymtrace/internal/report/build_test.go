@@ -2,9 +2,11 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -135,6 +137,66 @@ func TestBuildUnreadableCapture(t *testing.T) {
 	require.Len(t, rep.Rollouts, 1)
 	assert.Equal(t, []FindingKind{FindingUnreadable}, rep.Rollouts[0].Flags)
 	assert.Contains(t, rep.Findings[0].Message, "could not be read")
+}
+
+// TestBuildUnreadableObservationFiles: an _unattributed.observations.jsonl or a rollout's
+// <id>.observations.jsonl that is a symbolic link, a FIFO or a directory (which the capture store
+// never opens) is a finding naming the file and the rule, as an unreadable capture file is, never
+// Build's error; the link's target is never read.
+func TestBuildUnreadableObservationFiles(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"not":"observations"}`+"\n"), 0o600))
+	record := `{"model_call_id":"c1","dialect":"chat","status_code":200,"error_category":null}` + "\n"
+	for _, tt := range []struct {
+		kind string
+		make func(t *testing.T, path string)
+		rule string
+	}{
+		{"a symbolic link", func(t *testing.T, path string) { require.NoError(t, os.Symlink(secret, path)) }, "not a regular file (a symbolic link)"},
+		{"a FIFO", func(t *testing.T, path string) { require.NoError(t, syscall.Mkfifo(path, 0o600)) }, "not a regular file (a FIFO)"},
+		{"a directory", func(t *testing.T, path string) { require.NoError(t, os.Mkdir(path, 0o700)) }, "not a regular file (a directory)"},
+	} {
+		for _, traceViews := range []bool{false, true} {
+			opts := Options{TraceViews: traceViews}
+			setup := func(t *testing.T) string {
+				dir := t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "r-1"+capture.CaptureFileSuffix), []byte(record), 0o600))
+				return dir
+			}
+			t.Run(fmt.Sprintf("unattributed file is %s, trace views %v", tt.kind, traceViews), func(t *testing.T) {
+				dir := setup(t)
+				path := filepath.Join(dir, capture.UnattributedObservationsFile)
+				tt.make(t, path)
+				rep, err := Build(t.Context(), dir, opts)
+				require.NoError(t, err, "an unreadable unattributed file is a finding, not the report's error")
+				require.Len(t, rep.Rollouts, 1, "the rollouts are still reported")
+				assert.Empty(t, rep.Rollouts[0].Flags)
+				require.Len(t, rep.Findings, 1)
+				assert.Equal(t, FindingUnattributedObservations, rep.Findings[0].Kind)
+				assert.Contains(t, rep.Findings[0].Message, path+" cannot be read: ")
+				assert.Contains(t, rep.Findings[0].Message, tt.rule)
+			})
+			t.Run(fmt.Sprintf("rollout's observations file is %s, trace views %v", tt.kind, traceViews), func(t *testing.T) {
+				dir := setup(t)
+				path := filepath.Join(dir, "r-1"+capture.ObservationsFileSuffix)
+				tt.make(t, path)
+				rep, err := Build(t.Context(), dir, opts)
+				require.NoError(t, err)
+				require.Len(t, rep.Rollouts, 1)
+				assert.Equal(t, []FindingKind{FindingObservationsUnreadable}, rep.Rollouts[0].Flags)
+				require.Len(t, rep.Findings, 1)
+				f := rep.Findings[0]
+				assert.Equal(t, FindingObservationsUnreadable, f.Kind)
+				assert.Equal(t, "r-1", f.RolloutID)
+				assert.Contains(t, f.Message, "rollout r-1: its observations file cannot be read")
+				assert.Contains(t, f.Message, path+": "+tt.rule)
+				assert.NotContains(t, f.Message, "not\":\"observations", "the target is never read")
+				if traceViews {
+					assert.Contains(t, rep.Rollouts[0].Trace.ObservationsError, tt.rule, "the trace view says why too")
+				}
+			})
+		}
+	}
 }
 
 func TestBuildProgress(t *testing.T) {

@@ -30,6 +30,11 @@ const (
 	FindingIncomplete FindingKind = "incomplete"
 	// FindingUnreadable: the capture could not be read at all (gap model_call_capture_unreadable).
 	FindingUnreadable FindingKind = "unreadable"
+	// FindingObservationsUnreadable: the rollout's <id>.observations.jsonl exists but cannot be
+	// read — a symbolic link, a FIFO, a directory, another file type or a hard link, which the
+	// store never opens (package capture's ErrNotRegularFile), or a failing read: `gymtrace attach`
+	// joins none of its observations and reports the row (agentobs.ReadObservations).
+	FindingObservationsUnreadable FindingKind = "observations_unreadable"
 	// FindingDuplicateCalls: some records repeat a model_call_id of an earlier record of the same
 	// capture file (a call recorded twice, by an older version or another tool).
 	FindingDuplicateCalls FindingKind = "duplicate_calls"
@@ -48,17 +53,18 @@ const (
 
 // shortLabels are the kinds' labels for table cells.
 var shortLabels = map[FindingKind]string{
-	FindingNoCapture:      "no capture",
-	FindingMalformedRow:   "bad row",
-	FindingNoRecords:      "no calls",
-	FindingDamagedLines:   "damaged",
-	FindingIncomplete:     "incomplete",
-	FindingUnreadable:     "unreadable",
-	FindingDuplicateCalls: "duplicates",
-	FindingTokensMasked:   "masked",
-	FindingAllCallsFailed: "all failed",
-	FindingUncorrelated:   "uncorrelated",
-	FindingNotInRollouts:  "not listed",
+	FindingNoCapture:              "no capture",
+	FindingMalformedRow:           "bad row",
+	FindingNoRecords:              "no calls",
+	FindingDamagedLines:           "damaged",
+	FindingIncomplete:             "incomplete",
+	FindingUnreadable:             "unreadable",
+	FindingObservationsUnreadable: "obs unreadable",
+	FindingDuplicateCalls:         "duplicates",
+	FindingTokensMasked:           "masked",
+	FindingAllCallsFailed:         "all failed",
+	FindingUncorrelated:           "uncorrelated",
+	FindingNotInRollouts:          "not listed",
 }
 
 // Short returns the kind's short label for table cells, e.g. "no calls", "damaged".
@@ -104,6 +110,9 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 	}
 	if unreadable {
 		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls --capture-dir DIR %s`)", r.ID, r.ID)
+	}
+	if r.observationsErr != nil {
+		add(FindingObservationsUnreadable, "rollout %s: its observations file cannot be read, so gymtrace attach joins none of its observations into a row without ng_agent_observations (and reports the row): %v", r.ID, r.observationsErr)
 	}
 	if n := r.health.DuplicateCalls; n > 0 {
 		verb := "repeat"

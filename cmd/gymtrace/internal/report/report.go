@@ -50,8 +50,9 @@ type Rollout struct {
 	// Trace is the rollout's trace view (Options.TraceViews); nil without it.
 	Trace *TraceView
 
-	health       rollouts.RolloutHealth // what Gaps say
-	tokensFrozen bool                   // the token capture is frozen (finalized)
+	health          rollouts.RolloutHealth // what Gaps say
+	tokensFrozen    bool                   // the token capture is frozen (finalized)
+	observationsErr error                  // why the observations file cannot be read (nil: it can, or there is none)
 }
 
 // Call is one call record of a rollout: the SPEC §3.2 record without its payload fields (Request,

@@ -19,16 +19,28 @@ import (
 const FindingUnattributedObservations FindingKind = "unattributed_observations"
 
 // unattributedFinding returns the finding of a non-empty unattributed file in store's directory,
-// nil for none; the error is a failing read.
-func unattributedFinding(store *capture.Store) (*Finding, error) {
+// nil for none. A file that cannot be read — a symbolic link, a FIFO, a directory, another file
+// type or a hard link, which the store never opens (package capture's ErrNotRegularFile), or a
+// failing read — is a finding too ([UnattributedUnreadableMessage]), as `gymtrace attach` reports
+// it and as an unreadable capture file is a finding, never the report's error: what the file holds
+// cannot be known, so it may hold spans that name no rollout (SPEC §0 D18).
+func unattributedFinding(store *capture.Store) *Finding {
+	path := filepath.Join(store.Dir(), capture.UnattributedObservationsFile)
 	u, err := agentobs.ReadUnattributed(store)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+	switch {
+	case err != nil:
+		return &Finding{Kind: FindingUnattributedObservations, Message: UnattributedUnreadableMessage(path, err)}
+	case u.Empty():
+		return nil
 	}
-	if u.Empty() {
-		return nil, nil
-	}
-	return &Finding{Kind: FindingUnattributedObservations, Message: UnattributedMessage(filepath.Join(store.Dir(), capture.UnattributedObservationsFile), u)}, nil
+	return &Finding{Kind: FindingUnattributedObservations, Message: UnattributedMessage(path, u)}
+}
+
+// UnattributedUnreadableMessage is the sentence for the unattributed file at path that cannot be
+// read (err, which names the file and the rule it breaks), e.g. "/d/_unattributed.observations.jsonl
+// cannot be read: ...: not a regular file (a symbolic link): ...". `gymtrace attach` says the same.
+func UnattributedUnreadableMessage(path string, err error) string {
+	return fmt.Sprintf("%s cannot be read: %v", path, err)
 }
 
 // UnattributedMessage is the sentence for a non-empty unattributed file at path, e.g.

@@ -40,8 +40,12 @@ func (p peek) Drop(string, string, int64) (bool, error) { return false, nil }
 var _ tokens.Source = peek{}
 
 // Read inspects rollout id's capture in store ([tokens.Store.Inspect]: the shared lock, nothing
-// written but the lock file) and builds it with builder as a finalization would. A retired capture
-// has no build: its rollout was finalized and its files dropped.
+// written but the lock file) and builds it with builder as a finalization would, with the rules of
+// the freeze it runs first: Inspect computes the freeze's index recovery (docs/TOKENS.md §2.7) with
+// the function the freeze applies, so a torn final line is left out of the entries (and reported,
+// not cut), and an index offset past the file or a call id with conflicting payloads fails the
+// build as it fails the freeze (Peek returns that error). A retired capture has no build: its
+// rollout was finalized and its files dropped.
 func Read(store *tokens.Store, id, builder string) (View, error) {
 	in, err := store.Inspect(id)
 	if err != nil {
@@ -77,7 +81,8 @@ func Read(store *tokens.Store, id, builder string) (View, error) {
 //
 //	{"rollout_id", "state": {"frozen", "retired", "incomplete", "version", "snapshot_id"},
 //	 "entries": [{"model_call_id", "prompt_tokens", "generation_tokens", "created_at"}],
-//	 "entries_error": <text or null>, "intents": [...], "intents_without_entries": [...],
+//	 "entries_error": <text or null>, "index_error": <text or null>, "torn_tail_bytes": <int>,
+//	 "intents": [...], "intents_without_entries": [...],
 //	 "incomplete_marks": [...], "build": <the build without rebuilt_response, or null>,
 //	 "masked": bool, "cause": <text or null>, "frozen_by_read": false}
 func (v *View) AppendJSON(dst []byte) []byte {
@@ -90,9 +95,12 @@ func (v *View) AppendJSON(dst []byte) []byte {
 			ojson.Member{Key: "created_at", Value: ojson.Float(e.CreatedAt)},
 		)
 	}
-	entriesErr, cause := ojson.Null(), ojson.Null()
+	entriesErr, indexErr, cause := ojson.Null(), ojson.Null(), ojson.Null()
 	if v.EntriesErr != nil {
 		entriesErr = ojson.String(tokens.ExceptionText(v.EntriesErr))
+	}
+	if v.IndexErr != nil {
+		indexErr = ojson.String(tokens.ExceptionText(v.IndexErr))
 	}
 	if v.Masked {
 		cause = ojson.String(v.Cause)
@@ -108,6 +116,8 @@ func (v *View) AppendJSON(dst []byte) []byte {
 		)},
 		ojson.Member{Key: "entries", Value: ojson.Array(entries...)},
 		ojson.Member{Key: "entries_error", Value: entriesErr},
+		ojson.Member{Key: "index_error", Value: indexErr},
+		ojson.Member{Key: "torn_tail_bytes", Value: ojson.Int(v.TornTail)},
 		ojson.Member{Key: "intents", Value: strings2JSON(v.Intents)},
 		ojson.Member{Key: "intents_without_entries", Value: strings2JSON(v.Dangling)},
 		ojson.Member{Key: "incomplete_marks", Value: strings2JSON(v.Marks)},
@@ -119,7 +129,8 @@ func (v *View) AppendJSON(dst []byte) []byte {
 }
 
 // WriteText writes v for a terminal: the state line, the entries as an aligned table (CALL ID,
-// PROMPT and GENERATION token counts, CREATED AT in UTC), the intents without entries, the
+// PROMPT and GENERATION token counts, CREATED AT in UTC), a torn final line the finalization would
+// cut and its index recovery's refusal (docs/TOKENS.md §2.7), the intents without entries, the
 // incomplete marks, and the verdict of the read-only build.
 func WriteText(w io.Writer, v *View) error {
 	var b strings.Builder
@@ -133,6 +144,14 @@ func WriteText(w io.Writer, v *View) error {
 	} else if v.EntriesErr == nil && !v.Retired {
 		b.WriteString("no token entries\n")
 	}
+	if v.TornTail > 0 {
+		b.WriteString("torn final line: " + strconv.FormatInt(v.TornTail, 10) + " bytes of an interrupted write, never acknowledged: a finalization cuts them (left in place by this read)\n")
+	}
+	// A line that does not read fails the index recovery and the entries' read alike: said once.
+	indexErr := v.IndexErr != nil && (v.EntriesErr == nil || tokens.ExceptionText(v.IndexErr) != tokens.ExceptionText(v.EntriesErr))
+	if indexErr {
+		b.WriteString("index recovery refuses it: " + tokens.ExceptionText(v.IndexErr) + "\n")
+	}
 	if v.EntriesErr != nil {
 		b.WriteString("entries unreadable: " + tokens.ExceptionText(v.EntriesErr) + "\n")
 	}
@@ -145,6 +164,8 @@ func WriteText(w io.Writer, v *View) error {
 	switch {
 	case v.Retired:
 		b.WriteString("retired: an earlier finalization built this rollout, wrote its line and dropped the entries; a re-run keeps that line\n")
+	case v.Masked && indexErr:
+		b.WriteString("masked (mask_sample: true when finalized now): its index recovery fails (above)\n")
 	case v.Masked && v.EntriesErr != nil:
 		b.WriteString("masked (mask_sample: true when finalized now): its entries do not read (above)\n")
 	case v.Masked:

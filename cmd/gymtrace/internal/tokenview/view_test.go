@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gymtrace/gymtrace/internal/python"
 	"github.com/gymtrace/gymtrace/tokens"
 )
 
@@ -59,16 +60,39 @@ func TestReadGolden(t *testing.T) {
 		{"unreadable", func(t *testing.T, s *tokens.Store) {
 			require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), "r"+tokens.EntriesFileSuffix), []byte(`{"rollout_id":"r"}`+"\n"), 0o600))
 		}, true},
+		// The freeze's index recovery (docs/TOKENS.md §2.7), as attach's finalization applies it:
+		// a torn final line is cut (trainable), an index offset past the file and a call id with
+		// two payloads fail the freeze (masked with its error).
+		{"torn_tail", func(t *testing.T, s *tokens.Store) {
+			writeRaw(t, s, tokens.EntriesFileSuffix, entryLine(t, entry("r", "c1", []int64{1, 2}, []int64{3}))+"{garbage\n")
+		}, false},
+		{"index_offset", func(t *testing.T, s *tokens.Store) {
+			require.NoError(t, s.Append(entry("r", "c1", []int64{1, 2}, []int64{3})))
+			writeRaw(t, s, tokens.StateFileSuffix, `{"entry_digests":{},"frozen":false,"incomplete":false,"indexed_size":999999,"retired":false,"snapshot_id":"","version":1}`+"\n")
+		}, true},
+		{"conflicting_payloads", func(t *testing.T, s *tokens.Store) {
+			writeRaw(t, s, tokens.EntriesFileSuffix, entryLine(t, entry("r", "c1", []int64{1, 2}, []int64{3}))+entryLine(t, entry("r", "c1", []int64{1, 2}, []int64{4})))
+		}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := tokens.OpenStore(t.TempDir())
 			require.NoError(t, err)
 			tt.fill(t, s)
 			wasFrozen := mustInspect(t, s).Frozen
+			before := dirFiles(t, s.Dir())
 			v, err := Read(s, "r", tokens.BuilderPrefixMerging)
 			require.NoError(t, err)
 			assert.Equal(t, tt.masked, v.Masked)
 			assert.Equal(t, wasFrozen, mustInspect(t, s).Frozen, "a read never freezes")
+			assert.Equal(t, before, dirFiles(t, s.Dir()), "a read writes and repairs nothing")
+			if !v.Retired { // what the finalization (freeze, build) then makes of it, as the read said
+				built := tokens.TrajectoriesFromSource("r", s, tokens.BuilderPrefixMerging, "")
+				mask, _ := built.Get(tokens.MaskSampleKey)
+				assert.Equal(t, v.Masked, python.Truthy(mask), "the read predicts the finalization's mask_sample")
+				wantErr, _ := built.Get("error")
+				gotErr, _ := v.Build.Get("error")
+				assert.Equal(t, string(wantErr.AppendJSON(nil)), string(gotErr.AppendJSON(nil)), "and its error")
+			}
 
 			var text bytes.Buffer
 			require.NoError(t, WriteText(&text, &v))
@@ -79,6 +103,34 @@ func TestReadGolden(t *testing.T) {
 			golden(t, tt.name+".golden", got)
 		})
 	}
+}
+
+// dirFiles returns every file of dir with its content.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, de := range des {
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		require.NoError(t, err)
+		out[de.Name()] = string(b)
+	}
+	return out
+}
+
+// writeRaw writes rollout r's file of suffix with content, as another writer (or a crash) left it.
+func writeRaw(t *testing.T, s *tokens.Store, suffix, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(), "r"+suffix), []byte(content), 0o600))
+}
+
+// entryLine is e's canonical line with its LF.
+func entryLine(t *testing.T, e tokens.TokenEntry) string {
+	t.Helper()
+	b, err := e.Line()
+	require.NoError(t, err)
+	return string(b)
 }
 
 func mustInspect(t *testing.T, s *tokens.Store) tokens.Inspection {
