@@ -11,6 +11,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gymtrace/gymtrace/internal/filekind"
 )
 
 // This file holds how the store opens its files and creates its directories: capture files and
@@ -65,7 +67,7 @@ func openEntry(path string, flags int, perm uint32) (int, error) {
 	fd, err := openFile(path, flags|extra, perm)
 	if err != nil {
 		if !isNotExist(err) && !errors.Is(err, unix.EEXIST) {
-			if kind := nonRegularKind(path); kind != "" {
+			if kind := filekind.NonRegular(path); kind != "" {
 				return -1, notRegularError(kind)
 			}
 		}
@@ -89,7 +91,7 @@ func checkRegular(fd, flags int, st *unix.Stat_t) error {
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return notRegularError(kindOf(st.Mode))
+		return notRegularError(filekind.Of(st.Mode))
 	}
 	if st.Nlink > 1 {
 		return hardLinkError(uint64(st.Nlink))
@@ -101,33 +103,6 @@ func checkRegular(fd, flags int, st *unix.Stat_t) error {
 	// opened with (F_SETFL changes only O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME and O_NONBLOCK).
 	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags)
 	return err
-}
-
-// nonRegularKind returns the kind of the entry at path (without following a link) when it exists and
-// is not a regular file, else "".
-func nonRegularKind(path string) string {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return ""
-	}
-	return kindOf(st.Mode)
-}
-
-// kindOf names a file type for error messages.
-func kindOf(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // fchmod sets the exact permission bits of an open file (the umask narrowed them at creation).

@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
@@ -15,81 +12,21 @@ import (
 // integer of any size as its digits; the reference reads that answer back with json.loads, which
 // accepts both (docs/TOKENS.md §1.5, §6 #8). Strict JSON (SPEC §0 D6) refuses them, so the token
 // adapter reads such an answer as json.loads does (readAnswer), and the restore finds its members
-// in a copy with the literals masked (maskNonFinite), editing the answer's own bytes
+// in a copy with the literals masked (maskNonFinite; both find them with python.NonFiniteLiterals), editing the answer's own bytes
 // (docs/TOKENS.md §0 T2).
-
-// nonFinite is a value of a JSON text that json.loads reads as a non-finite float: one of Python's
-// literals, or a float literal beyond the float64 range (json.loads gives ±inf where a strict
-// reader refuses it and python.Loads, like orjson, gives null).
-type nonFinite struct {
-	at, end int    // where its text lies
-	value   string // what it is: "NaN", "Infinity" or "-Infinity"
-}
-
-// nonFiniteLiterals returns the non-finite float values of b that stand outside strings, in order.
-// Outside a string no JSON token starts with N or I, so every NaN, Infinity or -Infinity found
-// there is a literal json.loads reads (or text no reading accepts; -NaN is none); a number with a
-// fraction or an exponent is a float in Python, infinite when it overflows (an integer stays
-// exact).
-func nonFiniteLiterals(b []byte) []nonFinite {
-	var out []nonFinite
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = true
-		case (c == 'N' || c == 'I') && (i == 0 || b[i-1] != '-') || c == '-' && bytes.HasPrefix(b[i:], []byte("-Infinity")):
-			for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
-				if bytes.HasPrefix(b[i:], []byte(lit)) {
-					out = append(out, nonFinite{at: i, end: i + len(lit), value: lit})
-					i += len(lit) - 1
-					break
-				}
-			}
-		case c == '-' || c >= '0' && c <= '9':
-			end := i + 1
-			for end < len(b) && bytes.IndexByte([]byte("0123456789+-.eE"), b[end]) >= 0 {
-				end++
-			}
-			if num := string(b[i:end]); strings.ContainsAny(num, ".eE") && ojson.ValidNumber(num) {
-				if f, _ := strconv.ParseFloat(num, 64); math.IsInf(f, 0) {
-					value := "Infinity"
-					if f < 0 {
-						value = "-Infinity"
-					}
-					out = append(out, nonFinite{at: i, end: end, value: value})
-				}
-			}
-			i = end - 1
-		}
-	}
-	return out
-}
 
 // maskNonFinite returns a copy of b with each non-finite float value outside strings replaced by
 // a JSON number of the same length ("0e0…"), so that a reader that refuses them (ojson.ParseLazy,
 // jsontext) finds every member at the offset it has in b; found is false (and the copy nil) when
 // b holds none. The copy is only read for offsets: edits apply to b.
 func maskNonFinite(b []byte) (masked []byte, found bool) {
-	lits := nonFiniteLiterals(b)
+	lits := python.NonFiniteLiterals(b)
 	if len(lits) == 0 {
 		return nil, false
 	}
 	masked = append([]byte(nil), b...)
 	for _, l := range lits {
-		copy(masked[l.at:l.end], "0e"+strings.Repeat("0", l.end-l.at-2))
+		copy(masked[l.At:l.End], "0e"+strings.Repeat("0", l.End-l.At-2))
 	}
 	return masked, true
 }
@@ -109,7 +46,7 @@ func readAnswer(b []byte) (ojson.Value, error) {
 	if v, err := ojson.Parse(b); err == nil {
 		return v, nil
 	}
-	lits := nonFiniteLiterals(b)
+	lits := python.NonFiniteLiterals(b)
 	if len(lits) == 0 {
 		return python.Loads(b)
 	}
@@ -131,9 +68,9 @@ func readAnswer(b []byte) (ojson.Value, error) {
 	var masked []byte
 	at := 0
 	for _, l := range lits {
-		masked = append(masked, b[at:l.at]...)
-		masked = append(masked, standIn[l.value]...)
-		at = l.end
+		masked = append(masked, b[at:l.At]...)
+		masked = append(masked, standIn[l.Value]...)
+		at = l.End
 	}
 	masked = append(masked, b[at:]...)
 	v, err := python.Loads(masked)

@@ -8,28 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNonFiniteLiterals: the values json.loads reads as non-finite floats, outside strings only.
-func TestNonFiniteLiterals(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []nonFinite
-	}{
-		{`{"a":1.5,"b":[1,2]}`, nil},
-		{`{"a":NaN}`, []nonFinite{{5, 8, "NaN"}}},
-		{`[Infinity,-Infinity]`, []nonFinite{{1, 9, "Infinity"}, {10, 19, "-Infinity"}}},
-		{`{"NaN":"-Infinity \" NaN","x":-1e400,"y":1E999,"z":1.5e308}`, []nonFinite{{30, 36, "-Infinity"}, {41, 46, "Infinity"}}},
-		{`{"big":1180591620717411303424,"tiny":1e-400}`, nil},
-		{`{"s":"\\","n":NaN}`, []nonFinite{{14, 17, "NaN"}}},
-		{`{"bad":1.e400}`, nil},
-		{`[-NaN]`, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			assert.Equal(t, c.want, nonFiniteLiterals([]byte(c.in)))
-		})
-	}
-}
-
 // TestMaskNonFinite: the mask keeps every offset and gives strict JSON where the literals were the
 // only obstacle; the input is not modified.
 func TestMaskNonFinite(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gymtrace/gymtrace/internal/filekind"
 )
 
 // This file holds how the store opens a rollout's files, for reading and for writing: only as
@@ -50,7 +52,7 @@ func openRegular(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	if err != nil {
 		if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EEXIST) {
-			if kind := nonRegularKind(path); kind != "" {
+			if kind := filekind.NonRegular(path); kind != "" {
 				return nil, &fs.PathError{Op: "open", Path: path, Err: notRegularError(kind)}
 			}
 		}
@@ -77,39 +79,12 @@ func checkRegular(fd int) error {
 		}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return notRegularError(kindOf(st.Mode))
+		return notRegularError(filekind.Of(st.Mode))
 	}
 	if st.Nlink > 1 {
 		return notRegularError(fmt.Sprintf("a hard link: %d links", uint64(st.Nlink)))
 	}
 	return unix.SetNonblock(fd, false)
-}
-
-// nonRegularKind returns the kind of the entry at path (without following a link) when it exists
-// and is not a regular file, else "".
-func nonRegularKind(path string) string {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return ""
-	}
-	return kindOf(st.Mode)
-}
-
-// kindOf names a file type for error messages.
-func kindOf(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return "a symbolic link"
-	case unix.S_IFDIR:
-		return "a directory"
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // readRegular returns the whole content of the store file path, opened with [openRegular]; a

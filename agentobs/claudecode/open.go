@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gymtrace/gymtrace/internal/filekind"
 )
 
 // This file holds how the reader reaches the files below a config directory (SPEC §0 D16): every
@@ -127,26 +129,13 @@ func checkTranscript(rel string, st unix.Stat_t, limit int64) *refusal {
 	case unix.S_IFLNK:
 		return &refusal{rel: rel, rule: ruleLink}
 	default:
-		return &refusal{rel: rel, rule: "is " + kindOf(st.Mode) + ", not a regular file: transcripts are read only from regular files"}
+		return &refusal{rel: rel, rule: "is " + filekind.Of(st.Mode) + ", not a regular file: transcripts are read only from regular files"}
 	}
 	return nil
 }
 
 func tooLarge(rel string, limit int64) *refusal {
 	return &refusal{rel: rel, rule: fmt.Sprintf("is larger than %d bytes, the bound on one transcript", limit)}
-}
-
-// kindOf names a file type that is not a regular file, a directory or a link.
-func kindOf(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFCHR, unix.S_IFBLK:
-		return "a device"
-	}
-	return "of an unknown type"
 }
 
 // openDirBelow opens configDir (following links: the caller names it) and then each component of

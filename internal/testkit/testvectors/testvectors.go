@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/gymtrace/gymtrace/internal/python"
 )
 
 // Case is one vector: a named input with its expected value (SPEC.md §8,
@@ -71,43 +73,25 @@ func Load(t testing.TB, name string) []Case {
 // quoteNonFinite returns b with Python's non-JSON float literals outside strings (NaN, Infinity,
 // -Infinity: json.dumps writes them, e.g. token_capture.json TE-12's -inf log prob) turned into the
 // JSON strings "NaN", "Infinity", "-Infinity", so the file decodes; a reader with Python's lax float
-// parsing (pydantic, tokens.EntryFromValue) reads those strings as the same floats.
+// parsing (pydantic, tokens.EntryFromValue) reads those strings as the same floats. A float literal
+// beyond the float64 range keeps its text.
 func quoteNonFinite(b []byte) []byte {
 	var out []byte
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			out = append(out, c)
-			continue
+	at := 0
+	for _, l := range python.NonFiniteLiterals(b) {
+		if string(b[l.At:l.End]) != l.Value {
+			continue // 1e400: a number, kept
 		}
-		if c == '"' {
-			inString = true
-		}
-		replaced := false
-		for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
-			if bytes.HasPrefix(b[i:], []byte(lit)) {
-				out = append(out, '"')
-				out = append(out, lit...)
-				out = append(out, '"')
-				i += len(lit) - 1
-				replaced = true
-				break
-			}
-		}
-		if !replaced {
-			out = append(out, c)
-		}
+		out = append(out, b[at:l.At]...)
+		out = append(out, '"')
+		out = append(out, l.Value...)
+		out = append(out, '"')
+		at = l.End
 	}
-	return out
+	if out == nil {
+		return b
+	}
+	return append(out, b[at:]...)
 }
 
 // Decode decodes raw JSON with UseNumber, so integers and floats keep their text (vectors/README.md).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/semconv"
 )
 
 // FindingUnattributedObservations: the capture directory's _unattributed.observations.jsonl holds
@@ -50,7 +51,15 @@ func UnattributedUnreadableMessage(path string, err error) string {
 // rollout's trace (SPEC §0 D18)". `gymtrace attach --strict` says the same.
 func UnattributedMessage(path string, u agentobs.UnattributedSummary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s holds %d observation span%s of %d trace%s that name no rollout", path, u.Spans, plural(u.Spans), u.Traces, plural(u.Traces))
+	fmt.Fprintf(&b, "%s holds %d observation span%s", path, u.Spans, plural(u.Spans))
+	if u.Traces > 0 { // a span without a valid trace id belongs to none
+		fmt.Fprintf(&b, " of %d trace%s", u.Traces, plural(u.Traces))
+	}
+	if u.Spans == 1 {
+		b.WriteString(" that names no rollout")
+	} else {
+		b.WriteString(" that name no rollout")
+	}
 	if len(u.Reasons) > 0 {
 		var parts []string
 		for _, r := range slices.Sorted(maps.Keys(u.Reasons)) {
@@ -62,5 +71,8 @@ func UnattributedMessage(path string, u agentobs.UnattributedSummary) string {
 		fmt.Fprintf(&b, " and %d damaged line%s", u.Damaged, plural(u.Damaged))
 	}
 	b.WriteString(": no rollout's observations include them; set gymtrace.rollout.id on the spans or their resource (OTEL_RESOURCE_ATTRIBUTES), or put them in the rollout's trace (SPEC §0 D18)")
+	if u.Reasons[semconv.GymtraceUnattributedNoTraceID] > 0 {
+		b.WriteString("; a span without a valid trace id (no_trace_id) goes here even when it names a rollout: its sender must give it one")
+	}
 	return b.String()
 }
