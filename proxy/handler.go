@@ -554,6 +554,13 @@ func (h *Handler) exchange(cw *captureWriter, body []byte, bodyCut bool, facts *
 		if len(respBody) > 0 {
 			ex.ResponseRaw = capture.SharedRawText(respBody)
 		}
+	case !clean:
+		// The body broke off (the upstream's connection, SPEC §0 D5, or the client's, D3): what
+		// arrived is no response the upstream sent whole, even when it parses, so it is kept as
+		// response_raw only, as the reference's exception path keeps it (§4.7).
+		if len(respBody) > 0 {
+			ex.ResponseRaw = capture.SharedRawText(respBody)
+		}
 	default:
 		ex.Response, ex.ResponseRaw = facts.ResponsePayload(respBody)
 	}

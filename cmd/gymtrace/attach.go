@@ -66,8 +66,9 @@ rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._
 200 bytes, SPEC D12) is copied unchanged and reported with its line number, the value and the rule;
 the command then exits 1 after writing OUT.jsonl.
 Rollouts without capture records, with damaged capture lines, marked incomplete or with records
-that repeat a model_call_id (a call recorded twice) are reported on stderr (exit 0; with --strict,
-exit 1 after writing OUT.jsonl), and so is a non-empty _unattributed.observations.jsonl in the
+that repeat a model_call_id (a call recorded twice), and a row naming a rollout an earlier row
+already named (both get its calls: a sum over OUT.jsonl counts them twice), are reported on stderr
+(exit 0; with --strict, exit 1 after writing OUT.jsonl), and so is a non-empty _unattributed.observations.jsonl in the
 capture directory: observation spans that named no rollout on the span, its resource or its trace
 (SPEC D18), which no row's observations include.
 
@@ -202,6 +203,7 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 			{len(sum.TranscriptErrors), "refused Claude Code transcripts"},
 			{len(sum.TrajectoryErrors), "failed ng_trajectory projections"},
 			{len(sum.Tokens.Masked), "masked token captures"},
+			{len(sum.RepeatedRows), "a rollout attached again"},
 		} {
 			if k.n > 0 {
 				what = append(what, k.what)
@@ -223,7 +225,7 @@ func problemRollouts(sum rollouts.Summary) int {
 	for _, h := range sum.Rollouts {
 		lines[h.Line] = true
 	}
-	for _, errs := range [][]rollouts.RowError{sum.TranscriptErrors, sum.TrajectoryErrors} {
+	for _, errs := range [][]rollouts.RowError{sum.TranscriptErrors, sum.TrajectoryErrors, sum.RepeatedRows} {
 		for _, r := range errs {
 			lines[r.Line] = true
 		}
@@ -243,6 +245,7 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output 
 		"rows with refused Claude Code transcripts")
 	noteRowErrors(cmd, sum.TrajectoryErrors, "ng_trajectory projection failed (gap trajectory_projection_failed)",
 		"rows whose projection failed")
+	noteRowErrors(cmd, sum.RepeatedRows, "rollout attached twice", "rows repeating a rollout")
 	kinds := []struct {
 		what string
 		has  func(h rollouts.RolloutHealth) bool

@@ -187,6 +187,20 @@ func TestAttachStrict(t *testing.T) {
 		r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", out)
 		require.NoError(t, r.err, "without --strict findings exit 0")
 	})
+	t.Run("a rollout named twice", func(t *testing.T) {
+		dir, input := attachFixture(t, "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n")
+		out := filepath.Join(t.TempDir(), "o.jsonl")
+		r := runGymtrace(t, "attach", "--strict", "--capture-dir", dir, "--input", input, "--output", out)
+		require.Error(t, r.err)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.err.Error(), "attach --strict: 1 rollout with a rollout attached again")
+		assert.Contains(t, r.stderr, `rollout attached twice: line 2: rollout "0-0" is attached again (first at line 1)`)
+		assert.FileExists(t, out, "the output is still written")
+
+		r = runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", out)
+		require.NoError(t, r.err, "without --strict exit 0")
+		assert.Contains(t, r.stderr, "rollout attached twice")
+	})
 }
 
 // report --html into a directory that does not exist (or is a file) fails before printing

@@ -49,6 +49,11 @@ type Summary struct {
 
 	// Tokens is what the token finalization did (Options.Tokens).
 	Tokens TokenSummary
+
+	// RepeatedRows lists each attached row whose rollout id an earlier row of the input already
+	// has (a user trial's input named one rollout twice): both rows carry the same calls, so a sum
+	// over the file counts them twice. Err names the rollout and the first row's line.
+	RepeatedRows []RowError
 }
 
 // RowError is one input row that could not be read: a line that is not a JSON object, or a row
@@ -187,6 +192,7 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	}
 	p := newProgress(opts)
 	lr := newLineReader(in)
+	firstLine := make(map[string]int) // rollout id -> the line of its first attached row
 	w := bufio.NewWriterSize(out, 256<<10)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -200,7 +206,7 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 			return sum, fmt.Errorf("rollouts attach: read line %d: %w", lr.line+1, err)
 		}
 		sum.Rows++
-		outLine, err := attachRow(&sum, lr.line, line, stores, opts)
+		outLine, err := attachRow(&sum, firstLine, lr.line, line, stores, opts)
 		if err != nil {
 			return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 		}
@@ -221,8 +227,9 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 	return sum, nil
 }
 
-// attachRow returns the output line of input line n (see Attach) and counts it in sum.
-func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts Options) ([]byte, error) {
+// attachRow returns the output line of input line n (see Attach) and counts it in sum; firstLine
+// maps each rollout attached so far to its first row's line.
+func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, stores []*capture.Store, opts Options) ([]byte, error) {
 	if isBlank(line) {
 		sum.Unchanged++
 		return line, nil
@@ -255,6 +262,12 @@ func attachRow(sum *Summary, n int, line []byte, stores []*capture.Store, opts O
 		sum.ObservationsJoined++
 	}
 	sum.Attached++
+	if first, seen := firstLine[id]; seen {
+		sum.RepeatedRows = append(sum.RepeatedRows, RowError{Line: n, Err: fmt.Errorf(
+			"rollout %q is attached again (first at line %d): both rows carry its calls, so a sum over the output counts them twice", id, first)})
+	} else {
+		firstLine[id] = n
+	}
 	if h, bad := HealthOf(n, &a); bad {
 		sum.Rollouts = append(sum.Rollouts, h)
 	}

@@ -161,8 +161,8 @@ func TestAttachMalformedRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			good := `{"_ng_task_index":0,"_ng_rollout_index":0}`
-			input := good + "\n" + tt.line + "\n" + good + "\n"
+			good, next := `{"_ng_task_index":0,"_ng_rollout_index":0}`, `{"_ng_task_index":0,"_ng_rollout_index":1}`
+			input := good + "\n" + tt.line + "\n" + next + "\n"
 			out, sum, err := attachString(t, input, []*capture.Store{s}, Options{})
 			require.Error(t, err)
 			var me *MalformedRowsError
@@ -179,8 +179,9 @@ func TestAttachMalformedRows(t *testing.T) {
 			got := lines(out)
 			require.Len(t, got, 3)
 			assert.Equal(t, tt.line, got[1])
-			assert.Contains(t, got[2], `"ng_model_call_capture":{"rollout_id":"0-0"`)
-			assert.Equal(t, Summary{Rows: 3, Attached: 2, Malformed: 1, RowErrors: me.Rows}, sum)
+			assert.Contains(t, got[2], `"ng_model_call_capture":{"rollout_id":"0-1"`)
+			assert.Equal(t, Summary{Rows: 3, Attached: 2, Malformed: 1, RowErrors: me.Rows,
+				Rollouts: []RolloutHealth{{Line: 3, RolloutID: "0-1", NoRecords: true}}}, sum)
 		})
 	}
 }
@@ -217,6 +218,30 @@ func TestAttachRolloutHealth(t *testing.T) {
 		{Line: 5, RolloutID: "0-4", NoRecords: true},
 	}, sum.Rollouts)
 	assert.Equal(t, 5, sum.Attached)
+}
+
+// TestAttachRepeatedRollout: a row naming a rollout an earlier row already named is attached like
+// it (both carry its calls) and listed, with the first row's line, in Summary.RepeatedRows (a user
+// trial's input named one rollout twice; sums over the output counted its calls twice).
+func TestAttachRepeatedRollout(t *testing.T) {
+	s := newStore(t)
+	writeCapture(t, s, "0-1", callLine("a", usage, "1.0"))
+	input := `{"_ng_task_index":0,"_ng_rollout_index":1,"r":1}
+{"_ng_task_index":0,"_ng_rollout_index":2}
+{"_ng_task_index":0,"_ng_rollout_index":1,"r":2}
+{"_ng_rollout_id":"0-1"}
+`
+	out, sum, err := attachString(t, input, []*capture.Store{s}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 4, sum.Attached)
+	got := lines(out)
+	for _, i := range []int{0, 2, 3} {
+		assert.Contains(t, got[i], `"model_call_id":"a"`, "line %d is attached like the first", i+1)
+	}
+	require.Len(t, sum.RepeatedRows, 2)
+	assert.Equal(t, 3, sum.RepeatedRows[0].Line)
+	assert.Equal(t, 4, sum.RepeatedRows[1].Line)
+	assert.EqualError(t, sum.RepeatedRows[0].Err, `rollout "0-1" is attached again (first at line 1): both rows carry its calls, so a sum over the output counts them twice`)
 }
 
 func TestAttachStoresSearchedInOrder(t *testing.T) {
