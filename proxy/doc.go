@@ -7,7 +7,8 @@
 //     (refusing what D12 refuses with HTTP 400, InvalidRolloutIDBody), record every call to the
 //     three captured endpoints (CapturedDialect) as a CLIENT span "chat {model}" in the rollout's
 //     trace, and write its capture record durably before the client can observe the end of the
-//     call. Bytes reach the client unchanged, read by read; capture never depends on sampling.
+//     call. Bytes reach the client unchanged, read by read, 1xx informational responses included
+//     (informational.go); capture never depends on sampling.
 //   - Correlation without the prefix: rollout.FromRequest reads the rollout.Header header, else the
 //     baggage member; a captured call naming no rollout is logged, counted
 //     (gymtrace.capture.uncorrelated_calls) and captured under WithUncorrelatedRolloutID's id when

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"strconv"
@@ -203,7 +204,7 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 	if _, ok := out.Header["User-Agent"]; !ok {
 		out.Header.Set("User-Agent", "") // do not add Go's default
 	}
-	out = out.WithContext(ctx)
+	out = out.WithContext(httptrace.WithClientTrace(ctx, informational(w)))
 
 	resp, err := f.transport.RoundTrip(out)
 	if err != nil {
