@@ -101,3 +101,14 @@ func withLiterals(v ojson.Value, literal map[string]string) ojson.Value {
 	}
 	return v
 }
+
+// readAnswerLazy is readAnswer for an answer of which a few members are read (the token
+// adapter's, which may hold millions of ids and log probs): strict JSON is read by
+// [ojson.ParseLazy], which builds no tree and reads duplicate keys as readAnswer does (the last
+// value); other text as readAnswer reads it.
+func readAnswerLazy(b []byte) (ojson.Value, error) {
+	if v, err := ojson.ParseLazy(b); err == nil {
+		return v, nil
+	}
+	return readAnswer(b)
+}

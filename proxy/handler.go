@@ -415,7 +415,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	}
 	var hw http.ResponseWriter = cw
 	if tcall.injects() && readErr == nil {
-		tcall.tw = newTokenWriter(cw, tcall.ad.restore, tcall.ad.dialect, budget.bounds.maxResponse)
+		tcall.tw = newTokenWriter(cw, tcall.ad.restore, tcall.ad.dialect, budget.bounds.maxResponse, h.tok.maxAnswer)
 		hw = tcall.tw
 	}
 	pv, stack, panicked := runHandler(serve, hw, r2)

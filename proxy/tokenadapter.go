@@ -206,7 +206,7 @@ func (a *adapterCall) requestBody(body []byte) []byte {
 // bundle on choices[0].message, which tokens.Call.CaptureTokens turns into the entry. sent is the
 // request as sent (for /tokenize); a Responses call's is responsesPayload's, built on clientResp,
 // the response object the client received. The cause names why it failed.
-func (a *adapterCall) payload(tw *tokenWriter, clientResp, sentBody []byte, send requestSender) ([]byte, string, error) {
+func (a *adapterCall) payload(tw *tokenWriter, clientResp, sentBody []byte, send requestSender) (servedAnswer, string, error) {
 	if a.dialect == stream.DialectResponses {
 		return a.responsesPayload(tw, clientResp)
 	}
@@ -216,35 +216,37 @@ func (a *adapterCall) payload(tw *tokenWriter, clientResp, sentBody []byte, send
 	if tw.sse {
 		obj, ok := tw.sc.Response()
 		if !ok {
-			return nil, semconv.TokensCauseStream, errors.New("the stream could not be reassembled")
+			return servedAnswer{}, semconv.TokensCauseStream, errors.New("the stream could not be reassembled")
 		}
 		if resp, err = ojson.Parse(obj); err != nil {
-			return nil, semconv.TokensCauseStream, err
+			return servedAnswer{}, semconv.TokensCauseStream, err
 		}
 		if ids, err = tw.acc.Result(); err != nil {
-			return nil, semconv.TokensCauseStream, err
+			return servedAnswer{}, semconv.TokensCauseStream, err
 		}
 		if err = inlineIDsPair(ids.HasPrompt, ids.HasGeneration); err == nil {
 			ids, err = a.choose(ids)
 		}
 	} else {
-		if resp, err = readAnswer(tw.original); err != nil {
-			return nil, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
+		// The answer may be hundreds of MiB of ids and log probs: strict JSON is read without a
+		// tree (readAnswerLazy), only the members extract reads are built.
+		if resp, err = readAnswerLazy(tw.original); err != nil {
+			return servedAnswer{}, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
 		}
 		if resp.Kind() != ojson.KindObject {
-			return nil, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
+			return servedAnswer{}, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
 		}
 		ids, err = a.extract(resp)
 	}
 	if err != nil {
-		return nil, adapterCause(err), err
+		return servedAnswer{}, adapterCause(err), err
 	}
 	if !ids.HasPrompt {
 		if ids.Prompt, err = tokenize(sentBody, send); err != nil {
-			return nil, adapterCause(err), err
+			return servedAnswer{}, adapterCause(err), err
 		}
 	}
-	return servedPayload(resp, ids), "", nil
+	return servedAnswer{body: servedPayload(resp, nil), ids: &ids, whole: func() []byte { return servedPayload(resp, &ids) }}, "", nil
 }
 
 // inlineIDsPair is the reference's rule for vLLM's inline ids (docs/TOKENS.md §1.5 step 2,
@@ -324,12 +326,14 @@ func (a *adapterCall) extract(resp ojson.Value) (stream.TokenIDs, error) {
 	if content.Kind() != ojson.KindArray {
 		return ids, fmt.Errorf("gymtrace proxy requested per-token logprobs from %s (logprobs=True, top_logprobs=0), but the response had none (choice.logprobs=%s). Cannot extract token ids or logprobs.", a.source, lp.String())
 	}
-	for i, e := range content.Elems() {
+	i := 0
+	for e := range content.Elements() { // one element built at a time (a lazy answer)
 		f, id, isID, err := stream.LogProbEntry(e, i)
 		if err != nil {
 			return ids, err
 		}
 		ids.NoteLogProb(i, f, id, isID)
+		i++
 	}
 	return a.choose(ids)
 }
@@ -364,7 +368,7 @@ func messageBundle(msg ojson.Value) (ids stream.TokenIDs, found bool, err error)
 	if l.Kind() != ojson.KindArray {
 		return ids, true, errors.New("`choice.message.generation_log_probs` must be a list of numeric log probabilities.")
 	}
-	for _, e := range l.Elems() {
+	for e := range l.Elements() {
 		f, ok := e.Float64()
 		if !ok || e.Kind() != ojson.KindNumber {
 			return ids, true, errors.New("`choice.message.generation_log_probs` must be a list of numeric log probabilities.")
@@ -440,12 +444,14 @@ func tokenize(sentBody []byte, send requestSender) ([]int64, error) {
 }
 
 // servedPayload is resp with the token bundle on choices[0].message (and the raw token members
-// removed), the shape tokens.EntryFromResponse reads (docs/TOKENS.md §1.5 step 4, §3.1).
-func servedPayload(resp ojson.Value, ids stream.TokenIDs) []byte {
+// removed), the shape tokens.EntryFromResponse reads (docs/TOKENS.md §1.5 step 4, §3.1); with ids
+// nil, the bundle's three lists are empty (servedAnswer).
+func servedPayload(resp ojson.Value, ids *stream.TokenIDs) []byte {
 	choices, _ := resp.Get("choices")
 	var msg ojson.Value
-	if els := choices.Elems(); len(els) > 0 {
-		msg, _ = els[0].Get("message")
+	for c := range choices.Elements() {
+		msg, _ = c.Get("message")
+		break
 	}
 	var ms []ojson.Member
 	if msg.Kind() == ojson.KindObject {
@@ -457,15 +463,25 @@ func servedPayload(resp ojson.Value, ids stream.TokenIDs) []byte {
 			ms = append(ms, m)
 		}
 	}
-	ms = append(ms,
-		ojson.Member{Key: "prompt_token_ids", Value: intsValue(ids.Prompt)},
-		ojson.Member{Key: "generation_token_ids", Value: intsValue(ids.Generation)},
-		ojson.Member{Key: "generation_log_probs", Value: floatsValue(ids.LogProbs)})
+	ms = append(ms, bundleMembers(ids)...)
 	model, _ := resp.Get("model")
 	out := ojson.Object(
 		ojson.Member{Key: "model", Value: model},
 		ojson.Member{Key: "choices", Value: ojson.Array(ojson.Object(ojson.Member{Key: "message", Value: ojson.Object(ms...)}))})
 	return out.AppendJSON(nil)
+}
+
+// bundleMembers are the token bundle's three members holding ids, or empty lists for ids nil.
+func bundleMembers(ids *stream.TokenIDs) []ojson.Member {
+	var p, g []int64
+	var l []float64
+	if ids != nil {
+		p, g, l = ids.Prompt, ids.Generation, ids.LogProbs
+	}
+	return []ojson.Member{
+		{Key: "prompt_token_ids", Value: intsValue(p)},
+		{Key: "generation_token_ids", Value: intsValue(g)},
+		{Key: "generation_log_probs", Value: floatsValue(l)}}
 }
 
 func intsValue(xs []int64) ojson.Value {

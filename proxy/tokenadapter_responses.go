@@ -202,12 +202,12 @@ func isString(v ojson.Value, want string) bool {
 // (docs/TOKENS.md §1.5, Responses dialect): the output items of clientResp, the response object
 // the client received (the record's), with the token bundle, read from vLLM's own answer held by
 // tw, on the last one.
-func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]byte, string, error) {
+func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) (servedAnswer, string, error) {
 	raw := tw.original
 	if tw.sse {
 		obj, ok := tw.sc.Response()
 		if !ok {
-			return nil, semconv.TokensCauseStream, errors.New("the stream has no response object (no response.completed event)")
+			return servedAnswer{}, semconv.TokensCauseStream, errors.New("the stream has no response object (no response.completed event)")
 		}
 		raw = obj
 	}
@@ -216,26 +216,26 @@ func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]by
 		resp, err = readAnswer(raw) // json.loads' reading (answerread.go)
 	}
 	if err != nil {
-		return nil, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
+		return servedAnswer{}, semconv.TokensCauseNotAnObject, fmt.Errorf("the answer is not JSON: %w", err)
 	}
 	if resp.Kind() != ojson.KindObject {
-		return nil, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
+		return servedAnswer{}, semconv.TokensCauseNotAnObject, errors.New("the answer is not a JSON object")
 	}
 	ids, err := responsesTokenIDs(resp)
 	if err != nil {
-		return nil, adapterCause(err), err
+		return servedAnswer{}, adapterCause(err), err
 	}
 	if ids, err = a.choose(ids); err != nil {
-		return nil, adapterCause(err), err
+		return servedAnswer{}, adapterCause(err), err
 	}
 	client, err := ojson.Parse(clientResp)
 	if err != nil || client.Kind() != ojson.KindObject {
-		return nil, semconv.TokensCauseNotAnObject, errors.New("the answer the client received is not a JSON object")
+		return servedAnswer{}, semconv.TokensCauseNotAnObject, errors.New("the answer the client received is not a JSON object")
 	}
 	output, _ := client.Get("output")
 	items := slices.Clone(output.Elems())
 	if len(items) == 0 || items[len(items)-1].Kind() != ojson.KindObject {
-		return nil, semconv.TokensCauseAdapter, errors.New("vLLM's Responses answer has no output item to carry the token ids")
+		return servedAnswer{}, semconv.TokensCauseAdapter, errors.New("vLLM's Responses answer has no output item to carry the token ids")
 	}
 	last := items[len(items)-1]
 	var ms []ojson.Member
@@ -246,13 +246,13 @@ func (a *adapterCall) responsesPayload(tw *tokenWriter, clientResp []byte) ([]by
 		}
 		ms = append(ms, m)
 	}
-	items[len(items)-1] = ojson.Object(append(ms,
-		ojson.Member{Key: "prompt_token_ids", Value: intsValue(ids.Prompt)},
-		ojson.Member{Key: "generation_token_ids", Value: intsValue(ids.Generation)},
-		ojson.Member{Key: "generation_log_probs", Value: floatsValue(ids.LogProbs)})...)
 	model, _ := client.Get("model")
-	out := ojson.Object(ojson.Member{Key: "model", Value: model}, ojson.Member{Key: "output", Value: ojson.Array(items...)})
-	return out.AppendJSON(nil), "", nil
+	build := func(ids *stream.TokenIDs) []byte {
+		items[len(items)-1] = ojson.Object(append(slices.Clip(ms), bundleMembers(ids)...)...)
+		out := ojson.Object(ojson.Member{Key: "model", Value: model}, ojson.Member{Key: "output", Value: ojson.Array(items...)})
+		return out.AppendJSON(nil)
+	}
+	return servedAnswer{body: build(nil), ids: &ids, whole: func() []byte { return build(&ids) }}, "", nil
 }
 
 // responsesTokenIDs reads the ids of a vLLM Responses answer: the prompt ids from

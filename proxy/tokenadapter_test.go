@@ -120,10 +120,19 @@ func TestVLLMAdapterVectors(t *testing.T) {
 			}
 			sink := &memSink{}
 			call := tokens.Call{RolloutID: "r0", ModelCallID: "c1", Sink: sink}
-			out := call.CaptureTokens(servedPayload(resp, ids), pinned)
+			out := call.CaptureTokens(servedPayload(resp, &ids), pinned)
 			require.True(t, out.Written, "%+v", out)
 			line, err := sink.entries[0].CanonicalJSON()
 			require.NoError(t, err)
+			// The proxy's own path (captureServed: the payload without its lists, the ids beside
+			// it) writes the same line.
+			slim := &memSink{}
+			slimCall := tokens.Call{RolloutID: "r0", ModelCallID: "c1", Sink: slim}
+			served := servedAnswer{body: servedPayload(resp, nil), ids: &ids, whole: func() []byte { panic("the slim path declined") }}
+			require.True(t, captureServed(&slimCall, served, pinned).Written)
+			slimLine, err := slim.entries[0].CanonicalJSON()
+			require.NoError(t, err)
+			assert.Equal(t, string(line), string(slimLine))
 			wantLine, _ := exp.Get("token_line")
 			ws, _ := wantLine.AsString()
 			if flag("uses_reasoning_parser") {

@@ -84,11 +84,32 @@ func WithVLLMTokenIDsFromLogprobs(on bool) Option {
 	return optionFunc(func(c *config) { c.tokens.fromLogprobs = on })
 }
 
+// DefaultMaxTokenAnswerBytes is the largest upstream answer a token-captured call reads for its
+// ids: 64 MiB ([WithMaxTokenAnswerBytes]). vLLM writes about 8 bytes per prompt id ("151643, ")
+// and, per generated token, its id and a log-prob entry of about 70 bytes with top_logprobs 0
+// ({"token": "…", "logprob": -0.1234567, "bytes": [..], "top_logprobs": []}, token_ids "151643, "):
+// a 1M-token prompt (8 MiB) with 256K generated tokens (about 20 MiB) is under half of it, so the
+// bound is met only by an answer no model context gives, or by a broken or hostile upstream.
+const DefaultMaxTokenAnswerBytes = 64 << 20
+
+// WithMaxTokenAnswerBytes bounds the upstream answer a token-captured call holds and reads for its
+// ids (default [DefaultMaxTokenAnswerBytes]), below the capture bound [WithMaxResponseBytes]: the
+// ids of an answer are read in a few times its size (the answer held, the client's restored
+// answer, the ids), and up to about 12 times for an answer that is not strict JSON (a Python NaN
+// literal), read as json.loads reads it into a tree (README "Token capture memory"). Past n
+// bytes, as past the capture bound, the answer is forwarded from there on as received, unedited,
+// and the rollout is marked incomplete (cause "capture_bound"; the reason names this bound); the capture
+// record is not affected. Values below 1 keep the default.
+func WithMaxTokenAnswerBytes(n int64) Option {
+	return setUnless(n <= 0, n, func(c *config) *int64 { return &c.tokens.maxAnswer })
+}
+
 // tokenConfig is the token capture part of config.
 type tokenConfig struct {
 	source       TokenSource
 	dir          string
 	fromLogprobs bool
+	maxAnswer    int64       // 0: DefaultMaxTokenAnswerBytes
 	fileMode     fs.FileMode // 0: the tokens package's default (the capture files' default too)
 	dirMode      fs.FileMode
 }
@@ -97,6 +118,7 @@ type tokenConfig struct {
 type tokenCapture struct {
 	source       TokenSource
 	fromLogprobs bool
+	maxAnswer    int64 // WithMaxTokenAnswerBytes
 	dir          string
 	storeOpts    []tokens.StoreOption
 	openOnce     sync.Once
@@ -128,7 +150,10 @@ func newTokenCapture(cfg config, captureDir string, mp metric.MeterProvider) (*t
 	if cfg.tokens.dir != "" && !filepath.IsAbs(cfg.tokens.dir) {
 		return nil, fmt.Errorf("token dir %q: must be an absolute path (TOKENS.md §3.9)", cfg.tokens.dir)
 	}
-	tc := &tokenCapture{source: src, fromLogprobs: cfg.tokens.fromLogprobs, dir: dir, storeOpts: opts, logger: cfg.logger}
+	tc := &tokenCapture{source: src, fromLogprobs: cfg.tokens.fromLogprobs, maxAnswer: cfg.tokens.maxAnswer, dir: dir, storeOpts: opts, logger: cfg.logger}
+	if tc.maxAnswer <= 0 {
+		tc.maxAnswer = DefaultMaxTokenAnswerBytes
+	}
 	if mp != nil {
 		meter := mp.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
 		var e1, e2 error
@@ -256,8 +281,10 @@ func (c *tokenCall) commit(response []byte, end callEnd, now time.Time, sentBody
 	switch {
 	case c.tc.source == TokenSourceNone:
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseNoSource), "the proxy runs with --token-source none", nil)
-	case end.bound || (c.tw != nil && c.tw.bound):
+	case end.bound || (c.tw != nil && c.tw.bound && !c.tw.answerBound):
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), "the answer passed a capture bound (SPEC §0 D15)", nil)
+	case c.tw != nil && c.tw.bound:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), answerBoundReason(c.tw.limit), nil)
 	case end.cancelled && end.status == 0:
 		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseStream), "the client went away before the upstream's status line arrived (the call was cancelled)", nil)
 	case end.status < 200 || end.status > 299:
@@ -278,7 +305,7 @@ func (c *tokenCall) commit(response []byte, end callEnd, now time.Time, sentBody
 		if c.tw.editErr != nil {
 			c.tc.logger.Error("gymtrace tokens: the answer could not be restored; the client received the upstream's answer to the extended request", "rollout_id", c.call.RolloutID, "model_call_id", c.call.ModelCallID, "error", c.tw.editErr)
 		}
-		payload, cause, err := c.ad.payload(c.tw, response, sentBody, send)
+		served, cause, err := c.ad.payload(c.tw, response, sentBody, send)
 		if err != nil {
 			reason := err.Error()
 			var noInline *noInlineIDsError
@@ -288,9 +315,14 @@ func (c *tokenCall) commit(response []byte, end callEnd, now time.Time, sentBody
 			out = c.call.MarkIncomplete(tokens.Cause(cause), reason, err)
 			break
 		}
-		out = c.call.CaptureTokens(payload, now)
+		out = captureServed(&c.call, served, now)
+	case int64(len(response)) > c.tc.maxAnswer:
+		out = c.call.MarkIncomplete(tokens.Cause(semconv.TokensCauseBound), answerBoundReason(c.tc.maxAnswer), nil)
 	default:
 		out = c.call.CaptureTokens(response, now)
+	}
+	if c.tw != nil {
+		c.tw.original = nil // read: the answer's memory is free before the record is written
 	}
 	attrs := []attribute.KeyValue{semconv.GymtraceTokensEntryWrittenKey.Bool(out.Written)}
 	if out.Written {
@@ -317,6 +349,11 @@ func (c *tokenCall) commit(response []byte, end callEnd, now time.Time, sentBody
 		c.tc.countMark(cause)
 	}
 	return attrs
+}
+
+// answerBoundReason is the incomplete mark's reason for an answer past the token answer bound.
+func answerBoundReason(limit int64) string {
+	return fmt.Sprintf("the answer passed the token answer bound (%d bytes, --max-token-answer-bytes): it was forwarded as received and not read for token ids", limit)
 }
 
 // sender returns the requestSender of a call: a POST through the handler's own next (the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/gymtrace/gymtrace/internal/growbuf"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
@@ -21,19 +22,24 @@ import (
 // injected members restored. A non-streamed JSON answer is held whole and sent, edited, with its
 // new Content-Length when the handler is done (finish); an SSE answer is edited event by event,
 // each event passed on as soon as it is complete. Any other answer (an error status, another
-// content type or encoding) passes through unedited. An answer that passes the capture bound
-// while held is passed on from then on as received, unedited (SPEC §0 D15 wins over holding).
+// content type or encoding) passes through unedited. An answer that passes the capture bound, or
+// the smaller token answer bound, while held is passed on from then on as received, unedited (SPEC
+// §0 D15 wins over holding).
 type tokenWriter struct {
 	next    http.ResponseWriter // the captureWriter
 	restore restoreRules
 	dialect string // stream.DialectChat or stream.DialectResponses
-	limit   int64
-	unread  bool // restore.unread(): the upstream's reassembly may read events as edited
+	limit   int64  // the most bytes held: the capture bound, or the token answer bound when smaller
+	unread  bool   // restore.unread(): the upstream's reassembly may read events as edited
+	// answerBound: limit is the token answer bound (WithMaxTokenAnswerBytes), which only token
+	// capture has; the capture record goes on to the capture bound.
+	answerBound bool
 
 	mode        int
 	status      int
 	wroteHeader bool
 	original    []byte // a held JSON answer, as received
+	declared    int64  // its Content-Length, at most limit (0: none)
 	pending     []byte // SSE: the bytes of the event not yet complete
 	out         []byte // SSE: the edited events of one Write, reused (the next writer keeps no reference)
 	sse         bool
@@ -51,8 +57,14 @@ const (
 	twSSE         // an SSE answer edited event by event
 )
 
-func newTokenWriter(next http.ResponseWriter, restore restoreRules, dialect string, limit int64) *tokenWriter {
-	return &tokenWriter{next: next, restore: restore, dialect: dialect, limit: limit, unread: restore.unread()}
+// newTokenWriter returns the editor of a call whose capture keeps at most limit response bytes
+// and whose token capture reads an answer of at most answerLimit bytes.
+func newTokenWriter(next http.ResponseWriter, restore restoreRules, dialect string, limit, answerLimit int64) *tokenWriter {
+	tw := &tokenWriter{next: next, restore: restore, dialect: dialect, limit: limit, unread: restore.unread()}
+	if answerLimit > 0 && answerLimit < limit {
+		tw.limit, tw.answerBound = answerLimit, true
+	}
+	return tw
 }
 
 // Header returns the client's header map (shared with the captureWriter).
@@ -86,13 +98,38 @@ func (tw *tokenWriter) WriteHeader(code int) {
 		h.Del("Content-Length") // the events change length
 	case strings.Contains(ct, "json") && !tw.restore.empty():
 		tw.mode = twHold
+		tw.preallocate(h)
 		return
 	case strings.Contains(ct, "json"):
 		tw.mode = twCopy
+		tw.preallocate(h)
 	default:
 		tw.mode = twPass
 	}
 	tw.next.WriteHeader(code)
+}
+
+// preallocate sizes the buffer of a held answer from its Content-Length, as the captureWriter
+// sizes its own (at most rawPreallocMax up front, then doubling: growbuf), so that an answer of
+// hundreds of MiB is not copied a dozen times while it arrives.
+func (tw *tokenWriter) preallocate(h http.Header) {
+	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n > 0 {
+		tw.declared = min(n, tw.limit)
+		tw.original = make([]byte, 0, min(n, rawPreallocMax, tw.limit))
+	}
+}
+
+// hold appends p to the held answer: doubling (growbuf), except that a doubling that would pass the
+// declared Content-Length grows to it instead (never more than doubling: a lying upstream gains
+// nothing), so that the answer is held in one buffer of its size.
+func (tw *tokenWriter) hold(p []byte) {
+	n, c := int64(len(tw.original)+len(p)), int64(cap(tw.original))
+	if n > c && n <= tw.declared && tw.declared < 2*c {
+		grown := make([]byte, len(tw.original), tw.declared)
+		copy(grown, tw.original)
+		tw.original = grown
+	}
+	tw.original = growbuf.Append(tw.original, p)
 }
 
 // Write passes p on (edited, held or as it is, see tokenWriter).
@@ -105,21 +142,28 @@ func (tw *tokenWriter) Write(p []byte) (int, error) {
 	}
 	switch tw.mode {
 	case twHold:
-		tw.original = append(tw.original, p...)
-		if int64(len(tw.original)) > tw.limit {
-			tw.bound = true
-			tw.mode = twPass
-			tw.next.WriteHeader(tw.status)
-			if _, err := tw.next.Write(tw.original); err != nil {
+		if int64(len(tw.original))+int64(len(p)) <= tw.limit {
+			tw.hold(p)
+			return len(p), nil
+		}
+		// Past the bound: what was held, then p, passed on as received; the held bytes are
+		// never read again, their memory is free while the rest passes.
+		tw.bound = true
+		tw.mode = twPass
+		tw.next.WriteHeader(tw.status)
+		held := tw.original
+		tw.original = nil
+		if len(held) > 0 {
+			if _, err := tw.next.Write(held); err != nil {
 				return 0, err
 			}
 		}
-		return len(p), nil
 	case twCopy:
 		if !tw.bound {
-			tw.original = append(tw.original, p...)
-			if int64(len(tw.original)) > tw.limit {
+			if int64(len(tw.original))+int64(len(p)) > tw.limit {
 				tw.bound, tw.original = true, nil
+			} else {
+				tw.hold(p)
 			}
 		}
 	case twSSE:

@@ -82,7 +82,7 @@ func BenchmarkTokenWriterSSE(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w := &discardWriter{h: http.Header{"Content-Type": {"text/event-stream"}}}
-		tw := newTokenWriter(w, r, stream.DialectChat, 1<<30)
+		tw := newTokenWriter(w, r, stream.DialectChat, 1<<30, 0)
 		for _, e := range events {
 			if _, err := tw.Write(e); err != nil {
 				b.Fatal(err)

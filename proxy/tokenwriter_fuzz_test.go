@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -108,7 +109,7 @@ func FuzzTokenWriterSSE(f *testing.F) {
 		for _, r := range []restoreRules{{}, streamRestore} {
 			rec := httptest.NewRecorder()
 			rec.Header().Set("Content-Type", "text/event-stream")
-			tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20)
+			tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20, 0)
 			at := int(cut) % (len(body) + 1)
 			_, _ = tw.Write(body[:at])
 			_, _ = tw.Write(body[at:])
@@ -185,7 +186,7 @@ func editSSE(body []byte, r restoreRules, cuts []byte) []byte {
 func runSSE(body []byte, r restoreRules, cuts []byte) ([]byte, *tokenWriter) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("Content-Type", "text/event-stream")
-	tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20)
+	tw := newTokenWriter(rec, r, stream.DialectChat, 1<<20, 0)
 	at := 0
 	for _, c := range cuts {
 		end := min(at+int(c), len(body))
@@ -309,18 +310,46 @@ func FuzzAdapterExtract(f *testing.F) {
 		if err != nil || resp.Kind() != ojson.KindObject {
 			return
 		}
+		lazy, err := ojson.ParseLazy(body)
+		require.NoError(t, err)
 		for _, src := range []TokenSource{TokenSourceVLLM, TokenSourceSGLang} {
 			a := &adapterCall{source: src}
 			ids, err := a.extract(resp)
+			// The proxy reads the answer lazily (readAnswerLazy): the same ids, the same error
+			// (which shows a member with duplicate keys as a dict holds it, as the lazy reading does).
+			lazyIDs, lazyErr := a.extract(lazy)
+			_, collapsedErr := a.extract(resp.CollapseDuplicates())
+			assert.Equal(t, fmt.Sprint(collapsedErr), fmt.Sprint(lazyErr), "%s: %s", src, body)
+			assert.Equal(t, err == nil, lazyErr == nil, "%s: %s", src, body)
 			if err != nil {
 				assert.NotEmpty(t, err.Error())
 				continue
 			}
+			assert.Equal(t, ids, lazyIDs, "%s: %s", src, body)
 			require.Len(t, ids.LogProbs, len(ids.Generation), "%s: %s", src, body)
 			if !ids.HasPrompt {
 				continue // the prompt comes from /tokenize
 			}
-			payload, err := ojson.Parse(servedPayload(resp, ids))
+			// captureServed (the payload without its lists) has CaptureTokens' outcome on the whole
+			// payload, and writes the same entry.
+			whole := servedPayload(resp, &ids)
+			var sinks [2]memSink
+			calls := [2]tokens.Call{{RolloutID: "r0", ModelCallID: "c1", Sink: &sinks[0]}, {RolloutID: "r0", ModelCallID: "c1", Sink: &sinks[1]}}
+			outs := [2]tokens.Outcome{
+				calls[0].CaptureTokens(whole, time.Unix(1, 0)),
+				captureServed(&calls[1], servedAnswer{body: servedPayload(lazy, nil), ids: &ids, whole: func() []byte { return whole }}, time.Unix(1, 0)),
+			}
+			assert.Equal(t, [2]any{outs[0].Written, outs[0].Cause}, [2]any{outs[1].Written, outs[1].Cause}, "%s: %s", src, body)
+			assert.Equal(t, outs[0].Reason, outs[1].Reason)
+			assert.Equal(t, sinks[0].marks, sinks[1].marks)
+			require.Len(t, sinks[1].entries, len(sinks[0].entries))
+			for i := range sinks[0].entries {
+				l0, err0 := sinks[0].entries[i].CanonicalJSON()
+				l1, err1 := sinks[1].entries[i].CanonicalJSON()
+				assert.Equal(t, string(l0), string(l1), "%s: %s", src, body)
+				assert.Equal(t, err0, err1)
+			}
+			payload, err := ojson.Parse(whole)
 			require.NoError(t, err)
 			e, err := tokens.EntryFromResponse(payload, "r0", "c1", "m", time.Unix(1, 0))
 			if err != nil {

@@ -39,6 +39,7 @@ func TestProxyCmdDataPathUsageErrors(t *testing.T) {
 		{name: "unknown token source", args: []string{"--token-source", "tgi"}, want: `--token-source: token source "tgi": want one of vllm, sglang, gym, none`},
 		{name: "log-prob ids without vllm", args: []string{"--vllm-token-ids-from-logprobs"}, want: "--vllm-token-ids-from-logprobs applies only with --token-source vllm (got --token-source none)"},
 		{name: "relative token dir", args: []string{"--token-source", "vllm", "--token-dir", "rel/tokens"}, want: `--token-dir "rel/tokens" must be an absolute path`},
+		{name: "zero token answer bound", args: []string{"--max-token-answer-bytes", "0"}, want: "--max-token-answer-bytes 0 must be a positive number of bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 const (
 	tokenSourceFlag       = "token-source"
 	tokenIDsFromLogprobsF = "vllm-token-ids-from-logprobs"
+	maxTokenAnswerBytesF  = "max-token-answer-bytes"
 )
 
 // tokenOptions are the proxy's token capture flags.
@@ -18,6 +19,7 @@ type tokenOptions struct {
 	source       string
 	dir          string
 	fromLogprobs bool
+	maxAnswer    int64
 }
 
 // addTokenFlags registers the token capture flags on the proxy command.
@@ -30,6 +32,9 @@ func addTokenFlags(cmd *cobra.Command, o *tokenOptions) {
 		"directory of the <rollout_id>.tokens.* files (default: the capture directory; same file modes as the capture files)")
 	fl.BoolVar(&o.fromLogprobs, tokenIDsFromLogprobsF, false,
 		"with --token-source vllm: read generated ids from return_tokens_as_token_ids log probs and prompt ids from /tokenize (vLLM before 0.10.2, without return_token_ids)")
+	fl.Int64Var(&o.maxAnswer, maxTokenAnswerBytesF, proxy.DefaultMaxTokenAnswerBytes,
+		"largest upstream answer a token-captured call reads for its ids, in bytes; past it the answer is forwarded as received, unedited, "+
+			"and the rollout is marked incomplete (the capture record is not affected)")
 }
 
 // sdkOptions validates the flags and returns their proxy options; usage errors name the flag.
@@ -41,7 +46,10 @@ func (o tokenOptions) sdkOptions() ([]proxy.Option, error) {
 	if o.fromLogprobs && src != proxy.TokenSourceVLLM {
 		return nil, usageErrorf("--%s applies only with --%s vllm (got --%s %s)", tokenIDsFromLogprobsF, tokenSourceFlag, tokenSourceFlag, src)
 	}
-	opts := []proxy.Option{proxy.WithTokenSource(src), proxy.WithVLLMTokenIDsFromLogprobs(o.fromLogprobs)}
+	if o.maxAnswer <= 0 {
+		return nil, usageErrorf("--%s %d must be a positive number of bytes", maxTokenAnswerBytesF, o.maxAnswer)
+	}
+	opts := []proxy.Option{proxy.WithTokenSource(src), proxy.WithVLLMTokenIDsFromLogprobs(o.fromLogprobs), proxy.WithMaxTokenAnswerBytes(o.maxAnswer)}
 	if o.dir != "" {
 		// The same rule as the commands that read token captures (docs/TOKENS.md §3.9).
 		dir, err := tokenStoreDir(o.dir, "")
