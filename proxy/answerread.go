@@ -12,8 +12,8 @@ import (
 // integer of any size as its digits; the reference reads that answer back with json.loads, which
 // accepts both (docs/TOKENS.md §1.5, §6 #8). Strict JSON (SPEC §0 D6) refuses them, so the token
 // adapter reads such an answer as json.loads does (readAnswer), and the restore finds its members
-// in a copy with the literals masked (maskNonFinite; both find them with python.NonFiniteLiterals), editing the answer's own bytes
-// (docs/TOKENS.md §0 T2).
+// in a copy with the literals masked (maskNonFinite, which finds them with
+// python.NonFiniteLiterals), editing the answer's own bytes (docs/TOKENS.md §0 T2).
 
 // maskNonFinite returns a copy of b with each non-finite float value outside strings replaced by
 // a JSON number of the same length ("0e0…"), so that a reader that refuses them (ojson.ParseLazy,
@@ -31,84 +31,27 @@ func maskNonFinite(b []byte) (masked []byte, found bool) {
 	return masked, true
 }
 
-// readAnswer reads an upstream answer as the reference reads it, json.loads (python.Loads: an
-// integer of any size kept exact, duplicate keys as a dict holds them), except that a non-finite
-// float (a literal, or a float beyond the float64 range: 1e400) stays the number it is in Python:
-// a number whose text is "NaN", "Infinity" or "-Infinity", which [ojson.Value.Float64] reads as
-// NaN or ±Inf, where python.Loads gives null (orjson's writing). The token adapter needs them to refuse a non-finite log prob rather than
-// misread it (docs/TOKENS.md §0 T7). Strict JSON is read by ojson.Parse. The value is for reading:
-// a literal's text is not RFC 8259, and only a Python reading (python.Loads) accepts it written.
-//
-// The literals are read through python.Loads by standing in for them with integers longer than
-// every run of digits in b, so that no integer of b can be taken for one: python.Loads keeps an
-// integer's digits, and writes every float with a fraction or an exponent.
+// readAnswer reads an upstream answer as the reference reads it, json.loads (an integer of any
+// size kept exact, duplicate keys as a dict holds them), except that a non-finite float (a literal,
+// or a float beyond the float64 range: 1e400) stays the number it is in Python, a number whose text
+// is "NaN", "Infinity" or "-Infinity" that [ojson.Value.Float64] reads as NaN or ±Inf
+// (python.LoadsNonFinite), where python.Loads gives null (orjson's writing). The token adapter
+// needs them to refuse a non-finite log prob rather than misread it (docs/TOKENS.md §0 T7). Strict
+// JSON is read by ojson.Parse. The value is for reading: a literal's text is not RFC 8259.
 func readAnswer(b []byte) (ojson.Value, error) {
 	if v, err := ojson.Parse(b); err == nil {
 		return v, nil
 	}
-	lits := python.NonFiniteLiterals(b)
-	if len(lits) == 0 {
-		return python.Loads(b)
-	}
-	longest, run := 0, 0
-	for _, c := range b {
-		if c >= '0' && c <= '9' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	zeros := strings.Repeat("0", longest)
-	standIn := map[string]string{"NaN": "1" + zeros, "Infinity": "2" + zeros, "-Infinity": "3" + zeros}
-	literal := make(map[string]string, len(standIn))
-	for lit, s := range standIn {
-		literal[s] = lit
-	}
-	var masked []byte
-	at := 0
-	for _, l := range lits {
-		masked = append(masked, b[at:l.At]...)
-		masked = append(masked, standIn[l.Value]...)
-		at = l.End
-	}
-	masked = append(masked, b[at:]...)
-	v, err := python.Loads(masked)
-	if err != nil {
-		return python.Loads(b) // the error, at its offset in b
-	}
-	return withLiterals(v, literal), nil
-}
-
-// withLiterals returns v, a tree python.Loads built (its slices are v's own), with every integer
-// whose text is a key of literal replaced by that literal's number, in place.
-func withLiterals(v ojson.Value, literal map[string]string) ojson.Value {
-	switch v.Kind() {
-	case ojson.KindNumber:
-		if t, _ := v.NumberText(); literal[t] != "" {
-			return ojson.Number(literal[t])
-		}
-	case ojson.KindArray:
-		els := v.Elems()
-		for i := range els {
-			els[i] = withLiterals(els[i], literal)
-		}
-	case ojson.KindObject:
-		ms := v.Members()
-		for i := range ms {
-			ms[i].Value = withLiterals(ms[i].Value, literal)
-		}
-	}
-	return v
+	return python.LoadsNonFinite(b)
 }
 
 // readAnswerLazy is readAnswer for an answer of which a few members are read (the token
 // adapter's, which may hold millions of ids and log probs): strict JSON is read by
 // [ojson.ParseLazy], which builds no tree and reads duplicate keys as readAnswer does (the last
-// value); other text as readAnswer reads it.
+// value); other text as readAnswer reads it (without a second strict attempt).
 func readAnswerLazy(b []byte) (ojson.Value, error) {
 	if v, err := ojson.ParseLazy(b); err == nil {
 		return v, nil
 	}
-	return readAnswer(b)
+	return python.LoadsNonFinite(b)
 }

@@ -120,6 +120,47 @@ func TestCompactDepth(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestParsePythonNonFinite: ParsePython's reading, except that the non-finite floats stay numbers
+// Float64 reads (NaN, ±Inf) instead of null; every other value reads as ParsePython reads it.
+func TestParsePythonNonFinite(t *testing.T) {
+	v, err := ParsePythonNonFinite([]byte(`{"a":NaN,"b":[Infinity,-Infinity,1e400,-1e400],"c":1.50,"d":123456789012345678901234567890,"e":"NaN","a2":null}`))
+	require.NoError(t, err)
+	get := func(path ...string) Value {
+		t.Helper()
+		cur := v
+		for _, k := range path {
+			if i, err := strconv.Atoi(k); err == nil {
+				cur = cur.Elems()[i]
+				continue
+			}
+			var ok bool
+			cur, ok = cur.Get(k)
+			require.True(t, ok, k)
+		}
+		return cur
+	}
+	for path, want := range map[string]float64{"a": math.NaN(), "b/0": math.Inf(1), "b/1": math.Inf(-1), "b/2": math.Inf(1), "b/3": math.Inf(-1)} {
+		n := get(strings.Split(path, "/")...)
+		require.Equal(t, KindNumber, n.Kind(), path)
+		f, ok := n.Float64()
+		require.True(t, ok, path)
+		if math.IsNaN(want) {
+			assert.True(t, math.IsNaN(f), path)
+		} else {
+			assert.Equal(t, want, f, path)
+		}
+	}
+	assert.Equal(t, `1.5`, string(get("c").AppendJSON(nil)), "floats as ParsePython writes them")
+	assert.Equal(t, `123456789012345678901234567890`, string(get("d").AppendJSON(nil)))
+	assert.Equal(t, `"NaN"`, string(get("e").AppendJSON(nil)), "a string stays a string")
+	assert.True(t, get("a2").IsNull())
+	_, err = ParsePythonNonFinite([]byte(`[-NaN]`))
+	assert.Error(t, err)
+	p, err := ParsePython([]byte(`[NaN,1e400]`))
+	require.NoError(t, err)
+	assert.Equal(t, `[null,null]`, string(p.AppendJSON(nil)), "ParsePython is unchanged")
+}
+
 func TestParsePython(t *testing.T) {
 	tests := []struct {
 		name string

@@ -3,6 +3,7 @@ package ojson
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -45,10 +46,13 @@ type parser struct {
 	depth    int
 	maxDepth int
 	mode     mode
-	vstack   []Value       // elements of the arrays being read (exact-size slices are cut at the end)
-	mstack   []Member      // members of the objects being read
-	vals     *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
-	mems     *slab[Member] // when set ([Parser]), objects' members are cut from it
+	// nonFinite (modePython only, [ParsePythonNonFinite]): NaN, Infinity, -Infinity and a float
+	// that overflows float64 are numbers of that text, not null.
+	nonFinite bool
+	vstack    []Value       // elements of the arrays being read (exact-size slices are cut at the end)
+	mstack    []Member      // members of the objects being read
+	vals      *slab[Value]  // when set ([Parser]), arrays are cut from it instead of allocated
+	mems      *slab[Member] // when set ([Parser]), objects' members are cut from it
 }
 
 // Parse reads one strict JSON value (SPEC §0 D6): RFC 8259 over UTF-8 (no byte order mark, no
@@ -122,6 +126,15 @@ func ParsePython(data []byte) (Value, error) {
 	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython})
 }
 
+// ParsePythonNonFinite is [ParsePython] except that a non-finite float stays the float it is in
+// Python instead of becoming null: the literals NaN, Infinity and -Infinity, and a float literal
+// beyond the float64 range (1e400, which json.loads reads as inf), are numbers whose text is
+// "NaN", "Infinity" or "-Infinity" ([Value.Float64] reads them as NaN or ±Inf). Such a value is
+// for reading: its text is not RFC 8259. Callers use internal/python.LoadsNonFinite.
+func ParsePythonNonFinite(data []byte) (Value, error) {
+	return parseWithPooledStacks(parser{data: data, maxDepth: MaxDepth, mode: modePython, nonFinite: true})
+}
+
 // ValidNumber reports whether s is an RFC 8259 number (any size).
 func ValidNumber(s string) bool {
 	p := parser{data: []byte(s), mode: modePython}
@@ -185,21 +198,30 @@ func (p *parser) value() (Value, error) {
 		return p.literal("null", Null())
 	case 'N':
 		if p.mode == modePython {
-			return p.literal("NaN", Null())
+			return p.literal("NaN", p.nonFiniteValue("NaN"))
 		}
 	case 'I':
 		if p.mode == modePython {
-			return p.literal("Infinity", Null())
+			return p.literal("Infinity", p.nonFiniteValue("Infinity"))
 		}
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
 			if c == '-' && p.mode == modePython && p.hasPrefix("-Infinity") {
-				return p.literal("-Infinity", Null())
+				return p.literal("-Infinity", p.nonFiniteValue("-Infinity"))
 			}
 			return p.number()
 		}
 	}
 	return Value{}, p.fail(fmt.Sprintf("invalid character %q looking for a value", p.data[p.pos]))
+}
+
+// nonFiniteValue is what Python mode reads for the non-finite float named lit ("NaN",
+// "Infinity", "-Infinity"): null, as orjson writes it, or with nonFinite the number of that text.
+func (p *parser) nonFiniteValue(lit string) Value {
+	if p.nonFinite {
+		return Number(lit)
+	}
+	return Null()
 }
 
 func (p *parser) hasPrefix(lit string) bool {
@@ -592,6 +614,12 @@ func (p *parser) number() (Value, error) {
 		return Number(s), nil
 	}
 	f, _ := strconv.ParseFloat(string(text), 64) // grammar checked; overflow gives ±Inf
+	switch {
+	case math.IsInf(f, 1):
+		return p.nonFiniteValue("Infinity"), nil
+	case math.IsInf(f, -1):
+		return p.nonFiniteValue("-Infinity"), nil
+	}
 	return Float(f), nil
 }
 

@@ -18,3 +18,9 @@ func Loads(data []byte) (ojson.Value, error) { return ojson.ParsePython(data) }
 // writes, building no tree when s is strict JSON ([ojson.PythonText]): s's own bytes (never
 // modify them) when s already is that text, else a new buffer. Errors are Loads's.
 func LoadsText(s string) ([]byte, error) { return ojson.PythonText(s) }
+
+// LoadsNonFinite is [Loads] except that a non-finite float keeps being one, as json.loads reads it:
+// NaN, Infinity, -Infinity and a float beyond the float64 range (1e400) are numbers whose text is
+// "NaN", "Infinity" or "-Infinity" ([ojson.Value.Float64] reads them), not null. For reading
+// only: such a number is no RFC 8259 text ([ojson.ParsePythonNonFinite]).
+func LoadsNonFinite(data []byte) (ojson.Value, error) { return ojson.ParsePythonNonFinite(data) }
