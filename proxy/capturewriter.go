@@ -221,7 +221,7 @@ func (cw *captureWriter) captureLocked(p []byte) int {
 	if len(keep) == 0 || !cw.budget.take(int64(len(keep))) {
 		return 0
 	}
-	cw.raw = growbuf.Append(cw.raw, keep)
+	cw.raw = growbuf.AppendToward(cw.raw, keep, int(min(cw.length, cw.budget.bounds.maxResponse)))
 	switch {
 	case cw.decoder != nil:
 		cw.decoder.push(cw.raw, cw.sse)

@@ -119,17 +119,10 @@ func (tw *tokenWriter) preallocate(h http.Header) {
 	}
 }
 
-// hold appends p to the held answer: doubling (growbuf), except that a doubling that would pass the
-// declared Content-Length grows to it instead (never more than doubling: a lying upstream gains
-// nothing), so that the answer is held in one buffer of its size.
+// hold appends p to the held answer, growing toward its declared Content-Length
+// (growbuf.AppendToward), so that the answer is held in one buffer of its size.
 func (tw *tokenWriter) hold(p []byte) {
-	n, c := int64(len(tw.original)+len(p)), int64(cap(tw.original))
-	if n > c && n <= tw.declared && tw.declared < 2*c {
-		grown := make([]byte, len(tw.original), tw.declared)
-		copy(grown, tw.original)
-		tw.original = grown
-	}
-	tw.original = growbuf.Append(tw.original, p)
+	tw.original = growbuf.AppendToward(tw.original, p, int(tw.declared))
 }
 
 // Write passes p on (edited, held or as it is, see tokenWriter).

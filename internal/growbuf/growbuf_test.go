@@ -74,3 +74,31 @@ func BenchmarkBuiltinAppend1MiB(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendToward: a growth that would double past the expected size stops at it; a wrong size
+// (too small for the data, or beyond a doubling) changes nothing, and size 0 is Append.
+func TestAppendToward(t *testing.T) {
+	full := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
+	tests := []struct {
+		name    string
+		dst     []byte
+		p       []byte
+		size    int
+		wantCap int
+	}{
+		{name: "grows to the size", dst: full(1024), p: full(100), size: 1500, wantCap: 1500},
+		{name: "fits: no growth", dst: append(make([]byte, 0, 2048), full(1024)...), p: full(100), size: 1500, wantCap: 2048},
+		{name: "size too small for the data: doubles", dst: full(1024), p: full(600), size: 1500, wantCap: 2048},
+		{name: "size beyond a doubling: doubles", dst: full(1024), p: full(100), size: 5000, wantCap: 2048},
+		{name: "no size: Append", dst: full(1024), p: full(100), size: 0, wantCap: 2048},
+		{name: "first allocation", dst: nil, p: full(10), size: 300, wantCap: minCap},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := string(tt.dst) + string(tt.p)
+			got := AppendToward(tt.dst, tt.p, tt.size)
+			assert.Equal(t, want, string(got))
+			assert.Equal(t, tt.wantCap, cap(got))
+		})
+	}
+}
