@@ -242,7 +242,7 @@ func keptMessage(kept string, sc segmentScan) string {
 }
 
 // pluralS returns "s" unless n is 1.
-func pluralS[N int | int64](n N) string {
+func pluralS(n int) string {
 	if n == 1 {
 		return ""
 	}
@@ -250,7 +250,7 @@ func pluralS[N int | int64](n N) string {
 }
 
 // wasWere returns "was" for 1, "were" otherwise.
-func wasWere[N int | int64](n N) string {
+func wasWere(n int) string {
 	if n == 1 {
 		return "was"
 	}

@@ -485,7 +485,7 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 func checkRolloutID(rid string) error {
 	err := rollout.ValidateID(rid)
 	if err == nil {
-		return ValidateRolloutID(rid)
+		return nil // every id D12 accepts is a file name of the store (rollout.ValidateID)
 	}
 	if storeErr := ValidateRolloutID(rid); storeErr != nil {
 		return fmt.Errorf("%w; %w", storeErr, err)

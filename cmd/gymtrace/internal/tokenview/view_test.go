@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gymtrace/gymtrace/capture/capturetest"
 	"github.com/gymtrace/gymtrace/internal/python"
 	"github.com/gymtrace/gymtrace/tokens"
 )
@@ -79,12 +80,12 @@ func TestReadGolden(t *testing.T) {
 			require.NoError(t, err)
 			tt.fill(t, s)
 			wasFrozen := mustInspect(t, s).Frozen
-			before := dirFiles(t, s.Dir())
+			before := capturetest.DirContents(t, s.Dir())
 			v, err := Read(s, "r", tokens.BuilderPrefixMerging)
 			require.NoError(t, err)
 			assert.Equal(t, tt.masked, v.Masked)
 			assert.Equal(t, wasFrozen, mustInspect(t, s).Frozen, "a read never freezes")
-			assert.Equal(t, before, dirFiles(t, s.Dir()), "a read writes and repairs nothing")
+			assert.Equal(t, before, capturetest.DirContents(t, s.Dir()), "a read writes and repairs nothing")
 			if !v.Retired { // what the finalization (freeze, build) then makes of it, as the read said
 				built := tokens.TrajectoriesFromSource("r", s, tokens.BuilderPrefixMerging, "")
 				mask, _ := built.Get(tokens.MaskSampleKey)
@@ -103,20 +104,6 @@ func TestReadGolden(t *testing.T) {
 			golden(t, tt.name+".golden", got)
 		})
 	}
-}
-
-// dirFiles returns every file of dir with its content.
-func dirFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	des, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, de := range des {
-		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
-		require.NoError(t, err)
-		out[de.Name()] = string(b)
-	}
-	return out
 }
 
 // writeRaw writes rollout r's file of suffix with content, as another writer (or a crash) left it.
