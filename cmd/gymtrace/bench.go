@@ -37,9 +37,11 @@ processes so that their CPU time and peak RSS are measured apart. For each workl
 concurrency the table shows calls/s, p50/p99 latency, time to first byte (streams), proxy CPU per call,
 peak RSS, the store's fsyncs per record and the median flush its calls waited on (flush p50), the
 latency added over direct calls, and the throughput ratios over plain (c/b) and over direct (c/a)
-of each capture row (on the capture-journal row these are journal/plain, d/b, and d/a). The header gives the fsync latency measured in the capture directory
-(back to back); for each concurrency-1 cell a line sets the journal's added p50 against plain's
-+ one fsync + 0.15 ms, with the header's fsync and with the flush the calls waited on.
+of each capture row (on the capture-journal row these are journal/plain, d/b, and d/a). The header
+gives the fsync latency measured in the capture directory, back to back and after 1 ms idle each
+(what a lone call pays: on a virtual machine the idle disk and CPUs add their wake-up); for each
+concurrency-1 cell a line sets the journal's added p50 against plain's + one fsync + 0.15 ms, with
+both of the header's fsyncs and with the flush the calls waited on.
 
 Workloads: small (short JSON answer), json20k (20 KiB JSON answer), sse200 (200 SSE events 5 ms
 apart); "all" runs these three. sse1m (a 1 MiB stream, events back to back) runs only when named:

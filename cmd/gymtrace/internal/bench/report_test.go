@@ -341,23 +341,25 @@ func TestJournalLatencyLine(t *testing.T) {
 			Plain:   TargetResult{Calls: 100, P50MS: 0.22},
 			Journal: &TargetResult{Calls: 100, P50MS: journalP50, Syncs: syncs}}
 	}
+	probe := FsyncStats{P50MS: 0.15, IdleGapMS: 1, IdleP50MS: 0.25}
 	tests := []struct {
-		name string
-		cell Cell
-		want string // "" = no line
+		name  string
+		cell  Cell
+		probe FsyncStats
+		want  string // "" = no line
 	}{
-		{name: "met with both fsyncs", cell: cell(1, 0.50, waited(200*time.Microsecond)),
-			want: "c=1 small: journal added p50 +0.480 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: met, 0.020 ms to spare; with the flush its calls waited on (0.200 ms) limit 0.550 ms: met, 0.070 ms to spare"},
-		{name: "over with the probe, met with the waited flush", cell: cell(1, 0.60, waited(300*time.Microsecond)),
-			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms; with the flush its calls waited on (0.300 ms) limit 0.650 ms: met, 0.070 ms to spare"},
-		{name: "no waited flushes reported", cell: cell(1, 0.60, &capture.SyncStats{Lines: 10}),
-			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms"},
-		{name: "not concurrency 1", cell: cell(32, 0.5, waited(time.Millisecond))},
-		{name: "no journal row", cell: Cell{Concurrency: 1, Plain: TargetResult{Calls: 1}}},
+		{name: "met with every fsync", cell: cell(1, 0.50, waited(200*time.Microsecond)), probe: probe,
+			want: "c=1 small: journal added p50 +0.480 ms against plain's +0.200 + one fsync + 0.15; with the probe's back-to-back fsync (0.150 ms) limit 0.500 ms: met, 0.020 ms to spare; with its fsync after 1 ms idle (0.250 ms) limit 0.600 ms: met, 0.120 ms to spare; with the flush its calls waited on (0.200 ms) limit 0.550 ms: met, 0.070 ms to spare"},
+		{name: "over back to back, met after idle and with the waited flush", cell: cell(1, 0.60, waited(300*time.Microsecond)), probe: probe,
+			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's back-to-back fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms; with its fsync after 1 ms idle (0.250 ms) limit 0.600 ms: met, 0.020 ms to spare; with the flush its calls waited on (0.300 ms) limit 0.650 ms: met, 0.070 ms to spare"},
+		{name: "no idle probe, no waited flushes reported", cell: cell(1, 0.60, &capture.SyncStats{Lines: 10}), probe: FsyncStats{P50MS: 0.15},
+			want: "c=1 small: journal added p50 +0.580 ms against plain's +0.200 + one fsync + 0.15; with the probe's back-to-back fsync (0.150 ms) limit 0.500 ms: OVER by 0.080 ms"},
+		{name: "not concurrency 1", cell: cell(32, 0.5, waited(time.Millisecond)), probe: probe},
+		{name: "no journal row", cell: Cell{Concurrency: 1, Plain: TargetResult{Calls: 1}}, probe: probe},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			line, ok := tt.cell.journalLatencyLine(0.15)
+			line, ok := tt.cell.journalLatencyLine(tt.probe)
 			assert.Equal(t, tt.want != "", ok)
 			assert.Equal(t, tt.want, line)
 		})

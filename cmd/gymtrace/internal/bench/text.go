@@ -32,8 +32,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "warning: load average %.1f on %d CPUs: other work competes with the bench and its children; the numbers are noisy\n",
 			r.LoadAverage[0], r.NumCPU)
 	}
-	fmt.Fprintf(&b, "fsync in %s: p50 %.3f ms, p99 %.3f ms, mean %.3f ms (%d x 1 KiB write+fsync): the floor under every durable capture\n",
-		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples)
+	fmt.Fprintf(&b, "fsync in %s: p50 %.3f ms, p99 %.3f ms, mean %.3f ms (%d x 1 KiB write+fsync back to back); after %.0f ms idle each: p50 %.3f ms, p99 %.3f ms, mean %.3f ms: the floor under every durable capture\n",
+		r.Fsync.Dir, r.Fsync.P50MS, r.Fsync.P99MS, r.Fsync.MeanMS, r.Fsync.Samples, r.Fsync.IdleGapMS, r.Fsync.IdleP50MS, r.Fsync.IdleP99MS, r.Fsync.IdleMeanMS)
 	b.WriteString("targets: direct = in-process upstream on 127.0.0.1; plain = httputil.ReverseProxy (child process); capture = gymtrace proxy (child process); capture-journal = gymtrace proxy --durability journal\n")
 	b.WriteString("fsync/rec: the capture store's fsyncs and fdatasyncs (rollout files, journal, directories) per record appended, over the proxy's life\n")
 	b.WriteString("flush p50: the median flush the calls waited on (journal: the batch's fdatasync; per-record: the rollout file's fsync), the flush call alone\n")
@@ -124,7 +124,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	for i := range r.Cells {
-		if line, ok := r.Cells[i].journalLatencyLine(r.Fsync.P50MS); ok {
+		if line, ok := r.Cells[i].journalLatencyLine(r.Fsync); ok {
 			b.WriteString(line + "\n")
 		}
 	}
@@ -193,9 +193,10 @@ func (t *TargetResult) waitedFlushP50MS() (float64, bool) {
 const journalLatencyBudgetMS = 0.15
 
 // journalLatencyLine sets a concurrency-1 cell's journal added p50 against plain's added p50 + one
-// fsync + journalLatencyBudgetMS, the fsync taken both as probeMS (the probe's back-to-back p50)
-// and as the journal's waited flush p50; ok is false for other cells.
-func (c *Cell) journalLatencyLine(probeMS float64) (string, bool) {
+// fsync + journalLatencyBudgetMS, the fsync taken as the probe's back-to-back p50, as its p50 after
+// an idle gap (what a lone call's fsync meets) and as the journal's waited flush p50; ok is false
+// for other cells.
+func (c *Cell) journalLatencyLine(probe FsyncStats) (string, bool) {
 	if c.Concurrency != 1 || c.Journal == nil || c.Journal.Calls == 0 || c.Plain.Calls == 0 {
 		return "", false
 	}
@@ -208,8 +209,11 @@ func (c *Cell) journalLatencyLine(probeMS float64) (string, bool) {
 		}
 		return fmt.Sprintf("limit %.3f ms: met, %.3f ms to spare", limit, limit-added)
 	}
-	line := fmt.Sprintf("c=1 %s: journal added p50 %+.3f ms against plain's %+.3f + one fsync + %.2f; with the probe's fsync (%.3f ms) %s",
-		c.Workload, added, plain, journalLatencyBudgetMS, probeMS, verdict(probeMS))
+	line := fmt.Sprintf("c=1 %s: journal added p50 %+.3f ms against plain's %+.3f + one fsync + %.2f; with the probe's back-to-back fsync (%.3f ms) %s",
+		c.Workload, added, plain, journalLatencyBudgetMS, probe.P50MS, verdict(probe.P50MS))
+	if probe.IdleP50MS > 0 {
+		line += fmt.Sprintf("; with its fsync after %.0f ms idle (%.3f ms) %s", probe.IdleGapMS, probe.IdleP50MS, verdict(probe.IdleP50MS))
+	}
 	if waited, ok := c.Journal.waitedFlushP50MS(); ok {
 		line += fmt.Sprintf("; with the flush its calls waited on (%.3f ms) %s", waited, verdict(waited))
 	}
