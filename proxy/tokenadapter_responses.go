@@ -83,18 +83,17 @@ func newResponsesAdapterCall(fromLogprobs bool, req ojson.Value) *adapterCall {
 // replaceMembers returns body with the value of the last member of each name in ms (the one
 // Python's json reads) replaced by that member's value; body's other bytes are kept.
 func replaceMembers(body []byte, ms []ojson.Member) []byte {
-	v, err := ojson.ParseLazy(body)
-	if err != nil {
+	spans, ok := topMembers(body)
+	if !ok {
 		return body
 	}
-	base := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
 	var edits []byteEdit
 	for _, m := range ms {
 		at := -1
 		var end int
-		for sp := range v.Spans() {
-			if sp.Key == m.Key {
-				at, end = base+sp.Start, base+sp.End
+		for _, sp := range spans {
+			if sp.name == m.Key {
+				at, end = sp.valStart, sp.valEnd
 			}
 		}
 		if at >= 0 {
@@ -102,6 +101,33 @@ func replaceMembers(body []byte, ms []ojson.Member) []byte {
 		}
 	}
 	return applyEdits(make([]byte, 0, len(body)+64), body, sortEdits(edits))
+}
+
+// topMembers returns the members of the JSON object body with their offsets in body: read
+// strictly ([ojson.ParseLazy]), or, for text strict JSON refuses that json.loads reads (integers
+// beyond 64 bits, NaN, a float out of range), leniently as editLenient reads an answer.
+func topMembers(body []byte) ([]memberSpan, bool) {
+	if v, err := ojson.ParseLazy(body); err == nil {
+		if v.Kind() != ojson.KindObject {
+			return nil, false
+		}
+		base := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
+		var spans []memberSpan
+		for sp := range v.Spans() {
+			spans = append(spans, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
+		}
+		return spans, true
+	}
+	scan := body
+	if masked, found := maskNonFinite(body); found {
+		scan = masked
+	}
+	start := bytes.IndexByte(scan, '{')
+	if start < 0 || len(bytes.TrimSpace(scan[:start])) > 0 {
+		return nil, false
+	}
+	spans, err := scanObject(scan, start)
+	return spans, err == nil
 }
 
 // responseObjectEdits appends the restore edits of a Responses response object o, whose text

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -68,9 +69,12 @@ func WithTokenSource(s TokenSource) Option {
 }
 
 // WithTokenDir sets the directory of the token store (docs/TOKENS.md §2.1, Gym's
-// token_id_capture.dir; an absolute path, created with mkdir -p). Default: the capture store's
-// directory (with [WithRunID], its run directory). Files and directories get the capture files'
-// modes ([WithFileMode], [WithDirMode]).
+// token_id_capture.dir; an absolute path, created with mkdir -p at the first token-captured call):
+// dir itself, or with [WithRunID] its subdirectory dir/RUN, so that concurrent runs sharing dir
+// stay apart as their capture files do. Default: the capture store's directory (with
+// [WithRunID], its run directory). A relative path, or one that exists and is not a directory (or
+// cannot be examined), fails construction with an error naming it. Files and directories get the
+// capture files' modes ([WithFileMode], [WithDirMode]).
 func WithTokenDir(dir string) Option {
 	return optionFunc(func(c *config) { c.tokens.dir = dir })
 }
@@ -136,9 +140,9 @@ func newTokenCapture(cfg config, captureDir string, mp metric.MeterProvider) (*t
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.tokens.dir
-	if dir == "" {
-		dir = captureDir
+	dir := captureDir
+	if cfg.tokens.dir != "" {
+		dir = cfg.corr.storeDir(cfg.tokens.dir)
 	}
 	var opts []tokens.StoreOption
 	if cfg.tokens.fileMode != 0 {
@@ -149,6 +153,11 @@ func newTokenCapture(cfg config, captureDir string, mp metric.MeterProvider) (*t
 	}
 	if cfg.tokens.dir != "" && !filepath.IsAbs(cfg.tokens.dir) {
 		return nil, fmt.Errorf("token dir %q: must be an absolute path (TOKENS.md §3.9)", cfg.tokens.dir)
+	}
+	if cfg.tokens.dir != "" { // the capture directory (the default) is the capture store's to check
+		if err := checkTokenDir(dir); err != nil {
+			return nil, err
+		}
 	}
 	tc := &tokenCapture{source: src, fromLogprobs: cfg.tokens.fromLogprobs, maxAnswer: cfg.tokens.maxAnswer, dir: dir, storeOpts: opts, logger: cfg.logger}
 	if tc.maxAnswer <= 0 {
@@ -255,7 +264,10 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 			tc.logger.Warn("gymtrace tokens: calls under the token prefix are marked incomplete: the proxy runs with --token-source none; use --token-source vllm, sglang or gym for an upstream that returns token ids")
 		})
 	}
-	c.ad = newAdapterCall(tc.source, tc.fromLogprobs, dialect, req)
+	// The injection is decided on the request as the reference reads it (json.loads: integers of
+	// any size, NaN, floats out of range), and made in its text (requestBody keeps every byte of
+	// the client's members).
+	c.ad = newAdapterCall(tc.source, tc.fromLogprobs, dialect, nReq)
 	return c, false
 }
 
@@ -411,4 +423,21 @@ func upstreamFailure(status int) string {
 		return "the upstream gave no answer (connection failed or closed before the status line)"
 	}
 	return fmt.Sprintf("the upstream answered HTTP %d", status)
+}
+
+// checkTokenDir refuses, at construction, a token directory that exists and is not a directory or
+// that cannot be examined (a file among its parents, a permission error), so that the mistake is
+// reported before any call instead of failing every token-captured call; a missing directory
+// passes: the store creates it at the first call that needs it.
+func checkTokenDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("token dir %q: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("token dir %q: not a directory: the token files are created in it", dir)
+	}
+	return nil
 }

@@ -122,7 +122,7 @@ OUT.jsonl is not written and nothing is retired.`,
 					return fmt.Errorf("attach: --%s: %w", inputsFlag, err)
 				}
 			}
-			tokenOpts, err := tf.options(cmd, runDir)
+			tokenOpts, err := tf.options(cmd, run, runDir)
 			if err != nil {
 				return err
 			}

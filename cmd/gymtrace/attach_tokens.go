@@ -29,8 +29,8 @@ func (f *attachTokenFlags) add(cmd *cobra.Command) {
 
 // options checks the flags and returns the finalization's options: nil when the token directory
 // does not exist and --token-all-rows is not given (no rollout can participate; nothing is created).
-func (f *attachTokenFlags) options(cmd *cobra.Command, captureDir string) (*rollouts.TokenOptions, error) {
-	dir, err := tokenStoreDir(f.dir, captureDir)
+func (f *attachTokenFlags) options(cmd *cobra.Command, run, runCaptureDir string) (*rollouts.TokenOptions, error) {
+	dir, err := tokenStoreDir(f.dir, run, runCaptureDir)
 	if err != nil {
 		return nil, err
 	}

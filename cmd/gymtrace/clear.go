@@ -54,7 +54,7 @@ has nothing to clear.`,
 			default:
 				stores = append(stores, store)
 			}
-			tdir, err := tokenStoreDir(tokenDir, runDir)
+			tdir, err := tokenStoreDir(tokenDir, run, runDir)
 			if err != nil {
 				return err
 			}

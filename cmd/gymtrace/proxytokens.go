@@ -29,7 +29,7 @@ func addTokenFlags(cmd *cobra.Command, o *tokenOptions) {
 		"what the upstream is, for calls under /ng-rollout/<id>/training-token-capture/: vllm (the proxy asks for token ids and restores the answer), "+
 			"sglang, gym (a NeMo Gym model server that returns the token bundle), or none (every such call marks its rollout incomplete)")
 	fl.StringVar(&o.dir, tokenDirFlag, "",
-		"directory of the <rollout_id>.tokens.* files (default: the capture directory; same file modes as the capture files)")
+		"directory of the <rollout_id>.tokens.* files (absolute path; with --run-id, its RUN subdirectory; default: the capture directory, with --run-id its run directory; same file modes as the capture files)")
 	fl.BoolVar(&o.fromLogprobs, tokenIDsFromLogprobsF, false,
 		"with --token-source vllm: read generated ids from return_tokens_as_token_ids log probs and prompt ids from /tokenize (vLLM before 0.10.2, without return_token_ids)")
 	fl.Int64Var(&o.maxAnswer, maxTokenAnswerBytesF, proxy.DefaultMaxTokenAnswerBytes,
@@ -52,7 +52,7 @@ func (o tokenOptions) sdkOptions() ([]proxy.Option, error) {
 	opts := []proxy.Option{proxy.WithTokenSource(src), proxy.WithVLLMTokenIDsFromLogprobs(o.fromLogprobs), proxy.WithMaxTokenAnswerBytes(o.maxAnswer)}
 	if o.dir != "" {
 		// The same rule as the commands that read token captures (docs/TOKENS.md §3.9).
-		dir, err := tokenStoreDir(o.dir, "")
+		dir, err := tokenStoreDir(o.dir, "", "") // the handler adds --run-id's subdirectory
 		if err != nil {
 			return nil, err
 		}

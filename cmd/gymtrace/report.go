@@ -99,7 +99,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 			cmdNotef(cmd, "read %d of %d rollouts (%d calls) in %s", p.Done, p.Total, p.Calls, p.Elapsed.Round(time.Second))
 		},
 	}
-	tdir, err := tokenStoreDir(f.tokenDir, runDir)
+	tdir, err := tokenStoreDir(f.tokenDir, f.run, runDir)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gymtrace/gymtrace/rollout"
 	"github.com/gymtrace/gymtrace/tokens"
 )
 
@@ -17,19 +18,25 @@ const tokenDirFlag = "token-dir"
 
 // addTokenDirFlag adds --token-dir to a command reading or finalizing token captures.
 func addTokenDirFlag(cmd *cobra.Command, dir *string) {
-	cmd.Flags().StringVar(dir, tokenDirFlag, "", "directory of the training token captures (<rollout_id>.tokens.*; absolute path; default: the capture directory, as the proxy's --token-dir)")
+	cmd.Flags().StringVar(dir, tokenDirFlag, "", "directory of the training token captures (<rollout_id>.tokens.*; absolute path; with --run-id, its RUN subdirectory; default: the capture directory, as the proxy's --token-dir)")
 }
 
-// tokenStoreDir returns --token-dir, or captureDir (the run's) when it is not given; a relative
-// path is a usage error (docs/TOKENS.md §3.9: the directory must be absolute).
-func tokenStoreDir(flagDir, captureDir string) (string, error) {
+// tokenStoreDir returns the token directory of run (validated, "" for none): --token-dir
+// (flagDir) with run's subdirectory, as the proxy's --token-dir with --run-id writes it, or, when
+// --token-dir is not given, runCaptureDir (the run's capture directory). A relative --token-dir is a
+// usage error (docs/TOKENS.md §3.9: the directory must be absolute).
+func tokenStoreDir(flagDir, run, runCaptureDir string) (string, error) {
 	if flagDir == "" {
-		return captureDir, nil
+		return runCaptureDir, nil
 	}
 	if !filepath.IsAbs(flagDir) {
 		return "", usageErrorf("--%s %q must be an absolute path", tokenDirFlag, flagDir)
 	}
-	return flagDir, nil
+	d, err := rollout.RunDir(flagDir, run)
+	if err != nil {
+		return "", usageErrorf("--%s: %w", runIDFlag, err)
+	}
+	return d, nil
 }
 
 // existingTokenStore returns the token store of dir when dir exists, without creating it (nil when

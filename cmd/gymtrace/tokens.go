@@ -42,7 +42,7 @@ one JSON object.`,
 			if err != nil {
 				return err
 			}
-			tdir, err := tokenStoreDir(tokenDir, runDir)
+			tdir, err := tokenStoreDir(tokenDir, run, runDir)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,34 @@ func TestTokensCommand(t *testing.T) {
 		r = runGymtrace(t, append([]string{"tokens", "--capture-dir", run.dir}, args...)...)
 		assert.Equal(t, 2, r.code, args)
 	}
+}
+
+// TestTokenDirRunID: with --run-id, --token-dir names the directory whose RUN subdirectory holds
+// the run's token captures, where the proxy's --token-dir with the same --run-id writes them.
+func TestTokenDirRunID(t *testing.T) {
+	run := newTokenRun(t)
+	tdir, cdir := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(tdir, "r1"), 0o700))
+	ents, err := os.ReadDir(run.dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tokens.") {
+			b, err := os.ReadFile(filepath.Join(run.dir, e.Name()))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(tdir, "r1", e.Name()), b, 0o600))
+		}
+	}
+	r := runGymtrace(t, "tokens", "--capture-dir", cdir, "--token-dir", tdir, "--run-id", "r1", "0-0")
+	require.NoError(t, r.err, r.stderr)
+	assert.Contains(t, r.stdout, `"entries"`)
+
+	r = runGymtrace(t, "tokens", "--capture-dir", cdir, "--token-dir", tdir, "0-0")
+	require.NoError(t, r.err)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "no token capture for rollout 0-0 in "+tdir)
+
+	r = runGymtrace(t, "tokens", "--capture-dir", cdir, "--token-dir", tdir, "--run-id", "r2", "0-0")
+	require.NoError(t, r.err)
+	assert.Contains(t, r.stderr, "no token capture for rollout 0-0 in "+filepath.Join(tdir, "r2"))
+	assert.NoDirExists(t, filepath.Join(tdir, "r2"), "never created")
 }
