@@ -302,38 +302,20 @@ func (r restoreRules) unread() bool {
 
 // editEventTo is editEvent without the CR rule.
 func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
-	var first []byte // the first data line
-	dataAt, off, n := 0, 0, 0
-	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte("data:")) {
-			if n == 0 {
-				first, dataAt = line, off
-			}
-			n++
-		}
-		off += len(line)
-	}
-	switch n {
-	case 0:
-		return append(dst, ev...), false
-	case 1:
-	default:
-		tw.feedTokens(joinData(ev))
-		if tw.editErr == nil {
-			tw.editErr = errors.New("an SSE event with more than one data line cannot be edited")
-		}
+	var one [1]dataLine
+	lines := eventDataLines(ev, one[:0])
+	if len(lines) == 0 {
 		return append(dst, ev...), false
 	}
-	data := sseData(first)
+	// The event's data (SSE: its data lines' values joined by LF); a join point can only fall in
+	// JSON whitespace, so the edits below never add or move one inside a token.
+	data := ev[lines[0].start:lines[0].end]
+	if len(lines) > 1 {
+		data = joinData(ev, lines)
+	}
 	if len(data) == 0 || data[0] != '{' {
 		tw.feedTokens(data)
 		return append(dst, ev...), false
-	}
-	// The data line is "data:" [" "] data line-end; everything around data is kept, the other
-	// lines too (a comment or event name may hold the same text as the data).
-	at := dataAt + len("data:")
-	if ev[at] == ' ' {
-		at++
 	}
 	// One validating pass over the data serves the accumulator, the empty-delta test and the
 	// edit (docs/TOKENS.md §0 T2, T3).
@@ -351,9 +333,12 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 		if len(edits) == 0 {
 			return append(dst, ev...), false
 		}
-		dst = append(dst, ev[:at]...)
-		dst = applyEdits(dst, data, edits)
-		return append(dst, ev[at+len(data):]...), true
+		if len(lines) == 1 { // the common case, edited in place
+			dst = append(dst, ev[:lines[0].start]...)
+			dst = applyEdits(dst, data, edits)
+			return append(dst, ev[lines[0].end:]...), true
+		}
+		return putData(dst, ev, lines, applyEdits(nil, data, edits)), true
 	}
 	// Not strict JSON: read as json.loads reads it (readAnswer: NaN, -Infinity, integers beyond 64
 	// bits), as the reference would, so the accumulator refuses what breaks the entry's rules
@@ -373,9 +358,7 @@ func (tw *tokenWriter) editEventTo(dst, ev []byte) ([]byte, bool) {
 		}
 		return append(dst, ev...), false
 	}
-	dst = append(dst, ev[:at]...)
-	dst = append(dst, edited...)
-	return append(dst, ev[at+len(data):]...), false
+	return putData(dst, ev, lines, edited), false
 }
 
 // feedTokens feeds an event's data to the chat token accumulator (a Responses answer's ids are
@@ -386,20 +369,68 @@ func (tw *tokenWriter) feedTokens(data []byte) {
 	}
 }
 
-// joinData is the data of an event with more than one data line: their values joined by LF.
-func joinData(ev []byte) []byte {
-	var joined []byte
-	n := 0
+// dataLine is where one "data:" line's value sits in its event: ev[start:end], after the field
+// name and one optional space, before the line end.
+type dataLine struct{ start, end int }
+
+// eventDataLines appends to dst the data lines of the event ev, in order.
+func eventDataLines(ev []byte, dst []dataLine) []dataLine {
+	off := 0
 	for line := range bytes.SplitAfterSeq(ev, []byte("\n")) {
 		if bytes.HasPrefix(line, []byte("data:")) {
-			if n > 0 {
-				joined = append(joined, '\n')
+			v := sseData(line)
+			start := off + len("data:")
+			if len(line) > len("data:") && line[len("data:")] == ' ' {
+				start++
 			}
-			joined = append(joined, sseData(line)...)
-			n++
+			dst = append(dst, dataLine{start: start, end: start + len(v)})
 		}
+		off += len(line)
+	}
+	return dst
+}
+
+// joinData is the data of an event with more than one data line: their values joined by LF.
+func joinData(ev []byte, lines []dataLine) []byte {
+	var joined []byte
+	for i, l := range lines {
+		if i > 0 {
+			joined = append(joined, '\n')
+		}
+		joined = append(joined, ev[l.start:l.end]...)
 	}
 	return joined
+}
+
+// putData appends ev to dst with its data replaced by data (the join of its data lines' values,
+// edited): data's LF-separated pieces take the place of the event's data lines' values in order,
+// each line keeping its field name, space and line end; data lines left without a piece (an edit
+// removed the whitespace that held their join point) are left out. Every other line is kept in
+// place.
+func putData(dst, ev []byte, lines []dataLine, data []byte) []byte {
+	at := 0
+	for i, l := range lines {
+		piece, rest, more := bytes.Cut(data, []byte("\n"))
+		if i == len(lines)-1 {
+			piece, more = data, false // the edits add no LF: the last line takes what is left
+		}
+		lineStart := bytes.LastIndexByte(ev[:l.start], '\n') + 1
+		lineEnd := len(ev)
+		if nl := bytes.IndexByte(ev[l.end:], '\n'); nl >= 0 {
+			lineEnd = l.end + nl + 1
+		}
+		dst = append(dst, ev[at:lineStart]...)
+		if data != nil {
+			dst = append(dst, ev[lineStart:l.start]...)
+			dst = append(dst, piece...)
+			dst = append(dst, ev[l.end:lineEnd]...)
+		}
+		at = lineEnd
+		if data = rest; !more {
+			data = nil
+		}
+	}
+	return append(dst, ev[at:]...)
 }
 
 // emptyDeltaChunk reports a chat chunk with one choice whose delta is empty and that has no
