@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -322,6 +323,12 @@ func TestNewRecorderErrors(t *testing.T) {
 	}{
 		{name: "empty id", rid: "", want: "Invalid rollout id"},
 		{name: "slash", rid: "a/b", want: "Invalid rollout id"},
+		// File names of the store that the writers' id rule (SPEC §0 D12) refuses: refused here,
+		// not span by span at write time (from a fresh-user trial).
+		{name: "dot dot", rid: "..", want: `invalid rollout id "..": must match ` + rollout.IDPattern},
+		{name: "leading underscore", rid: "_unattributed", want: `invalid rollout id "_unattributed": must match`},
+		{name: "leading dash", rid: "-x", want: `invalid rollout id "-x": must match`},
+		{name: "too long", rid: strings.Repeat("r", rollout.MaxIDBytes+1), want: "longer than 200 bytes (201)"},
 		{name: "bad run id", rid: "r", opts: []agentobs.Option{agentobs.WithRunID("../x")}, want: "WithRunID"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

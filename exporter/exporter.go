@@ -26,7 +26,9 @@ type Exporter struct {
 
 var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
-// New returns an Exporter writing to store. Options: [WithLogger]. It returns an error when store is nil.
+// New returns an Exporter writing to store. Options: [WithLogger], [WithMeterProvider] and
+// [WithCheckedBodies] ([WithForwardTimeout] applies only to [NewForwardingProcessor]). It returns
+// an error when store is nil.
 func New(store *capture.Store, opts ...Option) (*Exporter, error) {
 	w, err := newRecordWriter(store, newConfig(opts))
 	if err != nil {

@@ -33,8 +33,9 @@ type DurableProcessor struct {
 
 var _ sdktrace.SpanProcessor = (*DurableProcessor)(nil)
 
-// NewDurableProcessor returns a processor writing to store. Options: [WithLogger]. It returns an
-// error when store is nil.
+// NewDurableProcessor returns a processor writing to store. Options: [WithLogger],
+// [WithMeterProvider] and [WithCheckedBodies] ([WithForwardTimeout] applies only to
+// [NewForwardingProcessor]). It returns an error when store is nil.
 func NewDurableProcessor(store *capture.Store, opts ...Option) (*DurableProcessor, error) {
 	w, err := newRecordWriter(store, newConfig(opts))
 	if err != nil {
