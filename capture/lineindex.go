@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 
@@ -25,8 +26,16 @@ type lineIndex struct {
 	keyOf    func(line []byte) string
 	dev, ino uint64
 	size     int64 // bytes of the file the keys cover, up to and including a line's "\n"
-	keys     map[string]struct{}
+	keys     map[indexKey]struct{}
 }
+
+// indexKey is what an index holds of a key: its SHA-256, so that an index takes 32 bytes per line
+// (plus the map's own) however long the keys are (a model_call_id is whatever the span says: a
+// hostile sender's megabyte ids cost the index no more than a UUID), with no collision to fear
+// between two keys of one file.
+type indexKey [sha256.Size]byte
+
+func indexKeyOf(k string) indexKey { return sha256.Sum256([]byte(k)) }
 
 // index returns path's line index, creating an empty one (rebuilt at its first use).
 func (s *Store) index(path string, keyOf func([]byte) string) *lineIndex {
@@ -49,7 +58,7 @@ func (s *Store) index(path string, keyOf func([]byte) string) *lineIndex {
 // sync brings the index up to date with the locked file fd whose fstat is st.
 func (x *lineIndex) sync(fd int, st *unix.Stat_t) error {
 	if x.keys == nil || x.dev != uint64(st.Dev) || x.ino != uint64(st.Ino) || st.Size < x.size {
-		x.keys = make(map[string]struct{})
+		x.keys = make(map[indexKey]struct{})
 		x.dev, x.ino, x.size = uint64(st.Dev), uint64(st.Ino), 0
 	}
 	// The tail is read in windows of indexReadBytes, so the memory held is a window plus the
@@ -75,7 +84,7 @@ func (x *lineIndex) sync(fd int, st *unix.Stat_t) error {
 				whole = line
 			}
 			if k := x.keyOf(trimASCIISpace(whole)); k != "" {
-				x.keys[k] = struct{}{}
+				x.keys[indexKeyOf(k)] = struct{}{}
 			}
 			x.size += int64(len(whole)) + 1
 			line, w = line[:0], w[i+1:]
@@ -99,12 +108,13 @@ func (x *lineIndex) dedupe(batch []*appendReq) []*appendReq {
 		if r.key == "" {
 			continue
 		}
-		if _, ok := x.keys[r.key]; ok {
+		k := indexKeyOf(r.key)
+		if _, ok := x.keys[k]; ok {
 			r.dup = true
 			dups++
 			continue
 		}
-		x.keys[r.key] = struct{}{}
+		x.keys[k] = struct{}{}
 		r.keyNew = true
 	}
 	if dups == 0 {
@@ -143,7 +153,7 @@ func (x *lineIndex) committed(end int64, written []*appendReq) {
 			return
 		}
 		if k := x.keyOf(trimASCIISpace(r.line)); k != "" {
-			x.keys[k] = struct{}{}
+			x.keys[indexKeyOf(k)] = struct{}{}
 		}
 	}
 	x.size = end
@@ -156,7 +166,7 @@ func (x *lineIndex) failed(batch []*appendReq) {
 	added := map[string]bool{}
 	for _, r := range batch {
 		if r.keyNew {
-			delete(x.keys, r.key)
+			delete(x.keys, indexKeyOf(r.key))
 			added[r.key] = true
 		}
 	}

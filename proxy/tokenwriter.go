@@ -259,8 +259,8 @@ func (tw *tokenWriter) editEvents(dst, buf []byte) (out, rest []byte) {
 }
 
 // editEvent appends to dst one complete SSE event (its lines and the blank line that ends it),
-// edited: the data of a one-data-line event is fed to the token accumulator and its injected
-// members restored; a dropped event appends nothing.
+// edited: the event's data (its data lines joined, as SSE reads it) is fed to the token
+// accumulator and its injected members restored; a dropped event appends nothing.
 //
 // invisible reports that what it appended is the event edited in a way the upstream's chat
 // reassembly (SPEC §4.5, sdk/stream) cannot tell from the event as received, so that the
