@@ -142,7 +142,7 @@ func TestMaxEventBytes(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantLoss, incomplete)
 			assert.Equal(t, tt.wantLoss, rec["response"] == nil, "the only chunk was dropped: nothing to reassemble")
-			assert.Equal(t, tt.wantLoss, strings.Contains(env.logs.String(), "an SSE event exceeded the capture bound"))
+			assert.Equal(t, tt.wantLoss, strings.Contains(env.logs.String(), "exceeded the per-event parse bound of"))
 		})
 	}
 }

@@ -71,7 +71,7 @@ func (h *Handler) serveUnprefixed(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status, body := InvalidRolloutIDBody(r.URL.Path, err)
 		h.warnRefusedID(r, err)
-		writeJSON(w, status, body)
+		writeRefusal(w, r, status, body)
 		return
 	}
 	if source == rollout.SourceNone {

@@ -35,6 +35,7 @@ type callState struct {
 	transport string      // how the upstream exchange broke, "" when it did not
 	synthetic bool        // the response is the proxy's own (no upstream status, SPEC §0 D5)
 	tail      *bodyCopier // the upstream body that outlived the terminal grace (bodycopy.go)
+	bodyErr   error       // the client's request body broke while it was read, before forwarding
 
 	// terminal: the capture saw the terminal SSE event (SPEC §4.2, §0 D1), so the forwarder starts
 	// the terminal grace. early: the grace ended the call (handOff), its upstream body still open.
@@ -207,6 +208,9 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 	out = out.WithContext(httptrace.WithClientTrace(ctx, informational(w)))
 
 	resp, err := f.transport.RoundTrip(out)
+	if err == nil {
+		err = checkStatus(resp)
+	}
 	if err != nil {
 		f.noStatus(w, r, call, err)
 		return
@@ -216,6 +220,13 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 		h[k] = append([]string(nil), vv...)
 	}
 	removeHopHeaders(h)
+	// net/http would add a Content-Type it guessed from the body and a Date of its own: the client
+	// gets the upstream's headers, not more (a nil value keeps a header out).
+	for _, k := range []string{"Content-Type", "Date"} {
+		if _, ok := h[k]; !ok {
+			h[k] = nil
+		}
+	}
 	announced := announceTrailers(h, resp.Trailer)
 	if resp.ContentLength >= 0 && h.Get("Content-Length") == "" && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified && r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
@@ -226,11 +237,36 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 	handedOff = c.run()
 }
 
+// checkStatus refuses, closing its body, an upstream answer whose status the proxy cannot pass on
+// as the final status of an HTTP/1.1 or HTTP/2 answer: a code outside 100–999 (net/http's
+// transport reads any three digits; its server refuses to write these) and 101 Switching
+// Protocols, which only answers an upgrade the proxy never forwards (Upgrade is hop-by-hop): the
+// exchange counts as one without a status line.
+func checkStatus(resp *http.Response) error {
+	code := resp.StatusCode
+	if code >= 100 && code <= 999 && code != http.StatusSwitchingProtocols {
+		return nil
+	}
+	_ = resp.Body.Close()
+	if code == http.StatusSwitchingProtocols {
+		return errors.New("the upstream switched protocols (101) although no upgrade was asked for: the proxy does not tunnel upgraded connections")
+	}
+	return fmt.Errorf("malformed HTTP status code %d in the upstream's status line (want 100 to 999)", code)
+}
+
 // noStatus handles an upstream exchange that produced no status line (SPEC §0 D5, D3).
 func (f *forwarder) noStatus(w http.ResponseWriter, r *http.Request, call *callState, err error) {
 	if r.Context().Err() != nil { // the client left first (SPEC §3.3: D3 with status_code null)
 		call.report(transportCancelled, false)
 		panic(http.ErrAbortHandler)
+	}
+	if call != nil && call.bodyErr != nil {
+		// The client's body broke (malformed chunked framing, say) with the client still there:
+		// the exchange failed on the client's side, not the upstream's.
+		call.report(transportConnection, true)
+		msg := fmt.Sprintf("invalid_request_body: gymtrace proxy: the request body could not be read whole (%v), so no complete request reached the upstream", call.bodyErr)
+		writeRefusal(w, r, http.StatusBadRequest, ErrorBody(r.URL.Path, "invalid_request_error", msg, "invalid_request_body"))
+		return
 	}
 	status, kind, code, typ, what := http.StatusBadGateway, transportConnection, "upstream_unreachable", "api_error", "unreachable"
 	if isTimeout(err) {

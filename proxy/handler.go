@@ -288,7 +288,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status, body := InvalidRolloutIDBody(p.Rest, err)
 		h.warnRefusedID(r, err)
-		writeJSON(w, status, body)
+		writeRefusal(w, r, status, body)
 		return
 	}
 	r2 := stripPrefix(r, p.Rest)
@@ -313,7 +313,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // writeShutDown answers a request that arrives after Shutdown.
 func writeShutDown(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusServiceUnavailable, ErrorBody(r.URL.Path, "api_error", "gymtrace: capture handler is shut down", "shutting_down"))
+	writeRefusal(w, r, http.StatusServiceUnavailable, ErrorBody(r.URL.Path, "api_error", "gymtrace: capture handler is shut down", "shutting_down"))
+}
+
+// writeRefusal answers r with a JSON body the handler makes itself before (or instead of) reading
+// its request body whole. When a body may be left unread, the connection is closed after the
+// answer (HTTP/1: Connection: close) and its read deadline set to now: net/http would otherwise
+// read the rest of the body (up to 256 KiB, with no deadline of its own) before closing, and a
+// client that withholds it (Expect: 100-continue, a stalled upload) would hold the connection, its
+// goroutine and its descriptor for as long as it likes.
+func writeRefusal(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	unread := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	if unread && r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	writeJSON(w, status, body)
+	if unread {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 }
 
 // writeJSON answers with a JSON body the handler makes itself.
@@ -359,12 +376,11 @@ func escapedSuffix(escaped, rest string) string {
 func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string, tokenCapture bool) {
 	startWall, startMono := h.cfg.clock()
 	id := h.cfg.newID()
-	call := &callState{}
-
 	body, readErr, refused := h.readRequestBody(w, r, rolloutID) // 413/408 answered (requestbody.go)
 	if refused {
 		return
 	}
+	call := &callState{bodyErr: readErr}
 	secrets := h.cfg.creds.secrets(r.Header) // read before next sees the headers (credentials.go)
 	var tcall *tokenCall
 	if tokenCapture {
@@ -592,7 +608,8 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, bound *capture.Captur
 			rawWhy = cw.decodeErr.Error()
 		}
 	case cw.sc != nil && cw.sc.Stats().BoundHits > 0:
-		reason = "an SSE event exceeded the capture bound"
+		reason = fmt.Sprintf("%d SSE event(s) exceeded the per-event parse bound of %d bytes (SPEC §0 D2, WithMaxEventBytes, --max-event-bytes) and are not in the record's response",
+			cw.sc.Stats().BoundHits, cw.maxEvOrDefault())
 	}
 	cw.mu.Unlock()
 	if rawWhy != "" {

@@ -81,11 +81,11 @@ func parseUpstream(upstream string) (*url.URL, error) {
 func (f *forwarder) accepts(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodConnect {
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, ErrorBody(r.URL.Path, "invalid_request_error", "gymtrace proxy: CONNECT is not supported: the proxy forwards only to its configured upstream", "method_not_allowed"))
+		writeRefusal(w, r, http.StatusMethodNotAllowed, ErrorBody(r.URL.Path, "invalid_request_error", "gymtrace proxy: CONNECT is not supported: the proxy forwards only to its configured upstream", "method_not_allowed"))
 		return false
 	}
 	if r.URL.Host != "" && !sameHost(r.URL, f.upstream) {
-		writeJSON(w, http.StatusBadRequest, ErrorBody(r.URL.Path, "invalid_request_error",
+		writeRefusal(w, r, http.StatusBadRequest, ErrorBody(r.URL.Path, "invalid_request_error",
 			fmt.Sprintf("gymtrace proxy: request target names host %q: the proxy forwards only to its configured upstream %q", r.URL.Host, f.upstream.Host), "misdirected_request"))
 		return false
 	}

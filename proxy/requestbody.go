@@ -25,8 +25,13 @@ func (h *Handler) readRequestBody(w http.ResponseWriter, r *http.Request, rollou
 	if d := h.cfg.requestReadTimeout; d > 0 {
 		rc := http.NewResponseController(w)
 		if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
-			// Cleared after the body: the deadline never limits the response.
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+			// Cleared after the body, so that the deadline never limits the response; a refusal
+			// sets its own (writeRefusal).
+			defer func() {
+				if !refused {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			}()
 		}
 	}
 	body, readErr = readLimited(r.Body, r.ContentLength, limit)
@@ -92,9 +97,6 @@ func (h *Handler) refuseBody(w http.ResponseWriter, r *http.Request, rolloutID s
 	msg := fmt.Sprintf("%s: gymtrace capture: request refused: %v", code, why)
 	h.cfg.logger.Warn("gymtrace capture: request body refused; nothing forwarded or recorded",
 		"rollout_id", rolloutID, "path", r.URL.Path, "status", status, "reason", why.Error())
-	// The unread rest of the body is not drained: net/http closes the connection after the answer.
-	if r.ProtoMajor == 1 {
-		w.Header().Set("Connection", "close")
-	}
-	writeJSON(w, status, ErrorBody(r.URL.Path, typ, msg, code))
+	// The unread rest of the body is not drained: the connection closes after the answer.
+	writeRefusal(w, r, status, ErrorBody(r.URL.Path, typ, msg, code))
 }

@@ -30,6 +30,7 @@ func TestProxyCmdReliabilityUsageErrors(t *testing.T) {
 		{name: "zero idle read timeout", args: []string{"--idle-read-timeout", "0s"}, want: "--idle-read-timeout 0s must be a positive duration"},
 		{name: "negative idle read timeout", args: []string{"--idle-read-timeout", "-1s"}, want: "--idle-read-timeout -1s must be a positive duration"},
 		{name: "idle read timeout not a duration", args: []string{"--idle-read-timeout", "later"}, want: "invalid argument"},
+		{name: "zero event bound", args: []string{"--max-event-bytes", "0"}, want: "--max-event-bytes 0 must be a positive number of bytes"},
 		{name: "JSON path without $", args: []string{"--redact-json-path", "user"}, want: `--redact-json-path "user": proxy redactor: JSON path "user": must start with "$"`},
 		{name: "JSON path bare $", args: []string{"--redact-json-path", "$.ok", "--redact-json-path", "$"}, want: `--redact-json-path "$"`},
 		{name: "bad regex", args: []string{"--redact-regex", "sk-("}, want: `--redact-regex "sk-(": proxy redactor: pattern "sk-(": error parsing regexp`},
@@ -47,6 +48,7 @@ func TestProxyCmdReliabilityUsageErrors(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		cmd := newProxyCmd()
 		assert.Equal(t, "15m0s", cmd.Flags().Lookup(idleReadTimeoutFlag).DefValue)
+		assert.Equal(t, "67108864", cmd.Flags().Lookup(maxEventBytesFlag).DefValue)
 		assert.Equal(t, "[]", cmd.Flags().Lookup(redactJSONPathFlag).DefValue)
 		assert.Equal(t, "[]", cmd.Flags().Lookup(redactRegexFlag).DefValue)
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gymtrace/gymtrace/proxy"
+	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
 // Flag names of the proxy's data-path limits.
@@ -16,6 +17,7 @@ const (
 	requestReadTimeoutFlag = "request-read-timeout"
 	maxRequestBytesFlag    = "max-request-bytes"
 	idleReadTimeoutFlag    = "idle-read-timeout"
+	maxEventBytesFlag      = "max-event-bytes" // SPEC §0 D2's per-event parse bound
 
 	// The capture bounds (SPEC §0 D15).
 	maxResponseBytesFlag        = "max-response-bytes"
@@ -30,6 +32,7 @@ type dataPathOptions struct {
 	requestReadTimeout time.Duration
 	maxRequestBytes    int64
 	idleReadTimeout    time.Duration
+	maxEventBytes      int
 
 	maxResponseBytes, maxDecodedBytes, maxDecodeRatio, maxCaptureBytesInFlight int64
 }
@@ -47,6 +50,9 @@ func addDataPathFlags(cmd *cobra.Command, o *dataPathOptions) {
 		"largest body of a captured request, in bytes (answered 413 beyond, nothing forwarded)")
 	fl.DurationVar(&o.idleReadTimeout, idleReadTimeoutFlag, proxy.DefaultIdleReadTimeout,
 		"longest wait for the next bytes of an upstream response body; on expiry the upstream request is cancelled, the client's response aborted and the call recorded as timeout")
+	fl.IntVar(&o.maxEventBytes, maxEventBytesFlag, stream.DefaultMaxEventBytes,
+		"largest SSE event the capture parses, in bytes (SPEC §0 D2); a larger event is forwarded whole but left out of the record's reassembly "+
+			"(error_category capture_parse_error) and the rollout is marked incomplete")
 	const past = "; past it the response is still forwarded whole, the record keeps the prefix with capture_bound and the rollout is marked incomplete"
 	fl.Int64Var(&o.maxResponseBytes, maxResponseBytesFlag, proxy.DefaultMaxResponseBytes,
 		"most response bytes one call captures, counted as received before decoding"+past)
@@ -74,6 +80,9 @@ func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
 	if o.idleReadTimeout <= 0 {
 		return nil, usageErrorf("--%s %s must be a positive duration", idleReadTimeoutFlag, o.idleReadTimeout)
 	}
+	if o.maxEventBytes <= 0 {
+		return nil, usageErrorf("--%s %d must be a positive number of bytes", maxEventBytesFlag, o.maxEventBytes)
+	}
 	for _, b := range []struct {
 		flag string
 		v    int64
@@ -94,6 +103,7 @@ func (o dataPathOptions) sdkOptions() ([]proxy.Option, error) {
 		proxy.WithRequestReadTimeout(o.requestReadTimeout),
 		proxy.WithMaxRequestBytes(o.maxRequestBytes),
 		proxy.WithIdleReadTimeout(o.idleReadTimeout),
+		proxy.WithMaxEventBytes(o.maxEventBytes),
 	}, nil
 }
 
