@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
@@ -64,9 +65,28 @@ func FromRequest(r *http.Request) (id string, source Source, err error) {
 	}
 	ctx := baggagePropagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	if id, ok := IDFromContext(ctx); ok {
+		if n := baggageMembers(r.Header.Values("Baggage"), BaggageKey); n > 1 {
+			// As for the header: one rollout per call, never the last of several.
+			return "", SourceBaggage, fmt.Errorf("baggage member %s: %w: the member must appear once, got %d", BaggageKey, ErrInvalidID, n)
+		}
 		return id, SourceBaggage, validateSource("baggage member "+BaggageKey, id)
 	}
 	return "", SourceNone, nil
+}
+
+// baggageMembers counts the members named key in the W3C baggage header values (list members
+// "key=value;properties", separated by commas, across every header line).
+func baggageMembers(values []string, key string) int {
+	n := 0
+	for _, v := range values {
+		for m := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(m, "=")
+			if strings.TrimSpace(name) == key {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func validateSource(source, id string) error {

@@ -32,6 +32,10 @@ func TestFromRequest(t *testing.T) {
 		{name: "baggage from the context", path: "/v1/x", ctxBaggage: "ctx-1", wantID: "ctx-1", wantSource: SourceBaggage},
 		{name: "baggage header wins over context", path: "/v1/x", baggage: BaggageKey + "=b", ctxBaggage: "ctx-1", wantID: "b", wantSource: SourceBaggage},
 		{name: "none", path: "/v1/x", wantSource: SourceNone},
+		// One rollout per call, as for the header: never the last of several (from a fresh-user trial).
+		{name: "baggage member twice", path: "/v1/x", baggage: BaggageKey + "=bg1," + BaggageKey + "=bg2", wantSource: SourceBaggage, wantErr: true},
+		{name: "baggage member twice, properties and spaces", path: "/v1/x", baggage: BaggageKey + "=bg1;p=1 , other=x,  " + BaggageKey + " =bg1", wantSource: SourceBaggage, wantErr: true},
+		{name: "another member twice", path: "/v1/x", baggage: "other=1,other=2," + BaggageKey + "=b", wantID: "b", wantSource: SourceBaggage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,6 +61,17 @@ func TestFromRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A member repeated over two baggage header lines is refused too.
+func TestFromRequestBaggageOverTwoLines(t *testing.T) {
+	r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/v1/x", nil)
+	r.Header.Add("baggage", BaggageKey+"=bg1")
+	r.Header.Add("baggage", BaggageKey+"=bg2")
+	_, src, err := FromRequest(r)
+	assert.Equal(t, SourceBaggage, src)
+	require.ErrorIs(t, err, ErrInvalidID)
+	assert.ErrorContains(t, err, "baggage member "+BaggageKey+": invalid rollout id: the member must appear once, got 2")
 }
 
 func TestContextWithID(t *testing.T) {
