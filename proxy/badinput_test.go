@@ -379,15 +379,7 @@ func TestProxyLyingContentLength(t *testing.T) {
 		"upstream declares less": "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{\"id\":\"longer than five\"}",
 	}
 	for name, raw := range upstreamLies {
-		e.up.scripts.Store(name, func(w http.ResponseWriter, _ *http.Request) {
-			conn, buf, err := http.NewResponseController(w).Hijack()
-			if err != nil {
-				return
-			}
-			_, _ = buf.WriteString(raw)
-			_ = buf.Flush()
-			_ = conn.Close()
-		})
+		e.up.scripts.Store(name, func(w http.ResponseWriter, _ *http.Request) { writeRawAndClose(w, raw) })
 	}
 	tests := []struct {
 		name string

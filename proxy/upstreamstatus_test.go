@@ -14,14 +14,20 @@ func hijackingUpstream(t *testing.T, answer string) string {
 	t.Helper()
 	return newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		conn, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		_, _ = buf.WriteString(answer)
-		_ = buf.Flush()
-		_ = conn.Close()
+		writeRawAndClose(w, answer)
 	}).URL
+}
+
+// writeRawAndClose writes raw on w's hijacked connection and closes it: an upstream answer that
+// net/http's server would not write itself.
+func writeRawAndClose(w http.ResponseWriter, raw string) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	_, _ = buf.WriteString(raw)
+	_ = buf.Flush()
+	_ = conn.Close()
 }
 
 // TestUpstreamStatusPassedOnOrRefused: a status the proxy cannot pass on as a final status (a code
