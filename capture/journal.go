@@ -66,7 +66,10 @@ type journal struct {
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the syncer returned
 	errs []error       // background sync failures, for Close; guarded by rotMu
-	once sync.Once
+	// segFailing: the last rotation could not create the next segment (reported once until a
+	// rotation succeeds again); guarded by rotMu.
+	segFailing bool
+	once       sync.Once
 }
 
 // segment is one journal file.
@@ -449,9 +452,16 @@ func (j *journal) rotate(final bool) {
 			}
 		}
 		if err != nil {
-			j.fail(err) // keep writing the old segment; retried next interval
+			// Keep writing the old segment; retried next interval. Nothing is lost while it
+			// fails (Close's final rotation needs no new segment), so it is reported when it
+			// starts failing, not on every retry, and not kept for Close.
+			if !j.segFailing {
+				j.report(err)
+			}
+			j.segFailing = true
 			return
 		}
+		j.segFailing = false
 	}
 	j.wmu.Lock()
 	j.cur = next
@@ -475,13 +485,19 @@ func (j *journal) rotate(final bool) {
 // maxJournalErrs bounds the background failures a journal keeps for Close.
 const maxJournalErrs = 8
 
-// fail reports a background failure at once through the OTel error handler (otel.Handle; the
-// default one logs it) and keeps it for Close (the first maxJournalErrs). It runs under rotMu.
+// fail reports a background failure at once ([journal.report]) and keeps it for Close (the first
+// maxJournalErrs). It runs under rotMu.
 func (j *journal) fail(err error) {
-	otel.Handle(fmt.Errorf("gymtrace capture journal %s: background sync: %w (the records stay in the journal: retried at the next interval, else recovered once this process has ended)", j.dir, err))
+	j.report(err)
 	if len(j.errs) < maxJournalErrs {
 		j.errs = append(j.errs, err)
 	}
+}
+
+// report reports a background failure through the OTel error handler (otel.Handle; the default
+// one logs it).
+func (j *journal) report(err error) {
+	otel.Handle(fmt.Errorf("gymtrace capture journal %s: background sync: %w (the records stay in the journal: retried at the next interval, else recovered once this process has ended)", j.dir, err))
 }
 
 // syncFiles fsyncs the rollout files of paths (a file removed meanwhile, e.g. by Clear, needs

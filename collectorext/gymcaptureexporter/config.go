@@ -80,7 +80,8 @@ type Config struct {
 	// fdatasync for the lines of all concurrent pushes), appends it to its rollout file without an
 	// fsync, fsyncs the rollout files every second and at Shutdown, and leaves the journal of a
 	// crashed Collector to the next Start (or gymtrace reading command) to recover. Start recovers
-	// crashed journals in either mode. "" (a Config not made by the factory) is "per-record".
+	// crashed journals in either mode. "" (unset, or a Config not made by the factory) is
+	// "per-record", as the config schema says; any other value fails Validate.
 	Durability string `mapstructure:"durability"`
 
 	// TimeoutConfig is exporterhelper's `timeout`: the limit of one export attempt (default 5s; 0
@@ -124,11 +125,19 @@ func (c TraceWindowConfig) traceWindow() capture.TraceWindow {
 	return capture.TraceWindow{Duration: c.Duration, MaxTraces: c.MaxTraces, MaxHeldSpans: c.MaxHeldSpans}
 }
 
+// minTraceWindow is the shortest observations_trace_window duration Validate accepts: a shorter
+// window holds no span long enough for its trace's other spans to arrive, and is a unit left out
+// ("duration: 5" is 5ns) rather than a choice.
+const minTraceWindow = time.Millisecond
+
 // validate reports the fields out of range, each with its YAML key.
 func (c TraceWindowConfig) validate() []error {
 	var errs []error
-	if c.Duration <= 0 {
+	switch {
+	case c.Duration <= 0:
 		errs = append(errs, fmt.Errorf("observations_trace_window::duration: %s must be positive", c.Duration))
+	case c.Duration < minTraceWindow:
+		errs = append(errs, fmt.Errorf("observations_trace_window::duration: %s is below %s (a number without a unit is read as nanoseconds; write it with one, e.g. 1m)", c.Duration, minTraceWindow))
 	}
 	if c.MaxTraces < 1 {
 		errs = append(errs, fmt.Errorf("observations_trace_window::max_traces: %d must be at least 1", c.MaxTraces))
@@ -143,7 +152,8 @@ func (c TraceWindowConfig) validate() []error {
 // key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
 // valid capture mode (permission bits only, including owner rwx for directories and owner rw for
 // files: capture.ValidateDirMode, capture.ValidateFileMode); durability neither "per-record" nor
-// "journal"; an observations_trace_window field not positive. The problems are joined. The nested
+// "journal"; an observations_trace_window field not positive, or a duration under 1ms. The
+// problems are joined. The nested
 // timeout, sending_queue and retry_on_failure sections are validated by the Collector.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -184,16 +194,12 @@ func (cfg *Config) storeOptions() ([]capture.StoreOption, error) {
 	return []capture.StoreOption{capture.WithDirMode(dm), capture.WithFileMode(fm), capture.WithDurability(d)}, nil
 }
 
-// durability parses the durability key ("" is per-record).
+// durability parses the durability key ("" is per-record; the error names the key and the value).
 func (cfg *Config) durability() (capture.Durability, error) {
 	if cfg.Durability == "" {
 		return capture.DurabilityPerRecord, nil
 	}
-	d, err := capture.ParseDurability(cfg.Durability)
-	if err != nil {
-		return 0, fmt.Errorf("durability: %w", err)
-	}
-	return d, nil
+	return capture.ParseDurability(cfg.Durability)
 }
 
 // parseMode parses the octal mode s of YAML key key and checks it with validate.
