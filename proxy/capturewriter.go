@@ -73,14 +73,6 @@ type captureWriter struct {
 	synthetic bool // the status came from the proxy itself (SPEC §0 D5), not the upstream
 }
 
-// maxEvOrDefault is the per-event parse bound the call's SSE capture applies.
-func (cw *captureWriter) maxEvOrDefault() int {
-	if cw.maxEv < 1 {
-		return stream.DefaultMaxEventBytes
-	}
-	return cw.maxEv
-}
-
 func newCaptureWriter(w http.ResponseWriter, call *callState, dialect, id string, clock func() (time.Time, time.Duration), maxEventBytes int, budget *callBudget) *captureWriter {
 	return &captureWriter{
 		w: w, rc: http.NewResponseController(w), call: call, dialect: dialect, id: id,

@@ -609,7 +609,7 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, bound *capture.Captur
 		}
 	case cw.sc != nil && cw.sc.Stats().BoundHits > 0:
 		reason = fmt.Sprintf("%d SSE event(s) exceeded the per-event parse bound of %d bytes (SPEC §0 D2, WithMaxEventBytes, --max-event-bytes) and are not in the record's response",
-			cw.sc.Stats().BoundHits, cw.maxEvOrDefault())
+			cw.sc.Stats().BoundHits, cw.maxEv)
 	}
 	cw.mu.Unlock()
 	if rawWhy != "" {

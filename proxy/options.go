@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 
 // Defaults of the proxy's upstream timeouts (DESIGN.md "The proxy's upstream request").
@@ -110,6 +111,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.newID == nil {
 		c.newID = newModelCallID
+	}
+	if c.maxEventBytes < 1 {
+		c.maxEventBytes = stream.DefaultMaxEventBytes // WithMaxEventBytes: below 1 keeps the default
 	}
 	c.spanAttrs.resolve()
 	return c
