@@ -91,11 +91,10 @@ type Recorder struct {
 	entries []*entry
 }
 
-// NewRecorder returns a recorder of rollout rolloutID whose spans come from tp. rolloutID must be
-// a valid file-name id (SPEC §2.2, [capture.ValidateRolloutID]): it names the rollout's files; and
-// it must pass the id rule every span writer holds (SPEC §0 D12, [rollout.ValidateID]: a letter
-// or digit first, at most [rollout.MaxIDBytes] bytes), so that a recorder is never made whose
-// spans every writer would reject. A nil tp records no spans (a no-op provider): the bundle is
+// NewRecorder returns a recorder of rollout rolloutID whose spans come from tp. rolloutID names
+// the rollout's files and must pass the id check every span writer holds ([capture.CheckRolloutID]:
+// SPEC §0 D12, a letter or digit first, at most [rollout.MaxIDBytes] bytes), so that a recorder
+// is never made whose spans every writer would reject. A nil tp records no spans (a no-op provider): the bundle is
 // still recorded. The error names an invalid id (wrapping [capture.ErrInvalidRolloutID] or
 // [rollout.ErrInvalidID]) or option value.
 func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Recorder, error) {
@@ -105,10 +104,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 			o(&cfg)
 		}
 	}
-	if err := capture.ValidateRolloutID(rolloutID); err != nil {
-		return nil, fmt.Errorf("agentobs: recorder: %w", err)
-	}
-	if err := rollout.ValidateID(rolloutID); err != nil {
+	if err := capture.CheckRolloutID(rolloutID); err != nil {
 		return nil, fmt.Errorf("agentobs: recorder: %w", err)
 	}
 	if cfg.runID != "" {

@@ -318,7 +318,7 @@ func (t *traceWindow) drain(close bool) []*heldTrace {
 // carried returns the valid rollout id s carries (SPEC §0 D12), for the window.
 func carried(s *Span) (string, bool) {
 	rid, ok := CarriedRolloutID(s)
-	if !ok || checkRolloutID(rid) != nil {
+	if !ok || CheckRolloutID(rid) != nil {
 		return "", false
 	}
 	return rid, true

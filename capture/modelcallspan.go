@@ -31,7 +31,7 @@ func ModelCallRollout(a AttributeLookup) (rolloutID string, ok bool) {
 
 // rolloutIDError returns why a span's gymtrace.rollout.id names no rollout: it is missing, or not
 // a string (the error names the key and the type it has); nil when it is a string (whose rules
-// checkRolloutID checks).
+// CheckRolloutID checks).
 func rolloutIDError(a AttributeLookup) error {
 	rid, ok := a.Lookup(string(semconv.GymtraceRolloutIDKey))
 	switch {

@@ -298,7 +298,7 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 			return w.done(ctx, Result{Outcome: OutcomeRejected, Err: err})
 		}
 	}
-	if err := checkRolloutID(rid); err != nil {
+	if err := CheckRolloutID(rid); err != nil {
 		return w.done(ctx, Result{Outcome: OutcomeRejected, RolloutID: rid, Err: err})
 	}
 	return w.writeLine(ctx, rid, s, send)
@@ -423,7 +423,7 @@ func (w *Writer) append(rid string, line Line) (n int64, dup bool, err error) {
 
 // mark marks r's rollout incomplete when the mapping marks, then counts r.
 func (w *Writer) mark(ctx context.Context, r Result) Result {
-	if w.m.MarksIncomplete() && checkRolloutID(r.RolloutID) == nil {
+	if w.m.MarksIncomplete() && CheckRolloutID(r.RolloutID) == nil {
 		r.Marked, r.MarkErr = true, w.store.MarkIncomplete(r.RolloutID)
 	}
 	return w.done(ctx, r)
@@ -478,11 +478,13 @@ func (t *writerTelemetry) init(mp metric.MeterProvider, kind string) error {
 	return nil
 }
 
-// checkRolloutID is the writer's id check: the one id rule every entry point holds (SPEC §0 D12,
-// [rollout.ValidateID]); an id that is not even a file name of the store (SPEC §2.2) gets the
-// store's error (Gym's "Invalid rollout id: ..." text) joined to the rule's, so the message
-// states the rule enforced and matches both [ErrInvalidRolloutID] and rollout.ErrInvalidID.
-func checkRolloutID(rid string) error {
+// CheckRolloutID is the writer's id check, for a producer that wants a span's rollout id refused
+// before it is recorded rather than at write time (agentobs.NewRecorder): the one id rule every
+// entry point holds (SPEC §0 D12, [rollout.ValidateID]); an id that is not even a file name of the
+// store (SPEC §2.2) gets the store's error (Gym's "Invalid rollout id: ..." text) joined to the
+// rule's, so the message states the rule enforced and matches both [ErrInvalidRolloutID] and
+// rollout.ErrInvalidID. Safe for concurrent use.
+func CheckRolloutID(rid string) error {
 	err := rollout.ValidateID(rid)
 	if err == nil {
 		return nil // every id D12 accepts is a file name of the store (rollout.ValidateID)

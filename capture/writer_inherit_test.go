@@ -342,7 +342,7 @@ func TestWriterTraceWindowRealTimer(t *testing.T) {
 // rule of every entry point (SPEC §0 D12) refuses it, while the store's own file-name rule (SPEC
 // §2.2) reads it.
 func TestUnattributedNameIsNoRolloutID(t *testing.T) {
-	require.Error(t, checkRolloutID(UnattributedRolloutID))
+	require.Error(t, CheckRolloutID(UnattributedRolloutID))
 	require.NoError(t, ValidateRolloutID(UnattributedRolloutID))
 	assert.Equal(t, "_unattributed.observations.jsonl", UnattributedObservationsFile)
 }
