@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
 	"github.com/gymtrace/gymtrace/tokens"
 )
@@ -224,12 +223,8 @@ func (c *tokenCall) injects() bool { return c != nil && c.ad.reads() }
 // 400; a frozen or retired rollout: 409, docs/TOKENS.md §0 T3, T5) and otherwise writes the
 // intent. refused reports that the call was answered.
 func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, rolloutID, id, dialect string) (c *tokenCall, refused bool) {
-	req, err := ojson.Parse(body)
-	nReq := req // the body as the reference reads it: json.loads (answerread.go) when it is not strict JSON
-	if err != nil {
-		nReq, _ = readAnswer(body)
-	}
-	if n, ok := nReq.Get("n"); !oneSample(n, ok) {
+	req, _ := readAnswer(body) // the body as the reference reads it: json.loads when it is not strict JSON (answerread.go)
+	if n, ok := req.Get("n"); !oneSample(n, ok) {
 		text := n.String()
 		msg := fmt.Sprintf("gymtrace proxy: a token-captured call must have n=1 (got n=%s): one sampled answer per call (TOKENS.md §0 T3)", text)
 		tc.logger.Warn("gymtrace tokens: call refused before forwarding: n is not 1", "rollout_id", rolloutID, "n", text)
@@ -267,7 +262,7 @@ func (tc *tokenCapture) begin(w http.ResponseWriter, path string, body []byte, r
 	// The injection is decided on the request as the reference reads it (json.loads: integers of
 	// any size, NaN, floats out of range), and made in its text (requestBody keeps every byte of
 	// the client's members).
-	c.ad = newAdapterCall(tc.source, tc.fromLogprobs, dialect, nReq)
+	c.ad = newAdapterCall(tc.source, tc.fromLogprobs, dialect, req)
 	return c, false
 }
 
