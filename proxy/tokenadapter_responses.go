@@ -111,22 +111,13 @@ func topMembers(body []byte) ([]memberSpan, bool) {
 		if v.Kind() != ojson.KindObject {
 			return nil, false
 		}
-		base := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
-		var spans []memberSpan
-		for sp := range v.Spans() {
-			spans = append(spans, memberSpan{name: sp.Key, keyStart: base + sp.KeyStart, valStart: base + sp.Start, valEnd: base + sp.End})
-		}
-		return spans, true
+		return appendMemberSpans(nil, v, len(body)-len(bytes.TrimLeft(body, " \t\r\n"))), true
 	}
 	scan := body
 	if masked, found := maskNonFinite(body); found {
 		scan = masked
 	}
-	start := bytes.IndexByte(scan, '{')
-	if start < 0 || len(bytes.TrimSpace(scan[:start])) > 0 {
-		return nil, false
-	}
-	spans, err := scanObject(scan, start)
+	spans, err := scanTopObject(scan)
 	return spans, err == nil
 }
 

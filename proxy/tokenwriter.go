@@ -617,11 +617,7 @@ func appendMemberSpans(ms []memberSpan, o ojson.Value, base int) []memberSpan {
 // parsedEdits edits them. scan is b, or b with its non-finite float literals masked
 // (maskNonFinite: the same offsets).
 func editLenient(b, scan []byte, r restoreRules) ([]byte, error) {
-	start := bytes.IndexByte(scan, '{')
-	if start < 0 || len(bytes.TrimSpace(scan[:start])) > 0 {
-		return nil, errors.New("the answer is not a JSON object")
-	}
-	top, err := scanObject(scan, start)
+	top, err := scanTopObject(scan)
 	if err != nil {
 		return nil, err
 	}
@@ -658,6 +654,17 @@ func editLenient(b, scan []byte, r restoreRules) ([]byte, error) {
 		at = e.end
 	}
 	return append(out, b[at:]...), nil
+}
+
+// scanTopObject returns the members of the object at the start of scan (after whitespace), read
+// leniently ([scanObject]: jsontext, invalid UTF-8 and duplicate names allowed; what follows the
+// object is not read).
+func scanTopObject(scan []byte) ([]memberSpan, error) {
+	start := bytes.IndexByte(scan, '{')
+	if start < 0 || len(bytes.TrimSpace(scan[:start])) > 0 {
+		return nil, errors.New("the answer is not a JSON object")
+	}
+	return scanObject(scan, start)
 }
 
 // memberEdits appends to edits the edits that set the members named in toNull to null and remove
