@@ -150,10 +150,10 @@ func newTokenCapture(cfg config, captureDir string, mp metric.MeterProvider) (*t
 	if cfg.tokens.dirMode != 0 {
 		opts = append(opts, tokens.WithDirMode(cfg.tokens.dirMode))
 	}
-	if cfg.tokens.dir != "" && !filepath.IsAbs(cfg.tokens.dir) {
-		return nil, fmt.Errorf("token dir %q: must be an absolute path (TOKENS.md §3.9)", cfg.tokens.dir)
-	}
 	if cfg.tokens.dir != "" { // the capture directory (the default) is the capture store's to check
+		if !filepath.IsAbs(cfg.tokens.dir) {
+			return nil, fmt.Errorf("token dir %q: must be an absolute path (TOKENS.md §3.9)", cfg.tokens.dir)
+		}
 		if err := checkTokenDir(dir); err != nil {
 			return nil, err
 		}
