@@ -49,7 +49,7 @@ func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
 
 // WithProcessorTraceWindow sets the trace window within which an observation span that names no
 // rollout inherits its trace's (SPEC §0 D18; [capture.TraceWindow], defaults 1 minute, 4096 traces,
-// 16384 held spans). Default: the defaults.
+// 16384 held spans, 64 MiB held). Default: the defaults.
 func WithProcessorTraceWindow(tw capture.TraceWindow) ProcessorOption {
 	return func(c *processorConfig) { c.window = tw }
 }

@@ -78,6 +78,11 @@ type TraceWindow struct {
 	// MaxHeldSpans bounds the held spans of all traces together (past it, the oldest held trace is
 	// written to the unattributed file, reason window_full). Default 16384.
 	MaxHeldSpans int
+	// MaxHeldBytes bounds the memory of the held spans of all traces together, in bytes as
+	// [HeldSize] estimates it (past it, the oldest held trace is written to the unattributed file,
+	// reason window_full; a span larger than the whole bound is written there at once, with the
+	// same reason). Default 64 MiB.
+	MaxHeldBytes int64
 }
 
 // Defaults of [TraceWindow].
@@ -85,6 +90,7 @@ const (
 	DefaultTraceWindowDuration     = time.Minute
 	DefaultTraceWindowMaxTraces    = 4096
 	DefaultTraceWindowMaxHeldSpans = 16384
+	DefaultTraceWindowMaxHeldBytes = 64 << 20
 )
 
 func (w TraceWindow) withDefaults() TraceWindow {
@@ -96,6 +102,9 @@ func (w TraceWindow) withDefaults() TraceWindow {
 	}
 	if w.MaxHeldSpans <= 0 {
 		w.MaxHeldSpans = DefaultTraceWindowMaxHeldSpans
+	}
+	if w.MaxHeldBytes <= 0 {
+		w.MaxHeldBytes = DefaultTraceWindowMaxHeldBytes
 	}
 	return w
 }
@@ -159,6 +168,7 @@ type traceWindow struct {
 	held      map[trace.TraceID]*list.Element // of *heldTrace
 	heldOrder list.List                       // front: oldest held
 	nHeld     int
+	heldBytes int64       // HeldSize of the held spans
 	stop      func() bool // the pending timer's, nil when none
 	closed    bool
 	fire      func() // the timer's callback
@@ -174,6 +184,7 @@ type knownTrace struct {
 type heldTrace struct {
 	id       trace.TraceID
 	spans    []Span
+	bytes    int64 // HeldSize of spans
 	deadline time.Time
 	reason   string // set when it leaves the window unattributed
 }
@@ -207,6 +218,7 @@ func (t *traceWindow) note(tid trace.TraceID, rid string) []Span {
 	h := t.heldOrder.Remove(e).(*heldTrace)
 	delete(t.held, tid)
 	t.nHeld -= len(h.spans)
+	t.heldBytes -= h.bytes
 	return h.spans
 }
 
@@ -223,21 +235,28 @@ func (t *traceWindow) pruneKnown(now time.Time) {
 }
 
 // resolve returns the rollout of tid when the window knows it; otherwise it holds the copy
-// detach makes of the span (held true), unless the window is closed, and returns the traces it
-// had to write out to make room (reason window_full).
-func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string, held bool, out []*heldTrace) {
+// detach makes of the span (held true) and returns the traces it had to write out to make room
+// (reason window_full). When it neither knows the rollout nor holds the span, reason says why:
+// flushed (the window is closed) or window_full (the span alone is larger than MaxHeldBytes).
+func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string, held bool, reason string, out []*heldTrace) {
 	now := t.clock.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pruneKnown(now)
 	if e, ok := t.known[tid]; ok {
-		return e.Value.(*knownTrace).rid, false, nil
+		return e.Value.(*knownTrace).rid, false, "", nil
 	}
 	if t.closed {
-		return "", false, nil
+		return "", false, semconv.GymtraceUnattributedFlushed, nil
+	}
+	span := detach()
+	size := HeldSize(&span)
+	if size > t.cfg.MaxHeldBytes {
+		return "", false, semconv.GymtraceUnattributedWindowFull, nil
 	}
 	e, ok := t.held[tid]
-	for t.heldOrder.Len() > 0 && (t.nHeld+1 > t.cfg.MaxHeldSpans || (!ok && t.heldOrder.Len() >= t.cfg.MaxTraces)) {
+	for t.heldOrder.Len() > 0 && (t.nHeld+1 > t.cfg.MaxHeldSpans || t.heldBytes+size > t.cfg.MaxHeldBytes ||
+		(!ok && t.heldOrder.Len() >= t.cfg.MaxTraces)) {
 		h := t.popOldest()
 		h.reason = semconv.GymtraceUnattributedWindowFull
 		out = append(out, h)
@@ -253,16 +272,19 @@ func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string
 		t.held[tid] = e
 	}
 	h := e.Value.(*heldTrace)
-	h.spans = append(h.spans, detach())
+	h.spans = append(h.spans, span)
+	h.bytes += size
 	t.nHeld++
+	t.heldBytes += size
 	t.arm(now)
-	return "", true, out
+	return "", true, "", out
 }
 
 func (t *traceWindow) popOldest() *heldTrace {
 	h := t.heldOrder.Remove(t.heldOrder.Front()).(*heldTrace)
 	delete(t.held, h.id)
 	t.nHeld -= len(h.spans)
+	t.heldBytes -= h.bytes
 	return h
 }
 

@@ -41,7 +41,7 @@ func (w *Writer) inherit(ctx context.Context, s *Span) Result {
 	if !s.TraceID.IsValid() {
 		return w.unattributed(ctx, s, semconv.GymtraceUnattributedNoTraceID)
 	}
-	rid, held, out := w.win.resolve(s.TraceID, func() Span { return w.tr.Detach(s) })
+	rid, held, reason, out := w.win.resolve(s.TraceID, func() Span { return w.tr.Detach(s) })
 	w.writeOut(context.WithoutCancel(ctx), out)
 	switch {
 	case held:
@@ -49,7 +49,7 @@ func (w *Writer) inherit(ctx context.Context, s *Span) Result {
 	case rid != "":
 		return w.writeLine(ctx, rid, s, nil)
 	}
-	return w.unattributed(ctx, s, semconv.GymtraceUnattributedFlushed) // the window is closed
+	return w.unattributed(ctx, s, reason) // the window is closed, or the span is too large to hold
 }
 
 // unattributed writes the line of s to the unattributed file, naming reason.

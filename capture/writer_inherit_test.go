@@ -87,8 +87,13 @@ func (routedLines) Unrouted(s *Span) bool {
 	return isObs(s) && !named
 }
 
+// Detach keeps the obs attribute and a "pad" one (the held-bytes tests' weight).
 func (routedLines) Detach(s *Span) Span {
-	return Span{TraceID: s.TraceID, SpanID: s.SpanID, Attributes: Attributes{attribute.Bool("obs", true)}}
+	attrs := Attributes{attribute.Bool("obs", true)}
+	if v, ok := s.Attributes.Lookup("pad"); ok {
+		attrs = append(attrs, attribute.KeyValue{Key: "pad", Value: v})
+	}
+	return Span{TraceID: s.TraceID, SpanID: s.SpanID, Attributes: attrs}
 }
 
 func (routedLines) NewLine(rid string, s *Span) (Line, error) {
@@ -320,6 +325,79 @@ func TestWriterTraceInheritance(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterTraceWindowHeldBytes: the held spans' memory is bounded by MaxHeldBytes as HeldSize
+// estimates it (SPEC §0 D18): past it the oldest held trace goes to the unattributed file
+// (window_full), and a span larger than the whole bound goes there at once, while the held spans
+// stay held.
+func TestWriterTraceWindowHeldBytes(t *testing.T) {
+	pad := func(n int) attribute.KeyValue { return attribute.String("pad", strings.Repeat("x", n)) }
+	one := routedLines{}.Detach(obsSpan(1, 1, pad(1000)))
+	size := HeldSize(&one)
+	dir := t.TempDir()
+	store, err := NewStore(dir)
+	require.NoError(t, err)
+	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	mp, counts := testMeter(t)
+	w, err := NewWriter(store, routedLines{}, withClock(clk), WithMeterProvider(mp),
+		WithTraceWindow(TraceWindow{MaxHeldBytes: 2 * size}))
+	require.NoError(t, err)
+	for _, st := range []step{
+		{span: obsSpan(1, 1, pad(1000)), want: OutcomeHeld},
+		{span: obsSpan(2, 2, pad(1000)), want: OutcomeHeld},
+		{span: obsSpan(3, 3, pad(1000)), want: OutcomeHeld}, // trace 1 goes out
+		{span: obsSpan(4, 4, pad(int(2*size))), want: OutcomeWritten},
+		{span: obsSpan(2, 5), want: OutcomeHeld}, // no room beside traces 2 and 3: trace 2's span 2 goes out
+	} {
+		assert.Equal(t, st.want, w.Write(t.Context(), st.span).Outcome, "span %d", st.span.SpanID[7])
+	}
+	assert.Equal(t, map[string]string{UnattributedRolloutID + ".t.jsonl": unattributed(1, "window_full") +
+		unattributed(4, "window_full") + unattributed(2, "window_full")}, dirFiles(t, dir))
+	assert.Equal(t, int64(3), counts()["observation/unattributed/window_full"])
+	assert.Equal(t, OutcomeIgnored, w.Write(t.Context(), callSpan(3, "r-3")).Outcome)
+	assert.Equal(t, OutcomeIgnored, w.Write(t.Context(), callSpan(2, "r-2")).Outcome)
+	files := dirFiles(t, dir)
+	assert.Equal(t, line("r-3", 3), files["r-3.t.jsonl"])
+	assert.Equal(t, line("r-2", 5), files["r-2.t.jsonl"])
+	require.NoError(t, w.Shutdown(t.Context()))
+}
+
+// TestHeldSize: the estimate counts the fixed costs and every byte of text and values.
+func TestHeldSize(t *testing.T) {
+	tests := []struct {
+		name string
+		span *Span
+		want int64
+	}{
+		{"empty span", &Span{}, heldSpanCost},
+		{"name", &Span{Name: "abc"}, heldSpanCost + 3},
+		{"string attribute", &Span{Attributes: Attributes{attribute.String("k", "12345")}}, heldSpanCost + heldAttrCost + 1 + 5},
+		{"resource", &Span{Resource: Attributes{attribute.Int64("kk", 7)}}, heldSpanCost + heldAttrCost + 2},
+		{"slices", &Span{Attributes: Attributes{
+			attribute.Int64Slice("a", []int64{1, 2}), attribute.Float64Slice("b", []float64{1}),
+			attribute.BoolSlice("c", []bool{true, false, true}), attribute.StringSlice("d", []string{"xy", ""}),
+		}}, heldSpanCost + 4*(heldAttrCost+1) + 16 + 8 + 3 + (16 + 2) + 16},
+		{"bytes, slice and map values", &Span{Attributes: Attributes{
+			{Key: "b", Value: attribute.ByteSliceValue([]byte("abcd"))},
+			{Key: "s", Value: attribute.SliceValue(attribute.StringValue("xyz"), attribute.IntValue(1))},
+			{Key: "m", Value: attribute.MapValue(attribute.String("in", "vv"))},
+		}}, heldSpanCost + 3*(heldAttrCost+1) + 4 + (heldAttrCost + 3) + heldAttrCost + (heldAttrCost + 2 + 2)},
+		{"events and links", &Span{
+			Events: []SpanEvent{{Name: "ev", Attributes: Attributes{attribute.String("k", "v")}}},
+			Links:  []SpanLink{{}, {Attributes: Attributes{attribute.Bool("k", true)}}},
+		}, heldSpanCost + heldEventCost + 2 + heldAttrCost + 2 + 2*heldLinkCost + heldAttrCost + 1},
+		{"a lookup that is not Attributes counts nothing", &Span{Attributes: lookupFunc(func(string) (attribute.Value, bool) {
+			return attribute.StringValue("big"), true
+		})}, heldSpanCost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, HeldSize(tt.span)) })
+	}
+}
+
+type lookupFunc func(string) (attribute.Value, bool)
+
+func (f lookupFunc) Lookup(k string) (attribute.Value, bool) { return f(k) }
 
 // TestWriterTraceWindowRealTimer: with the real clock, a held span is written out by the window's
 // own timer, and Shutdown returns after it (no goroutine is left: the package's goleak check).

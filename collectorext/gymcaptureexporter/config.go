@@ -71,7 +71,7 @@ type Config struct {
 	// capture.TraceWindow): the rollouts of recently seen traces are remembered, and spans that
 	// arrive before any span of their trace names one are held in memory (held spans are not yet
 	// durable when their push returns), then written to <capture_dir>/_unattributed.observations.jsonl
-	// when the window ends or at Shutdown. Defaults: 1m, 4096 traces, 16384 held spans.
+	// when the window ends or at Shutdown. Defaults: 1m, 4096 traces, 16384 held spans, 64 MiB held.
 	ObservationsTraceWindow TraceWindowConfig `mapstructure:"observations_trace_window"`
 
 	// Durability is how each line is made durable before the push that carries it returns (SPEC
@@ -115,6 +115,11 @@ type TraceWindowConfig struct {
 	MaxTraces int `mapstructure:"max_traces"`
 	// MaxHeldSpans bounds the held spans of all traces together. At least 1.
 	MaxHeldSpans int `mapstructure:"max_held_spans"`
+	// MaxHeldBytes bounds the memory of the held spans of all traces together, in bytes as
+	// capture.HeldSize estimates it (the kept attributes, events and links, plus a fixed cost per
+	// part); a span larger than it is written to the unattributed file at once. At least
+	// minHeldBytes (64 KiB).
+	MaxHeldBytes int64 `mapstructure:"max_held_bytes"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -122,13 +127,18 @@ type TraceWindowConfig struct {
 
 // traceWindow is c as the writer's capture.TraceWindow.
 func (c TraceWindowConfig) traceWindow() capture.TraceWindow {
-	return capture.TraceWindow{Duration: c.Duration, MaxTraces: c.MaxTraces, MaxHeldSpans: c.MaxHeldSpans}
+	return capture.TraceWindow{Duration: c.Duration, MaxTraces: c.MaxTraces, MaxHeldSpans: c.MaxHeldSpans, MaxHeldBytes: c.MaxHeldBytes}
 }
 
 // minTraceWindow is the shortest observations_trace_window duration Validate accepts: a shorter
 // window holds no span long enough for its trace's other spans to arrive, and is a unit left out
 // ("duration: 5" is 5ns) rather than a choice.
 const minTraceWindow = time.Millisecond
+
+// minHeldBytes is the smallest observations_trace_window max_held_bytes Validate accepts: below it
+// the window holds hardly a span, and the number is a size meant in other units ("64" for 64 MiB)
+// rather than a choice.
+const minHeldBytes = 64 << 10
 
 // validate reports the fields out of range, each with its YAML key.
 func (c TraceWindowConfig) validate() []error {
@@ -145,6 +155,9 @@ func (c TraceWindowConfig) validate() []error {
 	if c.MaxHeldSpans < 1 {
 		errs = append(errs, fmt.Errorf("observations_trace_window::max_held_spans: %d must be at least 1", c.MaxHeldSpans))
 	}
+	if c.MaxHeldBytes < minHeldBytes {
+		errs = append(errs, fmt.Errorf("observations_trace_window::max_held_bytes: %d is below %d (the value is in bytes: 64 MiB is %d)", c.MaxHeldBytes, minHeldBytes, int64(capture.DefaultTraceWindowMaxHeldBytes)))
+	}
 	return errs
 }
 
@@ -152,7 +165,8 @@ func (c TraceWindowConfig) validate() []error {
 // key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
 // valid capture mode (permission bits only, including owner rwx for directories and owner rw for
 // files: capture.ValidateDirMode, capture.ValidateFileMode); durability neither "per-record" nor
-// "journal"; an observations_trace_window field not positive, or a duration under 1ms. The
+// "journal"; an observations_trace_window field not positive, a duration under 1ms, or
+// max_held_bytes under 64 KiB. The
 // problems are joined. The nested
 // timeout, sending_queue and retry_on_failure sections are validated by the Collector.
 func (cfg *Config) Validate() error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,39 @@ func TestObservationsTraceWindowConfigured(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, bytes.Count(data, []byte("\n")))
 	assert.Contains(t, string(data), `"unattributed_reason":"window_full"`)
+
+	require.NoError(t, exp.Shutdown(context.Background()))
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(data, []byte("\n")))
+	assert.Contains(t, string(data), `"unattributed_reason":"flushed"`)
+}
+
+// TestObservationsTraceWindowHeldBytes: max_held_bytes reaches the observations writer (SPEC §0
+// D18): a held span whose kept attributes alone pass the bound is written to the unattributed file
+// at once (reason window_full), while a small span of another trace stays held until Shutdown.
+func TestObservationsTraceWindowHeldBytes(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	cfg.ObservationsTraceWindow.MaxHeldBytes = minHeldBytes
+	exp, err := NewFactory().CreateTraces(t.Context(), exportertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+
+	now := time.Unix(1_800_000_000, 0)
+	tool := func(trace, span byte, name string) capturetest.Span {
+		return capturetest.Span{Name: "execute_tool", Start: now, End: now.Add(time.Second),
+			TraceID: oteltrace.TraceID{trace}, SpanID: oteltrace.SpanID{span},
+			Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", name)}}
+	}
+	path := filepath.Join(cfg.CaptureDir, capture.UnattributedObservationsFile)
+	require.NoError(t, exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{tool(1, 1, "small")})))
+	require.NoError(t, exp.ConsumeTraces(t.Context(), toTraces([]capturetest.Span{tool(2, 2, strings.Repeat("x", minHeldBytes))})))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, 1, bytes.Count(data, []byte("\n")), "only the large span went out")
+	assert.Contains(t, string(data), `"unattributed_reason":"window_full"`)
+	assert.Contains(t, string(data), `"span_id":"0200000000000000"`)
 
 	require.NoError(t, exp.Shutdown(context.Background()))
 	data, err = os.ReadFile(path)

@@ -53,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 				c.DirMode, c.FileMode = "0750", "0640"
 				c.IncludePayloads = false
 				c.Durability = "journal"
-				c.ObservationsTraceWindow = TraceWindowConfig{Duration: 30 * time.Second, MaxTraces: 100, MaxHeldSpans: 1000}
+				c.ObservationsTraceWindow = TraceWindowConfig{Duration: 30 * time.Second, MaxTraces: 100, MaxHeldSpans: 1000, MaxHeldBytes: 1 << 20}
 				c.TimeoutConfig.Timeout = 10 * time.Second
 				c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 				c.RetryConfig = configretry.BackOffConfig{
@@ -112,6 +112,7 @@ func TestConfigValidate(t *testing.T) {
 			"observations_trace_window::duration: 0s must be positive",
 			"observations_trace_window::max_traces: 0 must be at least 1",
 			"observations_trace_window::max_held_spans: -1 must be at least 1",
+			"observations_trace_window::max_held_bytes: 64 is below 65536 (the value is in bytes: 64 MiB is 67108864)",
 		}},
 	}
 	for _, tt := range tests {

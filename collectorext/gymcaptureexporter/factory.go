@@ -25,7 +25,7 @@ func NewFactory() exporter.Factory {
 }
 
 // createDefaultConfig returns the defaults: no capture_dir (required), dir_mode "0700", file_mode
-// "0600", include_payloads true, observations true (trace window 1m, 4096 traces, 16384 held spans),
+// "0600", include_payloads true, observations true (trace window 1m, 4096 traces, 16384 held spans, 64 MiB held),
 // durability "per-record", the Collector's default
 // timeout and retry settings, and the sending queue disabled: the Collector's default queue settings, used only when
 // the configuration has a sending_queue section (configoptional.Default), so that by default every
@@ -42,6 +42,7 @@ func createDefaultConfig() component.Config {
 			Duration:     capture.DefaultTraceWindowDuration,
 			MaxTraces:    capture.DefaultTraceWindowMaxTraces,
 			MaxHeldSpans: capture.DefaultTraceWindowMaxHeldSpans,
+			MaxHeldBytes: capture.DefaultTraceWindowMaxHeldBytes,
 		},
 		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
 		QueueConfig:   configoptional.Default(exporterhelper.NewDefaultQueueConfig()),
