@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
@@ -102,8 +103,7 @@ func TestBuildAttachmentEdges(t *testing.T) {
 		path, _ := s.CapturePath("0-0")
 		require.NoError(t, os.WriteFile(path, []byte(`{"model_call_id":"a"}`+"\n{bad\n"), 0o600))
 		marker, _ := s.MarkerPath("0-0")
-		// A marker path under a dangling symlink loop makes stat fail with ELOOP.
-		require.NoError(t, os.Symlink(marker, marker))
+		failLstat(t, marker, unix.EIO)
 		a, err := BuildAttachment([]*Store{s}, "0-0", false)
 		require.NoError(t, err)
 		assert.Empty(t, a.Calls)
@@ -189,4 +189,47 @@ func TestReadModelCallRecords(t *testing.T) {
 		assert.Empty(t, recs)
 		assert.Zero(t, invalid)
 	})
+}
+
+// failLstat makes the store's existence test of path fail with errno until the test ends.
+func failLstat(t *testing.T, path string, errno unix.Errno) {
+	t.Helper()
+	orig := lstat
+	lstat = func(p string, st *unix.Stat_t) error {
+		if p == path {
+			return errno
+		}
+		return orig(p, st)
+	}
+	t.Cleanup(func() { lstat = orig })
+}
+
+// TestSymbolicLinkCaptureIsRefused: a capture file or marker that is a symbolic link, dangling or a
+// loop, exists for the store (lstat) and is refused by name, never read as absent.
+func TestSymbolicLinkCaptureIsRefused(t *testing.T) {
+	for name, target := range map[string]string{"dangling": "/nonexistent/x", "loop": ""} {
+		t.Run(name, func(t *testing.T) {
+			s := newTestStore(t)
+			path, _ := s.CapturePath("0-0")
+			if target == "" {
+				target = path
+			}
+			require.NoError(t, os.Symlink(target, path))
+			has, err := s.HasCapture("0-0")
+			require.NoError(t, err)
+			assert.True(t, has)
+			_, _, err = s.ReadAvailableModelCallRecords("0-0")
+			require.ErrorIs(t, err, ErrNotRegularFile)
+			assert.Contains(t, err.Error(), "a symbolic link")
+			a, err := BuildAttachment([]*Store{s}, "0-0", false)
+			require.NoError(t, err)
+			assert.Equal(t, []Gap{{Code: GapUnreadable}}, a.Gaps)
+
+			marker, _ := s.MarkerPath("1-0")
+			require.NoError(t, os.Symlink("/nonexistent/y", marker))
+			incomplete, err := s.IsIncomplete("1-0")
+			require.NoError(t, err)
+			assert.True(t, incomplete, "a marker is a name: a link to nothing still marks")
+		})
+	}
 }

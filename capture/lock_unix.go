@@ -140,12 +140,17 @@ func isNotExist(err error) bool {
 	return errors.Is(err, unix.ENOENT)
 }
 
-// statExists reports whether path exists (stat(2): a symbolic link is followed for this existence
-// test only; nothing is ever opened through one, see openRegular). A missing path or a missing parent
-// directory is (false, nil); other failures (ELOOP included) are errors.
+// lstat is unix.Lstat; tests replace it to make an existence test fail (run as root, no
+// permission can).
+var lstat = unix.Lstat
+
+// statExists reports whether the directory entry path exists (lstat(2): a symbolic link exists as
+// itself, dangling or not, so that the opens after this test refuse it by name, see openRegular,
+// where the reference's Path.exists would call a dangling one absent). A missing path or a missing
+// parent directory is (false, nil); other failures are errors.
 func statExists(path string) (bool, error) {
 	var st unix.Stat_t
-	err := ignoringEINTR(func() error { return unix.Stat(path, &st) })
+	err := ignoringEINTR(func() error { return lstat(path, &st) })
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return false, nil
 	}

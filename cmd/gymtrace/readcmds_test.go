@@ -160,4 +160,17 @@ func TestReadCommandsFailures(t *testing.T) {
 	require.Error(t, r.err)
 	assert.Equal(t, 1, r.code)
 	assert.Empty(t, r.stdout)
+
+	// A capture file that is a dangling symbolic link or a loop is refused by name, not read as a
+	// missing file (from a fresh-user trial).
+	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(dir, "dang.capture.jsonl")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "loop.capture.jsonl"), filepath.Join(dir, "loop.capture.jsonl")))
+	for _, id := range []string{"dang", "loop"} {
+		for _, cmd := range []string{"calls", "metrics"} {
+			r = runGymtrace(t, cmd, "--capture-dir", dir, id)
+			require.Error(t, r.err, cmd+" "+id)
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.err.Error(), "(a symbolic link): capture files and markers must be regular files with one link and symbolic links are never followed")
+		}
+	}
 }

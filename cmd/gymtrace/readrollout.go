@@ -34,7 +34,7 @@ func readRolloutRecords(cmd *cobra.Command, captureDir, run, id string) ([]captu
 		return nil, fmt.Errorf("%s: %w", cmd.Name(), err)
 	}
 	var records []capture.ModelCallRecord
-	switch _, err := os.Stat(path); {
+	switch _, err := os.Lstat(path); { // a symbolic link exists: the read refuses it by name
 	case errors.Is(err, fs.ErrNotExist):
 		cmdNotef(cmd, "no capture file for rollout %s (%s does not exist)", id, path)
 		noteRunIDHint(cmd, dir, filepath.Base(path))
