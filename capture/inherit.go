@@ -65,7 +65,7 @@ type TraceRouting interface {
 }
 
 // TraceWindow bounds what a [Writer] over a [TraceRouting] mapping remembers of traces (SPEC §0
-// D18). A zero field takes its default.
+// D18). A zero or negative field takes its default.
 type TraceWindow struct {
 	// Duration is how long a trace's rollout is remembered after the last span that carried it, and
 	// how long a span that names no rollout is held waiting for one (from the first held span of its

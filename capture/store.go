@@ -164,7 +164,9 @@ type Store struct {
 func NewStore(dir string, opts ...StoreOption) (*Store, error) {
 	cfg := storeConfig{dirMode: DefaultDirMode, fileMode: DefaultFileMode, journalInterval: DefaultJournalSyncInterval}
 	for _, o := range opts {
-		o.apply(&cfg)
+		if o != nil { // a nil option is skipped, as in NewWriter
+			o.apply(&cfg)
+		}
 	}
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("capture store: directory %q must be an absolute path", dir)

@@ -195,6 +195,11 @@ func TestNewStore(t *testing.T) {
 		_, err := NewStore("")
 		require.ErrorContains(t, err, "absolute")
 	})
+	t.Run("a nil option is skipped", func(t *testing.T) {
+		s, err := NewStore(t.TempDir(), nil, WithFileMode(0o640), nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	})
 	t.Run("mkdir -p with default modes", func(t *testing.T) {
 		old := unix.Umask(0o022)
 		t.Cleanup(func() { unix.Umask(old) })

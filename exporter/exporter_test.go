@@ -393,6 +393,11 @@ func TestWithoutPayloads(t *testing.T) {
 	assert.Equal(t, without.Attributes, got[1].Attributes)
 	assert.Len(t, in[0].Attributes(), len(with.Attributes), "the input span is not modified")
 	require.NoError(t, exp.Shutdown(t.Context()))
+
+	// A nil next exporter is an error of each export, not a panic (from a fresh-user trial).
+	nilNext := WithoutPayloads(nil)
+	require.ErrorIs(t, nilNext.ExportSpans(t.Context(), in), ErrNilExporter)
+	require.NoError(t, nilNext.Shutdown(t.Context()))
 }
 
 func BenchmarkEncodeRecord(b *testing.B) {

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,14 +18,21 @@ import (
 // opt-in GenAI content attributes (gen_ai.input.messages, gen_ai.output.messages,
 // gen_ai.system_instructions) are not payloads and are kept: whoever turned them on wants them in the
 // trace backend. Spans without payloads are passed as they are. Shutdown is next's. It is safe for concurrent use when
-// next is.
+// next is. A nil next gives an exporter whose ExportSpans returns [ErrNilExporter] and whose
+// Shutdown does nothing.
 func WithoutPayloads(next sdktrace.SpanExporter) sdktrace.SpanExporter {
 	return payloadStripper{next: next}
 }
 
+// ErrNilExporter is the error of [WithoutPayloads]'s ExportSpans when its next exporter is nil.
+var ErrNilExporter = errors.New("exporter.WithoutPayloads: the next span exporter is nil")
+
 type payloadStripper struct{ next sdktrace.SpanExporter }
 
 func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if p.next == nil {
+		return ErrNilExporter
+	}
 	out := spans
 	copied := false
 	for i, s := range spans {
@@ -42,7 +50,12 @@ func (p payloadStripper) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 	return p.next.ExportSpans(ctx, out)
 }
 
-func (p payloadStripper) Shutdown(ctx context.Context) error { return p.next.Shutdown(ctx) }
+func (p payloadStripper) Shutdown(ctx context.Context) error {
+	if p.next == nil {
+		return nil
+	}
+	return p.next.Shutdown(ctx)
+}
 
 // strippedSpan is a ReadOnlySpan whose attributes lack the payloads.
 type strippedSpan struct {
