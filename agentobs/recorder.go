@@ -118,8 +118,10 @@ type Recorder struct {
 // the rollout's files and must pass the id check every span writer holds ([capture.CheckRolloutID]:
 // SPEC §0 D12, a letter or digit first, at most [rollout.MaxIDBytes] bytes), so that a recorder
 // is never made whose spans every writer would reject. A nil tp records no spans (a no-op provider): the bundle is
-// still recorded. The error names an invalid id (wrapping [capture.ErrInvalidRolloutID] or
-// [rollout.ErrInvalidID]) or option value.
+// still recorded. The error names an invalid id or option value. An invalid id's message states
+// the one rule that refused it, D12's (e.g. `invalid rollout id "": must match ^...$ (a letter or
+// digit, then ...)`), and the error wraps [rollout.ErrInvalidID], and also
+// [capture.ErrInvalidRolloutID] when the id is not even a file name of the store (SPEC §2.2).
 func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Recorder, error) {
 	cfg := recorderConfig{clock: time.Now}
 	for _, o := range opts {
@@ -127,7 +129,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 			o(&cfg)
 		}
 	}
-	if err := capture.CheckRolloutID(rolloutID); err != nil {
+	if err := checkRecorderID(rolloutID); err != nil {
 		return nil, fmt.Errorf("agentobs: recorder: %w", err)
 	}
 	if cfg.runID != "" {
@@ -149,6 +151,26 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 		wall0:     base.Round(0),
 	}, nil
 }
+
+// checkRecorderID is [capture.CheckRolloutID] with one message: D12's rule (rollout.ValidateID),
+// the stricter one, which refuses every id the store's file-name rule refuses; the store's error
+// is wrapped too, not printed.
+func checkRecorderID(rid string) error {
+	err := rollout.ValidateID(rid)
+	if err == nil {
+		return nil
+	}
+	if storeErr := capture.ValidateRolloutID(rid); storeErr != nil {
+		return idError{rule: err, store: storeErr}
+	}
+	return err
+}
+
+// idError is a rollout id refused by both rules: its text is the rule's, it matches both.
+type idError struct{ rule, store error }
+
+func (e idError) Error() string   { return e.rule.Error() }
+func (e idError) Unwrap() []error { return []error{e.rule, e.store} }
 
 // RolloutID returns the rollout id the recorder records.
 func (r *Recorder) RolloutID() string { return r.rolloutID }
