@@ -17,8 +17,20 @@ import (
 // _unattributed.observations.jsonl ([capture.UnattributedObservationsFile]) with its reason. A line is identified
 // by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
 // not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
-// not written mark nothing: the incomplete marker speaks for the capture file only. The zero value
-// is ready to use and safe for concurrent use.
+// not written mark nothing: the incomplete marker speaks for the capture file only.
+//
+// Span limits (SPEC §0 D18: an observation is never lost or changed unseen). A span whose
+// gen_ai.operation.name is a non-empty strict prefix of an observation operation ("invoke_a" of
+// invoke_agent: an attribute value length limit cut it) is taken for a cut observation span, not
+// ignored: routed like one and rejected, naming the cut value and the limit ([ErrSpanLimits]). So
+// is a [Recorder] span whose kept attributes the limits cut or dropped (the Recorder finds that
+// when the span ends and tells the processors of its provider; see [Recorder]). A span that lost
+// events, links or attributes to a count limit (its dropped counts) is written as it is, with the
+// counts in the line, and is partial ([capture.OutcomePartial]; [capture.Problems] "dropped_events",
+// "dropped_links", "dropped_attributes"). Other cuts of a span not made by a Recorder in this
+// process (a string shortened by a length limit) cannot be told from a whole value and are written.
+//
+// The zero value is ready to use and safe for concurrent use.
 type ObservationLines struct{}
 
 var _ capture.TraceRouting = ObservationLines{}
@@ -32,13 +44,23 @@ func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuf
 // MarksIncomplete returns false.
 func (ObservationLines) MarksIncomplete() bool { return false }
 
-// Route returns the rollout id an observation span names ([capture.CarriedRolloutID]: the span's
+// observationOrCut reports whether s is an observation span ([ObservationKind]) or a cut one
+// ([cutOperation]).
+func observationOrCut(s *capture.Span) bool {
+	if _, ok := ObservationKind(s.Attributes); ok {
+		return true
+	}
+	_, cut := cutOperation(s.Attributes)
+	return cut
+}
+
+// Route returns the rollout id an observation span (or a cut one) names ([capture.CarriedRolloutID]: the span's
 // gymtrace.rollout.id, else its resource's), when its trace id is valid: a span without one goes to
 // the unattributed file (reason no_trace_id, SPEC §0 D18) even when it names a rollout, since an
 // observation line is identified by its trace and span ids and the readers refuse a line whose
 // ids are all zeros.
 func (ObservationLines) Route(s *capture.Span) (string, bool) {
-	if _, ok := ObservationKind(s.Attributes); !ok || !s.TraceID.IsValid() {
+	if !observationOrCut(s) || !s.TraceID.IsValid() {
 		return "", false
 	}
 	return capture.CarriedRolloutID(s)
@@ -47,36 +69,71 @@ func (ObservationLines) Route(s *capture.Span) (string, bool) {
 // Unrouted reports whether s is an observation span that names no rollout, or has no valid trace
 // id.
 func (ObservationLines) Unrouted(s *capture.Span) bool {
-	if _, ok := ObservationKind(s.Attributes); !ok {
+	if !observationOrCut(s) {
 		return false
 	}
 	_, named := capture.CarriedRolloutID(s)
 	return !named || !s.TraceID.IsValid()
 }
 
-// Detach returns the span as its line keeps it ([ObservationLine.Span] of [NewObservationLine]), in
-// memory of its own.
+// Detach returns the span as its line keeps it ([ObservationLine.Span] of [NewObservationLine]) and
+// its dropped attribute count, in memory of its own.
 func (ObservationLines) Detach(s *capture.Span) capture.Span {
-	return NewObservationLine("", *s).Span()
+	d := NewObservationLine("", *s).Span()
+	d.DroppedAttributes = s.DroppedAttributes
+	return d
 }
 
 // NewUnattributedLine returns the span's line for _unattributed.observations.jsonl: its
 // [ObservationLine] with rollout_id "_unattributed" ([capture.UnattributedRolloutID]) and one more
 // key at the end, "unattributed_reason" (reason, a semconv.GymtraceUnattributed* value). It never
-// fails.
+// fails like NewLine.
 func (ObservationLines) NewUnattributedLine(s *capture.Span, reason string) (capture.Line, error) {
-	if err := checkSpanID(s); err != nil {
+	if err := checkLine(s); err != nil {
 		return nil, err
 	}
-	return observationLine{l: NewObservationLine(capture.UnattributedRolloutID, *s), reason: reason}, nil
+	return observationLine{l: NewObservationLine(capture.UnattributedRolloutID, *s), reason: reason, problems: droppedProblems(s)}, nil
 }
 
-// NewLine returns the span's [ObservationLine]; it fails only for a span without a valid span id.
+// NewLine returns the span's [ObservationLine], with the problems of its dropped counts (see
+// [ObservationLines]). It fails for a span without a valid span id, and for a span the span limits
+// cut (an error wrapping [ErrSpanLimits]).
 func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
-	if err := checkSpanID(s); err != nil {
+	if err := checkLine(s); err != nil {
 		return nil, err
 	}
-	return observationLine{l: NewObservationLine(rolloutID, *s)}, nil
+	return observationLine{l: NewObservationLine(rolloutID, *s), problems: droppedProblems(s)}, nil
+}
+
+// checkLine refuses a span whose line cannot be made (checkSpanID) or would be wrong: a cut
+// operation name, or a Recorder span the span limits cut.
+func checkLine(s *capture.Span) error {
+	if err := checkSpanID(s); err != nil {
+		return err
+	}
+	if full, ok := cutOperation(s.Attributes); ok {
+		v, _ := s.Attributes.Lookup(string(semconv.GenAIOperationNameKey))
+		return fmt.Errorf("%w: span %q: %s %q is a strict prefix of %q: the producer's attribute value length limit cut it (raise %s to at least %d)",
+			ErrSpanLimits, s.Name, semconv.GenAIOperationNameKey, v.AsString(), full, adviceValueLength, len(full))
+	}
+	if err := recorderCut(s); err != nil {
+		return fmt.Errorf("span %q: %w", s.Name, err)
+	}
+	return nil
+}
+
+// droppedProblems lists the span's dropped counts as the line's problems.
+func droppedProblems(s *capture.Span) capture.Problems {
+	var p capture.Problems
+	add := func(key string, n int, what, advice string) {
+		if n > 0 {
+			p = append(p, capture.Problem{Key: key, Reason: fmt.Sprintf("%d %s (raise %s)", n, what, advice)})
+		}
+	}
+	add("dropped_events", s.DroppedEvents, "events dropped by the producer's span limits: the line lacks them and the model-call references they held", adviceEventCount)
+	add("dropped_links", s.DroppedLinks, "links dropped by the producer's span limits: the line lacks them and the model-call references they held", adviceLinkCount)
+	add("dropped_attributes", s.DroppedAttributes, "span attributes dropped by the producer's span limits: the line may lack some it keeps", adviceAttrCount)
+	return p
 }
 
 // checkSpanID refuses an observation span whose span id is not valid (all zeros): its line could
@@ -105,10 +162,12 @@ func (ObservationLines) KeyOf(line []byte) string {
 	return t + s
 }
 
-// observationLine is an ObservationLine as a capture.Line, with the reason of an unattributed one.
+// observationLine is an ObservationLine as a capture.Line, with the reason of an unattributed one
+// and the problems of its span's dropped counts.
 type observationLine struct {
-	l      ObservationLine
-	reason string
+	l        ObservationLine
+	reason   string
+	problems capture.Problems
 }
 
 // Key is the span's trace_id and span_id as the line writes them; a span without a valid trace id
@@ -130,4 +189,4 @@ func (o observationLine) AppendTo(dst []byte) []byte {
 	dst = ojson.AppendString(dst, o.reason)
 	return append(dst, "}\n"...)
 }
-func (o observationLine) Problems() capture.Problems { return nil }
+func (o observationLine) Problems() capture.Problems { return o.problems }

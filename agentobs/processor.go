@@ -40,8 +40,10 @@ func WithProcessorLogger(l *slog.Logger) ProcessorOption {
 // gymtrace.capture.line_kind "observation" (see [capture.WithMeterProvider]). An observation span
 // that did not reach its rollout's file shows as gymtrace.capture.writer.spans with
 // gymtrace.capture.outcome "failed" (not written, or ended after Shutdown) or "rejected" (a rollout
-// id that is not a safe file name), or in gymtrace.capture.writer.unattributed (no rollout id on
-// the span, its resource or its trace: written to _unattributed.observations.jsonl, SPEC §0 D18).
+// id that is not a safe file name, or a span the span limits cut: see [ObservationLines]), or in
+// gymtrace.capture.writer.unattributed (no rollout id on the span, its resource or its trace:
+// written to _unattributed.observations.jsonl, SPEC §0 D18); a line written without the events,
+// links or attributes its span lost to a count limit shows as outcome "partial".
 // Default: a no-op provider (libraries never read the global one); nil keeps the default.
 func WithProcessorMeterProvider(mp metric.MeterProvider) ProcessorOption {
 	return func(c *processorConfig) { c.meterProvider = mp }
@@ -70,6 +72,11 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 // it goes to _unattributed.observations.jsonl when the window ends, at ForceFlush or at Shutdown
 // (SPEC §0 D18), logged once per trace with the reason. A held span is not durable when span.End
 // returns.
+// Span limits never damage a line unseen ([ObservationLines]): a span whose limits cut what its
+// line keeps — its gen_ai.operation.name cut to a strict prefix of invoke_agent or execute_tool, or
+// a [Recorder] span whose kept attributes were cut or dropped — is rejected (logged with the value
+// and the limit to raise, counted as "rejected"), and a span that lost events, links or attributes
+// to a count limit is written with its dropped counts and counted and logged as "partial".
 // Other spans are ignored, and so is the sampled flag (observations never depend on sampling).
 // Counters go to the meter provider of [WithProcessorMeterProvider].
 //
@@ -146,6 +153,9 @@ func (p *ObservationProcessor) logResult(r capture.Result, traceID, spanID strin
 	case capture.OutcomeWrittenDirUnsynced:
 		p.logger.Warn("gymtrace observations: line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
 			"rollout_id", r.RolloutID, "span_id", spanID, "error", r.Err)
+	case capture.OutcomePartial:
+		p.logger.Warn("gymtrace observations: line written without what the span's limits dropped (its bundle lacks it)",
+			"rollout_id", r.RolloutID, "span_id", spanID, "unattributed_reason", r.Unattributed, "error", r.Err)
 	case capture.OutcomeRejected:
 		p.logger.Warn("gymtrace observations: observation span rejected (retrying cannot help); not written",
 			"rollout_id", r.RolloutID, "span_id", spanID, "error", r.Err)

@@ -70,11 +70,34 @@ func WithClock(clock func() time.Time) Option {
 // The recorder never holds its locks while a span ends.
 //
 // The recorder keeps its own view of every observation (for [Recorder.Bundle]) for as long as it
-// lives: use one Recorder per rollout. Span limits of the provider (128 events by default) may
-// drop gymtrace.model_call events from a long invocation's span; the span's
-// gymtrace.model_call.ids list still carries every model_call_id, but a compaction's
-// before/after rule then sees only the events kept, so raise sdktrace.SpanLimits.EventCountLimit
-// for agents with more than 128 model calls per invocation.
+// lives: use one Recorder per rollout.
+//
+// # Span limits
+//
+// The provider's span limits (sdktrace.SpanLimits, or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT and the
+// other OTEL_*_LIMIT variables; the SDK's defaults: no value length limit, 128 attributes, events
+// and links) apply to the recorder's spans, never to its own view. They never damage an
+// observation unseen (SPEC §0 D18). When a span of an otel-go SDK provider (a span that is an
+// sdktrace.ReadOnlySpan) ends, the recorder compares what it set with what the span kept, once and
+// only for what the observation line keeps (the attributes [BundleFromSpans] reads and the
+// model-call references of its events and links):
+//
+//   - a value cut by the value length limit (e.g. gen_ai.operation.name "invoke_a",
+//     gen_ai.tool.call.id or an element of gymtrace.model_call.ids shortened), or a kept attribute
+//     dropped by a count limit, is reported to otel.Handle — an error wrapping [ErrSpanLimits] that
+//     names the span, the attribute, the bytes kept of the bytes set and the limit to raise, with
+//     the least value that keeps everything — and an [ObservationProcessor] of the provider rejects
+//     the span's line with that cause (outcome rejected): the file lacks the observation rather
+//     than holding a wrong one;
+//   - gymtrace.model_call events or links dropped by the event or link count limit (the oldest go
+//     first) are reported the same way, and the processor writes the line as the span holds it,
+//     with its dropped counts, as partial: the span's gymtrace.model_call.ids list still carries
+//     every model_call_id, but references without one and a compaction's before/after rule see
+//     only the events kept.
+//
+// In both cases [Recorder.Bundle] then differs from the file's bundle. Raise the limits for long
+// ids or names, or for agents with more than 128 model calls per invocation. Spans of other
+// providers are not checked.
 //
 // A Recorder is safe for concurrent use: any number of goroutines may record tool calls and model
 // calls of one invocation at once.
@@ -95,8 +118,10 @@ type Recorder struct {
 // the rollout's files and must pass the id check every span writer holds ([capture.CheckRolloutID]:
 // SPEC §0 D12, a letter or digit first, at most [rollout.MaxIDBytes] bytes), so that a recorder
 // is never made whose spans every writer would reject. A nil tp records no spans (a no-op provider): the bundle is
-// still recorded. The error names an invalid id (wrapping [capture.ErrInvalidRolloutID] or
-// [rollout.ErrInvalidID]) or option value.
+// still recorded. The error names an invalid id or option value. An invalid id's message states
+// the one rule that refused it, D12's (e.g. `invalid rollout id "": must match ^...$ (a letter or
+// digit, then ...)`), and the error wraps [rollout.ErrInvalidID], and also
+// [capture.ErrInvalidRolloutID] when the id is not even a file name of the store (SPEC §2.2).
 func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Recorder, error) {
 	cfg := recorderConfig{clock: time.Now}
 	for _, o := range opts {
@@ -104,7 +129,7 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 			o(&cfg)
 		}
 	}
-	if err := capture.CheckRolloutID(rolloutID); err != nil {
+	if err := checkRecorderID(rolloutID); err != nil {
 		return nil, fmt.Errorf("agentobs: recorder: %w", err)
 	}
 	if cfg.runID != "" {
@@ -127,6 +152,26 @@ func NewRecorder(tp trace.TracerProvider, rolloutID string, opts ...Option) (*Re
 	}, nil
 }
 
+// checkRecorderID is [capture.CheckRolloutID] with one message: D12's rule (rollout.ValidateID),
+// the stricter one, which refuses every id the store's file-name rule refuses; the store's error
+// is wrapped too, not printed.
+func checkRecorderID(rid string) error {
+	err := rollout.ValidateID(rid)
+	if err == nil {
+		return nil
+	}
+	if storeErr := capture.ValidateRolloutID(rid); storeErr != nil {
+		return idError{rule: err, store: storeErr}
+	}
+	return err
+}
+
+// idError is a rollout id refused by both rules: its text is the rule's, it matches both.
+type idError struct{ rule, store error }
+
+func (e idError) Error() string   { return e.rule.Error() }
+func (e idError) Unwrap() []error { return []error{e.rule, e.store} }
+
 // RolloutID returns the rollout id the recorder records.
 func (r *Recorder) RolloutID() string { return r.rolloutID }
 
@@ -138,8 +183,9 @@ func (r *Recorder) now() time.Time { return r.wall0.Add(r.clock().Sub(r.base)) }
 // view of its spans; source "gymtrace"). Observations still in progress are included as such: an
 // invocation or tool call that has not ended has status incomplete and no duration, a compaction in
 // progress outcome unknown. Once every observation ended it equals the bundle built from the
-// recorder's exported spans and from the observations file. It is valid by construction. Safe for
-// concurrent use.
+// recorder's exported spans and from the observations file, unless the provider's span limits cut
+// or dropped part of a span (reported, never silent: see "Span limits" at [Recorder]). It is valid
+// by construction. Safe for concurrent use.
 func (r *Recorder) Bundle() AgentObservationBundle {
 	r.mu.Lock()
 	entries := slices.Clone(r.entries)
@@ -216,7 +262,8 @@ func (e *entry) setAttributes(attrs ...attribute.KeyValue) {
 // finish ends the entry at the recorder's current time with gymtrace.observation.status status,
 // attrs, error.type ([errorType] of err and explicitType), the gymtrace.model_call.ids of its calls
 // and span status Error (err's text, else status) unless status is completed or unknown. Later
-// calls do nothing. The span ends after e.mu is released.
+// calls do nothing. The span ends after e.mu is released, checked against the span limits first
+// ([checkLimits], [entry.endSpan]).
 func (e *entry) finish(r *Recorder, status string, err error, explicitType string, attrs ...attribute.KeyValue) {
 	attrs = append([]attribute.KeyValue{semconv.GymtraceObservationStatusKey.String(status)}, attrs...)
 	if t := errorType(err, explicitType); t != "" {
@@ -241,8 +288,9 @@ func (e *entry) finish(r *Recorder, status string, err error, explicitType strin
 	}
 	end := r.now()
 	e.end = end
+	rep := checkLimits(e.span, e.attrs, e.events, e.links)
 	e.mu.Unlock()
-	e.span.End(trace.WithTimestamp(end))
+	e.endSpan(r.rolloutID, rep, trace.WithTimestamp(end))
 }
 
 // errEnded is returned when a model call is recorded on an observation that has ended.

@@ -84,7 +84,8 @@ func RecordSandbox(ctx context.Context, obs SandboxObservation, start, end time.
 		e.status = code
 		e.span.SetStatus(code, desc)
 	}
+	rep := checkLimits(e.span, e.attrs, e.events, e.links)
 	e.mu.Unlock()
-	e.span.End(trace.WithTimestamp(end))
+	e.endSpan(r.rolloutID, rep, trace.WithTimestamp(end))
 	return nil
 }

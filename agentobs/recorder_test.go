@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
+	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/proxy"
 	"github.com/gymtrace/gymtrace/rollout"
 )
@@ -320,9 +321,12 @@ func TestNewRecorderErrors(t *testing.T) {
 		name, rid string
 		opts      []agentobs.Option
 		want      string
+		storeErr  bool // the id is not a file name of the store either
 	}{
-		{name: "empty id", rid: "", want: "Invalid rollout id"},
-		{name: "slash", rid: "a/b", want: "Invalid rollout id"},
+		// One message, one rule (D12's, which refused it), naming the value; the error still
+		// matches the store's sentinel.
+		{name: "empty id", rid: "", want: `agentobs: recorder: invalid rollout id "": must match ` + rollout.IDPattern, storeErr: true},
+		{name: "slash", rid: "a/b", want: `agentobs: recorder: invalid rollout id "a/b": must match ` + rollout.IDPattern, storeErr: true},
 		// File names of the store that the writers' id rule (SPEC §0 D12) refuses: refused here,
 		// not span by span at write time (from a fresh-user trial).
 		{name: "dot dot", rid: "..", want: `invalid rollout id "..": must match ` + rollout.IDPattern},
@@ -335,6 +339,12 @@ func TestNewRecorderErrors(t *testing.T) {
 			_, err := agentobs.NewRecorder(nil, tt.rid, tt.opts...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			if tt.storeErr {
+				assert.NotContains(t, err.Error(), "Invalid rollout id", "one rule stated, not two")
+				assert.Equal(t, 1, strings.Count(err.Error(), "rollout id"), err.Error())
+				assert.ErrorIs(t, err, capture.ErrInvalidRolloutID)
+				assert.ErrorIs(t, err, rollout.ErrInvalidID)
+			}
 		})
 	}
 }

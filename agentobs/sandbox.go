@@ -3,6 +3,7 @@ package agentobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -22,10 +23,12 @@ type SandboxCommand struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Timeout, when > 0, kills the command's whole process group once it elapses: outcome "timeout".
+	// 0 means none (ctx's deadline still applies); a negative Timeout is refused.
 	Timeout time.Duration
 	// MemoryLimitBytes, when > 0, is enforced by a cgroup v2 memory.max where the runner can create
 	// one, else by a watchdog that samples the process tree's memory every 10 ms (it may overshoot by
-	// what the command allocates in that time): outcome "oom". Never reported as usage.
+	// what the command allocates in that time): outcome "oom". Never reported as usage. 0 means
+	// none; a negative value is refused.
 	MemoryLimitBytes int64
 
 	// Role is the sandbox's role (SPEC §6.2; required): agent, verifier or environment.
@@ -50,14 +53,24 @@ const mib = 1 << 20
 // error_type names the failure (e.g. "exit_code", "deadline_exceeded", "memory_limit_exceeded").
 // Configured limits never appear as usage.
 //
+// peak_memory_mib is null only when nothing was measured: in the rusage mode (no cgroup v2 of its
+// own: most containers) the kernel's ru_maxrss cannot be told from the caller's own high-water
+// mark for a command that used less memory than the caller, so the peak is the procfs sampler's,
+// whose first sample is taken right after the start; a command that exits before it (a shell
+// running only "exit 3", typically well under a millisecond) has no measured peak, while an
+// equally short one the sampler happened to catch alive reports its resident size (e.g. 0.29
+// MiB). Which of the two a sub-millisecond command gets is a race, never a guess.
+//
 // When ctx carries an invocation ([Recorder.StartInvocation]) the run is recorded with
 // [RecordSandbox]: a "sandbox {role}" span from the command's start to its end and the observation
 // in the recorder's bundle. Without one nothing is recorded and the observation is only returned.
 //
-// The error is non-nil when cmd is invalid (Path or Role missing or unknown) — nothing is run — or
-// when the command could not be started (the observation then has outcome sandbox_error and is
-// still recorded), or when recording failed. A command that runs and fails is not an error.
-// Safe for concurrent use.
+// The error is non-nil when cmd is invalid — nothing is run and nothing recorded; the returned
+// observation has outcome sandbox_error and error_type "invalid_spec" — or when the command could
+// not be started (the observation then has outcome sandbox_error and is still recorded), or when
+// recording failed. cmd is invalid when Role is missing or unknown, Path is empty, Timeout is
+// negative or MemoryLimitBytes is negative; the error names every such field, one per line
+// (errors.Join). A command that runs and fails is not an error. Safe for concurrent use.
 func RunSandboxed(ctx context.Context, cmd SandboxCommand) (SandboxObservation, error) {
 	obs := SandboxObservation{Role: cmd.Role, Provider: Ptr(cmd.Provider)}
 	if cmd.Provider == "" {
@@ -66,18 +79,17 @@ func RunSandboxed(ctx context.Context, cmd SandboxCommand) (SandboxObservation, 
 	if cmd.SandboxID != "" {
 		obs.SandboxID = Ptr(cmd.SandboxID)
 	}
-	if err := obs.Validate(); err != nil {
-		return obs, err
-	}
-	if cmd.Path == "" {
-		return obs, errors.New("agentobs: run sandboxed: SandboxCommand.Path is required")
-	}
-	start := time.Now()
-	res, runErr := sandboxrun.Run(ctx, sandboxrun.Spec{
+	spec := sandboxrun.Spec{
 		Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env,
 		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
 		Timeout: cmd.Timeout, MemoryLimitBytes: cmd.MemoryLimitBytes,
-	})
+	}
+	if err := errors.Join(obs.Validate(), spec.Validate()); err != nil {
+		obs.Outcome, obs.ErrorType = SandboxOutcomeSandboxError, Ptr(sandboxrun.ErrorTypeInvalidSpec)
+		return obs, fmt.Errorf("agentobs: run sandboxed: invalid SandboxCommand (nothing run):\n%w", err)
+	}
+	start := time.Now()
+	res, runErr := sandboxrun.Run(ctx, spec)
 	end := start.Add(res.WallTime)
 	if res.WallTime <= 0 {
 		end = time.Now()

@@ -140,10 +140,36 @@ func TestRunSandboxed(t *testing.T) {
 		assert.Equal(t, agentobs.SandboxOutcomeFailed, obs.Outcome)
 	})
 	t.Run("invalid command refused", func(t *testing.T) {
-		_, err := agentobs.RunSandboxed(t.Context(), agentobs.SandboxCommand{Path: "true"})
-		require.ErrorContains(t, err, "role")
-		_, err = agentobs.RunSandboxed(t.Context(), agentobs.SandboxCommand{Role: agentobs.SandboxRoleAgent})
-		require.ErrorContains(t, err, "Path is required")
+		for _, tt := range []struct {
+			name string
+			cmd  agentobs.SandboxCommand
+			want []string // every invalid field named
+		}{
+			{name: "no role", cmd: agentobs.SandboxCommand{Path: "true"}, want: []string{"role"}},
+			{name: "no path", cmd: agentobs.SandboxCommand{Role: agentobs.SandboxRoleAgent}, want: []string{"Path is empty"}},
+			// From a fresh-user trial: only the Timeout was named, and the run was recorded.
+			{name: "negative timeout and memory limit", cmd: agentobs.SandboxCommand{Path: "true", Role: agentobs.SandboxRoleEnvironment, Timeout: -1, MemoryLimitBytes: -5},
+				want: []string{"Timeout -1ns is negative", "MemoryLimitBytes -5 is negative"}},
+			{name: "every field", cmd: agentobs.SandboxCommand{Role: "robot", Timeout: -1, MemoryLimitBytes: -5},
+				want: []string{"role", "Path is empty", "Timeout -1ns is negative", "MemoryLimitBytes -5 is negative"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				h := newHarness(t)
+				rec, err := agentobs.NewRecorder(h.tp, "r-1")
+				require.NoError(t, err)
+				ctx, inv := rec.StartInvocation(t.Context(), "a")
+				obs, err := agentobs.RunSandboxed(ctx, tt.cmd)
+				inv.End(nil)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "nothing run")
+				for _, w := range tt.want {
+					assert.Contains(t, err.Error(), w)
+				}
+				assert.Equal(t, agentobs.SandboxOutcomeSandboxError, obs.Outcome)
+				assert.Equal(t, "invalid_spec", *obs.ErrorType)
+				assert.Empty(t, rec.Bundle().Records[1:], "nothing recorded but the invocation")
+			})
+		}
 	})
 	t.Run("program that cannot start: sandbox_error", func(t *testing.T) {
 		obs, err := agentobs.RunSandboxed(t.Context(), agentobs.SandboxCommand{Path: "/nonexistent/gymtrace-tool", Role: agentobs.SandboxRoleVerifier})

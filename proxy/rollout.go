@@ -135,8 +135,17 @@ func WithRolloutSpanOptions(opts ...trace.SpanStartOption) RolloutOption {
 //     span, so propagated requests still name the rollout's trace and root.
 //
 // A rolloutID that fails [rollout.ValidateID] (SPEC §0 D12) still gets its span and trace, but no
-// baggage: the span's status is Error with a message naming the id and the rule. Safe for
-// concurrent use.
+// baggage: the span's status is Error with a message naming the id and the rule.
+//
+// The ids are a function of (run, rollout id) only, so calling StartRollout twice with the same
+// ones — a retried rollout, in this process or another — starts and exports two spans with the
+// same trace id and span id: a backend then holds two roots with one identity, and every span of
+// both attempts lands in one trace. Nothing
+// refuses it: StartRollout keeps no state (the retry is usually another process, where no state
+// could see it), and the ids are the contract the proxy relies on to parent a call that arrives
+// without a traceparent. Give a retry a rollout id of its own, or start the root once and reuse
+// the returned ctx.
+// Safe for concurrent use.
 func StartRollout(ctx context.Context, tp trace.TracerProvider, rolloutID string, opts ...RolloutOption) (context.Context, trace.Span) {
 	var cfg rolloutConfig
 	for _, o := range opts {

@@ -37,7 +37,7 @@ const waitDelay = 2 * time.Second
 //
 // Run is safe for concurrent use; every goroutine it starts has ended when it returns.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return Result{Outcome: OutcomeSandboxError, ErrorType: ErrorTypeInvalidSpec}, fmt.Errorf("sandboxrun: %w", err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -47,15 +47,20 @@ type Spec struct {
 // errInvalidSpec is wrapped by every error about a Spec that cannot be run.
 var errInvalidSpec = errors.New("invalid spec")
 
-// validate reports the first field of s that breaks its rule, naming the value and the rule.
-func (s Spec) validate() error {
-	switch {
-	case s.Path == "":
-		return fmt.Errorf("%w: Path is empty: a program to run is required", errInvalidSpec)
-	case s.Timeout < 0:
-		return fmt.Errorf("%w: Timeout %v is negative: it must be 0 (none) or positive", errInvalidSpec, s.Timeout)
-	case s.MemoryLimitBytes < 0:
-		return fmt.Errorf("%w: MemoryLimitBytes %d is negative: it must be 0 (none) or positive", errInvalidSpec, s.MemoryLimitBytes)
+// Validate reports every field of s that breaks its rule, each naming the value and the rule,
+// joined (errors.Join) in field order: an empty Path, a negative Timeout, a negative
+// MemoryLimitBytes. Each wraps the same invalid-spec error; nil when s is runnable. [Run] refuses
+// such a Spec with it, running nothing.
+func (s Spec) Validate() error {
+	var errs []error
+	if s.Path == "" {
+		errs = append(errs, fmt.Errorf("%w: Path is empty: a program to run is required", errInvalidSpec))
 	}
-	return nil
+	if s.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: Timeout %v is negative: it must be 0 (none) or positive", errInvalidSpec, s.Timeout))
+	}
+	if s.MemoryLimitBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: MemoryLimitBytes %d is negative: it must be 0 (none) or positive", errInvalidSpec, s.MemoryLimitBytes))
+	}
+	return errors.Join(errs...)
 }
