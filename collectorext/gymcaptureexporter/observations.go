@@ -16,7 +16,9 @@ import (
 //
 // Outcomes: written (or already in the file: a retry appends nothing); rejected, with a permanent
 // error, when the rollout id is not a safe file name (SPEC §2.2); written_dir_unsynced (logged, no
-// error: the line is there, only the directory fsync failed); failed, retryable, when the line
+// error: the line is there, only the directory fsync failed); partial (logged, no error: the line
+// is written, but the span arrived without events, links or attributes its sender's span limits
+// dropped, agentobs.ObservationLines); failed, retryable, when the line
 // was not written because of an I/O error or because ctx ended before it was started. Observation
 // failures mark nothing: the incomplete marker speaks for the capture file only.
 func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) (capture.Outcome, error) {
@@ -42,6 +44,9 @@ func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) 
 		return r.Outcome, err
 	case capture.OutcomeWrittenDirUnsynced:
 		e.logger.Warn("gymcapture: observation line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
+			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
+	case capture.OutcomePartial:
+		e.logger.Warn("gymcapture: observation line written without what the sender's span limits dropped (its dropped counts are in the line)",
 			zap.String("rollout_id", r.RolloutID), sid, zap.Error(r.Err))
 	}
 	return r.Outcome, nil

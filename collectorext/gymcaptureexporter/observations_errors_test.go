@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
@@ -343,4 +345,29 @@ func TestObservationRetryThroughExporterhelper(t *testing.T) {
 		"a repeated line changes nothing: the mapping keeps a span id's first line")
 	assert.NotContains(t, got, "b.capture.incomplete")
 	assert.GreaterOrEqual(t, failures.Load(), int32(2))
+}
+
+// TestObservationPartialLogged: an observation span that arrives without events its sender's span
+// limits dropped is written with its dropped count and logged as partial, not silently.
+func TestObservationPartialLogged(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.CaptureDir = t.TempDir()
+	core, logs := observer.New(zap.WarnLevel)
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	exp, err := NewFactory().CreateTraces(t.Context(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, exp.Shutdown(context.Background())) }()
+
+	require.NoError(t, exp.ConsumeTraces(t.Context(), obsTraces(func(sp ptrace.Span) {
+		obsTool("r1", 1)(sp)
+		sp.SetDroppedEventsCount(3)
+	})))
+	data, err := os.ReadFile(filepath.Join(cfg.CaptureDir, "r1"+capture.ObservationsFileSuffix))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"dropped_events":3`)
+	entries := logs.FilterMessageSnippet("written without what the sender's span limits dropped").All()
+	require.Len(t, entries, 1)
+	assert.Equal(t, "r1", entries[0].ContextMap()["rollout_id"])
 }
