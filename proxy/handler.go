@@ -92,7 +92,8 @@ type Handler struct {
 // "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
 //
 // Exactly one of [WithStore] and [WithCaptureDir] is required. The error names the offending
-// option or value.
+// option or value: WithStore(nil) and WithCaptureDir("") are refused as such, not as a missing
+// option.
 func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	if next == nil {
 		return nil, errors.New("proxy capture handler: next handler is nil")
@@ -106,7 +107,11 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	}
 	store, ownStore := cfg.store, false
 	switch {
-	case store != nil && cfg.captureDir != "":
+	case cfg.storeSet && store == nil:
+		return nil, errors.New("proxy capture handler: WithStore(nil): the capture store must not be nil")
+	case cfg.captureDirSet && cfg.captureDir == "":
+		return nil, errors.New(`proxy capture handler: WithCaptureDir(""): the capture directory must not be empty (an absolute path)`)
+	case cfg.storeSet && cfg.captureDirSet:
 		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
