@@ -57,6 +57,18 @@ func (p *DurableProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	_ = p.w.write(context.Background(), s) // failures are counted, logged and marked by write
 }
 
+// Abandon accounts for model-call span s whose record will never be written because its producer
+// stopped waiting for it (the capture handler's Shutdown whose ctx ended while the call was still
+// in flight): s is counted as gymtrace.capture.writer.spans{outcome="failed"}, logged with cause, and
+// its rollout marked incomplete (SPEC §2.6; Store.MarkIncomplete fsyncs the directory, so the marker
+// is durable when Abandon returns). s need not have ended, and must then never end on this
+// processor (its record would be written after all and the span counted twice). A span that is not
+// a model call is ignored. It returns the error of writing the marker (also logged), nil when the
+// rollout was marked or there was nothing to mark. Safe for concurrent use, before and after Shutdown.
+func (p *DurableProcessor) Abandon(s sdktrace.ReadOnlySpan, cause error) error {
+	return p.w.abandon(s, cause)
+}
+
 // ForceFlush returns ctx's error, or nil: records are written synchronously in OnEnd, so nothing is
 // ever pending.
 func (p *DurableProcessor) ForceFlush(ctx context.Context) error {

@@ -55,6 +55,15 @@ func (w *recordWriter) fail(ctx context.Context, s sdktrace.ReadOnlySpan, cause 
 	return w.report(w.w.Discard(ctx, &v, cause), &v)
 }
 
+// abandon accounts for model-call span s whose record its producer gave up on (see
+// [DurableProcessor.Abandon]); it returns the marker's error.
+func (w *recordWriter) abandon(s sdktrace.ReadOnlySpan, cause error) error {
+	v := sdkspan.FromReadOnly(s)
+	r := w.w.Discard(context.Background(), &v, cause)
+	_ = w.report(r, &v) // a failed outcome: logged as a record not written
+	return r.MarkErr
+}
+
 // drop handles a span that arrives after Shutdown; it reports whether it was a model-call span.
 func (w *recordWriter) drop(s sdktrace.ReadOnlySpan) bool {
 	v := sdkspan.FromReadOnly(s)

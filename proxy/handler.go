@@ -62,9 +62,10 @@ type Handler struct {
 	fwd        *forwarder // New only
 	serverAttr []attribute.KeyValue
 
-	gate         drain.Gate   // captured calls in flight; closed by Shutdown
-	endMu        sync.RWMutex // held (read) around span.End; Shutdown takes it to stop the provider
-	providerDown bool         // guarded by endMu
+	gate         drain.Gate    // captured calls in flight; closed by Shutdown
+	inflight     inFlightCalls // the captured calls whose span has not ended (inflight.go)
+	endMu        sync.RWMutex  // held (read) around span.End; Shutdown takes it to stop the provider
+	providerDown bool          // guarded by endMu
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -92,7 +93,8 @@ type Handler struct {
 // "Durability contract"). The response carries the header X-Gymtrace-Model-Call-Id.
 //
 // Exactly one of [WithStore] and [WithCaptureDir] is required. The error names the offending
-// option or value.
+// option or value: WithStore(nil) and WithCaptureDir("") are refused as such, not as a missing
+// option.
 func CaptureHandler(next http.Handler, opts ...Option) (*Handler, error) {
 	if next == nil {
 		return nil, errors.New("proxy capture handler: next handler is nil")
@@ -106,7 +108,11 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	}
 	store, ownStore := cfg.store, false
 	switch {
-	case store != nil && cfg.captureDir != "":
+	case cfg.storeSet && store == nil:
+		return nil, errors.New("proxy capture handler: WithStore(nil): the capture store must not be nil")
+	case cfg.captureDirSet && cfg.captureDir == "":
+		return nil, errors.New(`proxy capture handler: WithCaptureDir(""): the capture directory must not be empty (an absolute path)`)
+	case cfg.storeSet && cfg.captureDirSet:
 		return nil, errors.New("proxy capture handler: both WithStore and WithCaptureDir given; use exactly one")
 	case store == nil && cfg.captureDir == "":
 		return nil, errors.New("proxy capture handler: no capture store: WithStore or WithCaptureDir is required (capture never depends on configuration)")
@@ -180,21 +186,45 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // Shutdown stops accepting calls (later requests are answered 503), waits for the captured calls in
 // flight to write their records, then shuts the tracer provider down, flushing the durable processor
 // and the processors of [WithSpanProcessor]. Call it after the http.Server finished its in-flight
-// calls. When ctx ends first, the provider is shut down anyway and a call still in flight marks its
-// rollout incomplete instead of writing (never a silent loss). It runs once; later calls return the
-// first result. The store of [WithCaptureDir] is closed last (a journaled one fsyncs its rollout
-// files and removes its journal, [WithDurability]); a store given with [WithStore] is the caller's.
+// calls.
+//
+// When ctx ends first, Shutdown stops waiting: before it returns, the rollout of every captured call
+// whose record is not yet written has its <rollout_id>.capture.incomplete marker (SPEC §2.6) on
+// stable storage, and each such call with a span is counted as a lost record,
+// gymtrace.capture.writer.spans{gymtrace.capture.line_kind="model_call",gymtrace.capture.outcome="failed"}
+// ([WithMeterProvider]; a call still reading its request body is counted when its span ends). A
+// process may exit then and lose no call silently. The abandoned calls go on: their clients still
+// get their answers, but their records are never written (the marker stays; a call ending later
+// marks again and logs), and they count in no other metric (gymtrace.capture.calls, bytes and the
+// GenAI histograms are recorded only after a record was written). The error (errors.Is ctx's
+// error) names how many calls were abandoned; the tracer provider is then shut down with the same
+// ended ctx, so not every span processor may have been shut down (the error says so).
+//
+// It runs once; later calls return the first result. The store of [WithCaptureDir] is closed last (a
+// journaled one fsyncs its rollout files and removes its journal, [WithDurability]); a store given
+// with [WithStore] is the caller's. Safe for concurrent use with ServeHTTP.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.shutdownOnce.Do(func() {
 		var errs []error
-		if err := h.gate.Drain(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("waiting for in-flight calls: %w", err))
-		}
-		h.endMu.Lock()
+		drainErr := h.gate.Drain(ctx)
+		var left []*inFlightCall
+		h.endMu.Lock() // no span is ending: every call in flight is either recorded or in h.inflight
 		h.providerDown = true
+		if drainErr != nil {
+			left = h.inflight.abandon()
+		}
 		h.endMu.Unlock()
-		if err := h.tp.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
+		var markErrs []error
+		if drainErr != nil {
+			markErrs = h.abandonInFlight(left) // before anything else can fail or block
+		}
+		tpErr := h.tp.Shutdown(ctx)
+		processorsCut := drainErr != nil && errors.Is(tpErr, drainErr)
+		if drainErr != nil {
+			errs = append(errs, inFlightError(drainErr, len(left), markErrs, processorsCut))
+		}
+		if tpErr != nil && !processorsCut {
+			errs = append(errs, tpErr)
 		}
 		if h.fwd != nil {
 			if t, ok := h.fwd.transport.(interface{ CloseIdleConnections() }); ok {
@@ -206,8 +236,11 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
-		if err := errors.Join(errs...); err != nil {
-			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", err)
+		switch {
+		case len(errs) == 1 && drainErr != nil:
+			h.shutdownErr = errs[0] // inFlightError names the handler itself
+		case len(errs) > 0:
+			h.shutdownErr = fmt.Errorf("proxy capture handler shutdown: %w", errors.Join(errs...))
 		}
 	})
 	return h.shutdownErr
@@ -235,11 +268,13 @@ func openCaptureDir(dir string, opts []capture.StoreOption, logger *slog.Logger)
 }
 
 // endSpan ends the model-call span, which makes the durable processor write the record (or mark the
-// rollout incomplete), or, when the provider is already shut down, marks the rollout incomplete.
-// The request and response objects that facts' pass split from the bodies (already compact strict
-// JSON) are registered for the durable processor while the span ends, so that its line copies
-// them without a second check.
-func (h *Handler) endSpan(span trace.Span, end time.Time, ex *capture.Exchange, facts *capture.PayloadFacts, rolloutID, id string) {
+// rollout incomplete), and takes call c out of the handler's in-flight set; it reports true. When
+// the provider is already shut down (Shutdown abandoned c, inflight.go), the span is not ended: the
+// rollout is marked incomplete (again), the span counted as a record not written unless Shutdown
+// counted it, and endSpan reports false. The request and response objects that facts' pass split
+// from the bodies (already compact strict JSON) are registered for the durable processor while the
+// span ends, so that its line copies them without a second check.
+func (h *Handler) endSpan(c *inFlightCall, span trace.Span, end time.Time, ex *capture.Exchange, facts *capture.PayloadFacts, rolloutID, id string) (recorded bool) {
 	h.endMu.RLock()
 	defer h.endMu.RUnlock()
 	if !h.providerDown {
@@ -249,9 +284,16 @@ func (h *Handler) endSpan(span trace.Span, end time.Time, ex *capture.Exchange, 
 			defer h.checked.Remove(sid)
 		}
 		span.End(trace.WithTimestamp(end))
-		return
+		h.inflight.remove(c)
+		return true
+	}
+	if ro, ok := span.(sdktrace.ReadOnlySpan); ok && h.inflight.countOnce(c) {
+		// Abandoned before its span started: counted (and its rollout marked) now.
+		_ = h.durable.Abandon(ro, errAbandoned) // a marker error is logged there
+		return false
 	}
 	h.markIncomplete(slog.LevelError, "call ended after shutdown; record not written, marking the rollout incomplete", rolloutID, id)
+	return false
 }
 
 // checkedOnly returns obj when facts' pass checked it (capture.PayloadFacts.Checked), else nil.
@@ -376,6 +418,8 @@ func escapedSuffix(escaped, rest string) string {
 func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutID, dialect string, tokenCapture bool) {
 	startWall, startMono := h.cfg.clock()
 	id := h.cfg.newID()
+	c := h.inflight.add(rolloutID, id)
+	defer h.inflight.remove(c)                                   // a call that ends without a span (a refusal), or a panic
 	body, readErr, refused := h.readRequestBody(w, r, rolloutID) // 413/408 answered (requestbody.go)
 	if refused {
 		return
@@ -403,6 +447,7 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 			semconv.GymtraceModelCallIDKey.String(id),
 			semconv.GymtraceDialectKey.String(dialect),
 		))
+	h.inflight.started(c, span)
 	r2 := r.WithContext(ctx)
 	sent := body // the request body as forwarded (the token adapter's additions included)
 	if readErr == nil && tcall.injects() && tcall.ad.active() {
@@ -489,9 +534,11 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 		h.cfg.logger.Warn("gymtrace capture: upstream call failed", "error_category", ex.ErrorCategory,
 			"rollout_id", rolloutID, "path", r.URL.Path, "model_call_id", id)
 	}
-	h.endSpan(span, endWall, &ex, &facts, rolloutID, id)
+	recorded := h.endSpan(c, span, endWall, &ex, &facts, rolloutID, id)
 	h.markIncompleteIfLossy(cw, ex.CaptureBound, rolloutID, id, clean)
-	h.metrics.recordCall(ctx, attrs, &ex)
+	if recorded { // an abandoned call counts only as a record not written (Shutdown)
+		h.metrics.recordCall(ctx, attrs, &ex)
+	}
 	putCallAttrs(attrBuf, attrs)
 
 	switch {

@@ -376,6 +376,10 @@ func TestCaptureHandlerConfig(t *testing.T) {
 		{name: "nil next", next: nil, opts: []Option{WithStore(store)}, wantErr: "next handler is nil"},
 		{name: "no store", next: ok, wantErr: "WithStore or WithCaptureDir is required"},
 		{name: "both", next: ok, opts: []Option{WithStore(store), WithCaptureDir(t.TempDir())}, wantErr: "use exactly one"},
+		{name: "nil store", next: ok, opts: []Option{WithStore(nil)}, wantErr: "WithStore(nil): the capture store must not be nil"},
+		{name: "empty dir", next: ok, opts: []Option{WithCaptureDir("")}, wantErr: `WithCaptureDir(""): the capture directory must not be empty`},
+		{name: "nil store and a dir", next: ok, opts: []Option{WithStore(nil), WithCaptureDir(t.TempDir())}, wantErr: "WithStore(nil)"},
+		{name: "empty dir and a store", next: ok, opts: []Option{WithStore(store), WithCaptureDir("")}, wantErr: `WithCaptureDir("")`},
 		{name: "relative dir", next: ok, opts: []Option{WithCaptureDir("captures")}, wantErr: `"captures" must be an absolute path`},
 		{name: "capture dir", next: ok, opts: []Option{WithCaptureDir(t.TempDir() + "/sub"), WithDirMode(0o750), WithFileMode(0o640)}},
 	}

@@ -31,7 +31,9 @@ import (
 // gymtrace.capture.near_miss_calls (by gymtrace.capture.near_miss.kind: calls whose path is almost a
 // captured endpoint, rollout.ClassifyNearMiss; each shape also logged once). mp also reaches the durable
 // processor ([exporter.WithMeterProvider]): the span writer's gymtrace.capture.writer.* counters.
-// Metrics are recorded after the call's record was written. A nil mp keeps the default.
+// Metrics are recorded after the call's record was written: a call [Handler.Shutdown] abandoned (its
+// ctx ended first) counts only in the writer's gymtrace.capture.writer.spans, outcome "failed". A nil
+// mp keeps the default.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
 }

@@ -56,7 +56,10 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	store      *capture.Store
 	captureDir string
-	storeOpts  []capture.StoreOption
+	// storeSet, captureDirSet: WithStore / WithCaptureDir was given (with a nil store or an empty
+	// directory the error names that option, not a missing one).
+	storeSet, captureDirSet bool
+	storeOpts               []capture.StoreOption
 
 	captureExporter      sdktrace.SpanExporter // WithCaptureExporter: records made durable by a Collector
 	captureExportTimeout time.Duration
@@ -121,16 +124,18 @@ func newConfig(opts []Option) config {
 
 // WithStore makes the handler write capture records to store (SPEC §2). Exactly one of WithStore and
 // [WithCaptureDir] is required: capture never silently depends on configuration (DESIGN.md
-// "Sampling"). The store is shared, not owned: Shutdown does not affect it.
+// "Sampling"). The store is shared, not owned: Shutdown does not affect it. A nil store is an error
+// of [CaptureHandler] and [New] naming WithStore(nil).
 func WithStore(store *capture.Store) Option {
-	return optionFunc(func(c *config) { c.store = store })
+	return optionFunc(func(c *config) { c.store, c.storeSet = store, true })
 }
 
 // WithCaptureDir makes the handler create its own [capture.Store] rooted at dir, which must be an
 // absolute path (SPEC §7; created with mkdir -p semantics). File and directory modes default to 0600
 // and 0700 ([WithFileMode], [WithDirMode]). Exactly one of [WithStore] and WithCaptureDir is required.
+// An empty dir is an error of [CaptureHandler] and [New] naming WithCaptureDir("").
 func WithCaptureDir(dir string) Option {
-	return optionFunc(func(c *config) { c.captureDir = dir })
+	return optionFunc(func(c *config) { c.captureDir, c.captureDirSet = dir, true })
 }
 
 // WithCaptureExporter makes a capture Collector, not the local store, write the capture records: each

@@ -14,7 +14,9 @@ import (
 // New returns the capture proxy: [CaptureHandler] over gymtrace's own forwarder to the model
 // server at upstream (DESIGN.md "The proxy's upstream request"). upstream is an absolute http or https
 // base URL without query or fragment (for example "http://127.0.0.1:8000"); each request goes to the
-// upstream base path followed by the stripped request path (with the client's escaping) and query.
+// upstream base path followed by the stripped request path (with the client's escaping) and query,
+// so a base path ending in /v1 ("http://127.0.0.1:8000/v1") is refused: the clients' paths already
+// start with /v1 (the rule of gymtrace proxy --upstream).
 //
 // The forwarder only ever dials upstream: CONNECT and absolute-form request targets naming another
 // host are refused (405 / 400). It drops hop-by-hop headers (and those named in Connection), adds no
@@ -72,8 +74,18 @@ func parseUpstream(upstream string) (*url.URL, error) {
 		return nil, fmt.Errorf("proxy: upstream %q: must not have a query or fragment", shown)
 	case u.User != nil:
 		return nil, fmt.Errorf("proxy: upstream %q: must not carry user info (send credentials as headers)", shown)
+	case endsInV1(u.Path):
+		return nil, fmt.Errorf("proxy: upstream %q: must be the base URL without /v1 (requests keep their /v1/... path)", shown)
 	}
 	return u, nil
+}
+
+// endsInV1 reports whether an upstream base path ends in the segment /v1 (trailing slashes aside):
+// the clients' paths already start with /v1, so such a base would forward to /v1/v1/... (the rule
+// of gymtrace proxy --upstream too).
+func endsInV1(path string) bool {
+	p := strings.TrimRight(path, "/")
+	return p == "/v1" || strings.HasSuffix(p, "/v1")
 }
 
 // accepts refuses requests the proxy must not act on: CONNECT (405) and absolute-form targets that
