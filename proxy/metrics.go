@@ -25,8 +25,10 @@ import (
 // these three with the conventions' bucket boundaries and gen_ai.operation.name,
 // gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address, server.port
 // (each when known) and error.type (SPEC §3.3, on failure); and the counters gymtrace.capture.calls
-// (by gymtrace.dialect and gymtrace.error_category), gymtrace.capture.bytes (by
-// gymtrace.capture.direction), gymtrace.capture.uncorrelated_calls and gymtrace.capture.bounded_calls
+// (by gymtrace.dialect, and gymtrace.error_category on a call that has one), gymtrace.capture.bytes
+// (by gymtrace.capture.direction), gymtrace.capture.uncorrelated_calls (by gymtrace.dialect),
+// gymtrace.tokens.entries and gymtrace.tokens.incomplete_marks (by gymtrace.tokens.incomplete_cause:
+// the token capture of calls under the training prefix, [WithTokenSource]), gymtrace.capture.bounded_calls
 // (by gymtrace.capture_bound.kind: calls whose capture stopped at a bound, SPEC §0 D15) and
 // gymtrace.capture.near_miss_calls (by gymtrace.capture.near_miss.kind: calls whose path is almost a
 // captured endpoint, rollout.ClassifyNearMiss; each shape also logged once). mp also reaches the durable
