@@ -2,6 +2,7 @@ package rollouts
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -172,7 +173,8 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2, or a derived id
 //     the proxy would refuse, SPEC D12), is written unchanged and listed in Summary.RowErrors.
 //
-// Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
+// Unchanged lines keep their bytes, "\r\n" included; an attached row ends as its input line did
+// ("\r\n" or "\n"), so a CRLF file stays CRLF throughout; a last line without a newline gets "\n".
 //
 // With opts.Tokens, every participating attached row is then finalized as the reference's
 // collector does (docs/TOKENS.md §0 T6, §1.7 step 5, [TokenOptions]); Summary.Tokens lists the
@@ -211,7 +213,7 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 			return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 		}
 		if outLine[len(outLine)-1] != '\n' { // lineReader never returns an empty line
-			outLine = append(outLine, '\n')
+			outLine = append(outLine, lineEnding(line)...)
 		}
 		if _, err := w.Write(outLine); err != nil {
 			return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
@@ -225,6 +227,15 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 		return sum, &MalformedRowsError{Rows: sum.RowErrors}
 	}
 	return sum, nil
+}
+
+// lineEnding returns the line terminator the output line of input line gets: "\r\n" when line ends
+// with one, else "\n" (also for a last line without a terminator).
+func lineEnding(line []byte) string {
+	if bytes.HasSuffix(line, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // attachRow returns the output line of input line n (see Attach) and counts it in sum; firstLine
