@@ -255,6 +255,10 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 		sum.Unchanged++
 		return line, nil
 	}
+	var prior derivedGaps
+	if opts.Trajectory {
+		prior = priorGaps(&l) // before the attachment and the join replace what it reads
+	}
 	a, err := capture.BuildAttachment(stores, id, (opts.IncludePayloads || opts.Trajectory) && !hasRedactedHistory(&l))
 	if err != nil {
 		return nil, err
@@ -283,7 +287,7 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 		sum.Rollouts = append(sum.Rollouts, h)
 	}
 	if opts.Trajectory {
-		matched, err := projectTrajectory(&l, opts.Inputs)
+		matched, err := projectTrajectory(&l, opts.Inputs, prior)
 		if matched {
 			sum.InputsMatched++
 		}
