@@ -111,6 +111,14 @@ OUT.jsonl is not written and nothing is retired.`,
 			if err := requireStringFlag(outputFlag, output); err != nil {
 				return err
 			}
+			if err := notDirectoryFlag(inputFlag, input); err != nil {
+				return err
+			}
+			if inputs != "" {
+				if err := notDirectoryFlag(inputsFlag, inputs); err != nil {
+					return err
+				}
+			}
 			if input == "-" || output == "-" {
 				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
 			}
@@ -169,7 +177,8 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 	}
 	defer in.Close()
 	opts.OnProgress = func(p rollouts.Progress) {
-		cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+		cmdNotef(cmd, "%d row%s of %s read (%.1f MiB), %.1f MiB of capture files read, in %s: %d attached",
+			p.Rows, pluralSuffix(p.Rows), input, mib(p.Bytes), mib(p.CaptureBytes), p.Elapsed.Round(time.Second), p.Attached)
 	}
 	start := time.Now()
 	var sum rollouts.Summary
@@ -249,6 +258,8 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output 
 	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
 	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
 		"rows with invalid ng_agent_observations")
+	noteRowErrors(cmd, sum.ObservationReadErrors, "observations could not be read, ng_agent_observations not joined",
+		"rows with unreadable observations")
 	noteRowErrors(cmd, sum.TranscriptErrors, "gap "+claudecode.GapClaudeCodeTranscriptUnreadable,
 		"rows with refused Claude Code transcripts")
 	noteRowErrors(cmd, sum.TrajectoryErrors, "ng_trajectory projection failed (gap trajectory_projection_failed)",
@@ -271,6 +282,9 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output 
 	}
 	if n := len(sum.ObservationErrors); n > 0 {
 		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
+	}
+	if n := len(sum.ObservationReadErrors); n > 0 {
+		msg += fmt.Sprintf("; %d with unreadable observations", n)
 	}
 	if n := len(sum.TranscriptErrors); n > 0 {
 		msg += fmt.Sprintf("; %d with refused Claude Code transcripts", n)
@@ -322,3 +336,6 @@ func pathErrCause(err error) error {
 	}
 	return err
 }
+
+// mib is n bytes in MiB.
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

@@ -51,6 +51,9 @@ has nothing to clear.`,
 			if err := requireStringFlag(inputFlag, input); err != nil {
 				return err
 			}
+			if err := notDirectoryFlag(inputFlag, input); err != nil {
+				return err
+			}
 			var stores []*capture.Store
 			store, err := existingCaptureStore(cmd, runDir)
 			switch {

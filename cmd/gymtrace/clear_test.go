@@ -77,6 +77,7 @@ func TestClearCommandErrors(t *testing.T) {
 		{name: "no input", args: []string{"--capture-dir", s.Dir()}, code: 2, want: "--input is required"},
 		{name: "argument", args: []string{"--capture-dir", s.Dir(), "--input", input, "0-0"}, code: 2, want: "unexpected argument"},
 		{name: "missing input", args: []string{"--capture-dir", s.Dir(), "--input", input + ".nope"}, code: 1, want: "no such file"},
+		{name: "input is a directory", args: []string{"--capture-dir", s.Dir(), "--input", s.Dir()}, code: 2, want: fmt.Sprintf("--input %q is a directory", s.Dir())},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

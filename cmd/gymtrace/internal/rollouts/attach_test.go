@@ -184,7 +184,8 @@ func TestAttachMalformedRows(t *testing.T) {
 			assert.Equal(t, tt.line, got[1])
 			assert.Contains(t, got[2], `"ng_model_call_capture":{"rollout_id":"0-1"`)
 			assert.Equal(t, Summary{Rows: 3, Attached: 2, Malformed: 1, RowErrors: me.Rows,
-				Rollouts: []RolloutHealth{{Line: 3, RolloutID: "0-1", NoRecords: true}}}, sum)
+				Rollouts:     []RolloutHealth{{Line: 3, RolloutID: "0-1", NoRecords: true}},
+				CaptureBytes: int64(len(callLine("c1", usage, "1.0")))}, sum)
 		})
 	}
 }
@@ -317,9 +318,23 @@ func TestAttachProgress(t *testing.T) {
 		require.Error(t, err) // the [] rows
 		require.Len(t, got, 2)
 		assert.Equal(t, []int{4, 8}, []int{got[0].Rows, got[1].Rows})
-		assert.Equal(t, Progress{Rows: 4, Attached: 2, Unchanged: 1, Malformed: 1, Bytes: got[0].Bytes, Elapsed: got[0].Elapsed}, got[0])
+		assert.Equal(t, Progress{Rows: 4, Attached: 2, Unchanged: 1, Malformed: 1, Bytes: got[0].Bytes, CaptureBytes: got[0].CaptureBytes, Elapsed: got[0].Elapsed}, got[0])
 		assert.Equal(t, int64(len(strings.Join(strings.SplitAfter(input, "\n")[:4], ""))), got[0].Bytes, "bytes of the first 4 lines")
 		assert.GreaterOrEqual(t, got[1].Elapsed, got[0].Elapsed)
+	})
+	t.Run("capture bytes read", func(t *testing.T) {
+		big := newStore(t)
+		capLine := callLine("c-big", usage, "1.0")
+		writeCapture(t, big, "1-2", strings.Repeat(capLine, 100))
+		var got []Progress
+		_, sum, _ := attachString(t, input, []*capture.Store{big}, Options{
+			ProgressRows: 4, ProgressInterval: time.Hour,
+			OnProgress: func(p Progress) { got = append(got, p) },
+		})
+		require.Len(t, got, 2)
+		one := int64(100 * len(capLine))
+		assert.Equal(t, []int64{2 * one, 3 * one}, []int64{got[0].CaptureBytes, got[1].CaptureBytes}, "each attached row reads the file")
+		assert.Equal(t, 3*one, sum.CaptureBytes)
 	})
 	t.Run("every interval", func(t *testing.T) {
 		var n int
