@@ -31,7 +31,9 @@ text. A record the current version wrote comes out byte for byte the same.
 DIR is never modified. DIR2 (an absolute path, created if missing) must not be DIR and must not
 already hold a capture of a rollout being written. Damaged lines of DIR (not JSON objects) cannot be
 written as records: they are left out and the rollout is marked incomplete in DIR2, as it is when DIR
-has the .capture.incomplete marker. Changed records are listed on stderr.
+has the .capture.incomplete marker. The damaged lines counted here are only those lines: an object
+that is not a valid ModelCallRecord, which calls, metrics and report count as damaged too, is
+copied as it is (counted as copied). Changed records are listed on stderr.
 
 A failure while writing (a full disk: ENOSPC; a signal) stops at the rollout it happened in and
 exits 1: the output files rederive created for that rollout (its capture file and marker, which did
