@@ -54,6 +54,14 @@ joined by _ng_task_index and _ng_rollout_index; without it the row's own task_id
 instance_id, else _ng_task_index, is used. --no-trajectory skips the projection; payloads are then
 attached only with --include-payloads.
 
+A row attached before (it already carries ng_model_call_capture and ng_trajectory, e.g. OUT.jsonl
+given again as ROLLOUTS.jsonl after more calls were captured) comes out as a fresh attach of the
+line before its first attach would: the gaps the earlier projection derived (from the
+observations, the capture and the *_unavailable rules) are derived again, in the fresh order, and a
+stale one is withdrawn. With --no-trajectory ng_trajectory is never written nor removed: a row
+attached before keeps its earlier ng_trajectory exactly as it was, which may then describe other
+calls than the new ng_model_call_capture; re-attach without the flag to update both.
+
 A row's ng_agent_observations (SPEC §6) is validated and joined with the rollout's captured calls by
 model_call_id or (model server, response id), never by time or position (SPEC §5.4, §6.5); a row
 without one takes the bundle of <rollout_id>.observations.jsonl beside the capture file (written by
@@ -103,6 +111,14 @@ OUT.jsonl is not written and nothing is retired.`,
 			if err := requireStringFlag(outputFlag, output); err != nil {
 				return err
 			}
+			if err := notDirectoryFlag(inputFlag, input); err != nil {
+				return err
+			}
+			if inputs != "" {
+				if err := notDirectoryFlag(inputsFlag, inputs); err != nil {
+					return err
+				}
+			}
 			if input == "-" || output == "-" {
 				return usageErrorf("--%s and --%s name files; \"-\" (standard input or output) is not supported: the output is replaced atomically", inputFlag, outputFlag)
 			}
@@ -135,7 +151,7 @@ OUT.jsonl is not written and nothing is retired.`,
 	cmd.Flags().StringVar(&input, inputFlag, "", "rollouts JSONL file to read (required)")
 	cmd.Flags().StringVar(&output, outputFlag, "", "JSONL file to write; replaced atomically (required)")
 	cmd.Flags().BoolVar(&opts.IncludePayloads, "include-payloads", false, "with --no-trajectory: keep request/response payloads in the attached calls (the projection always moves them into ng_trajectory)")
-	cmd.Flags().BoolVar(&noTrajectory, "no-trajectory", false, "skip the ng_trajectory projection (SPEC §5.5 step 3): only the attachment and the observations join")
+	cmd.Flags().BoolVar(&noTrajectory, "no-trajectory", false, "skip the ng_trajectory projection (SPEC §5.5 step 3): only the attachment and the observations join; an existing ng_trajectory (a producer's, or an earlier attach's, which then may describe other calls) is kept unchanged")
 	cmd.Flags().StringVar(&inputs, inputsFlag, "", "the run's dispatched input rows (JSONL, e.g. *_materialized_inputs.jsonl): each trajectory's task_id comes from the row with the same _ng_task_index and _ng_rollout_index")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 (after writing the output) when any rollout has a capture problem, a refused Claude Code transcript or a failed ng_trajectory projection reported on stderr")
 	cmd.Flags().StringVar(&opts.ClaudeCodeDirKey, "claude-code-dir-key", "", "row key holding the path of the rollout's CLAUDE_CONFIG_DIR: rows without ng_agent_observations get the bundle extracted from its Claude Code transcripts (SPEC §6.3), joined with the calls")
@@ -161,7 +177,8 @@ func runAttach(cmd *cobra.Command, store *capture.Store, input, output string, s
 	}
 	defer in.Close()
 	opts.OnProgress = func(p rollouts.Progress) {
-		cmdNotef(cmd, "%d rows read (%.1f MiB) in %s: %d attached", p.Rows, float64(p.Bytes)/(1<<20), p.Elapsed.Round(time.Second), p.Attached)
+		cmdNotef(cmd, "%d row%s of %s read (%.1f MiB), %.1f MiB of capture files read, in %s: %d attached",
+			p.Rows, pluralSuffix(p.Rows), input, mib(p.Bytes), mib(p.CaptureBytes), p.Elapsed.Round(time.Second), p.Attached)
 	}
 	start := time.Now()
 	var sum rollouts.Summary
@@ -241,6 +258,8 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output 
 	noteRowErrors(cmd, sum.RowErrors, "malformed row copied unchanged", "malformed rows")
 	noteRowErrors(cmd, sum.ObservationErrors, "invalid ng_agent_observations not joined",
 		"rows with invalid ng_agent_observations")
+	noteRowErrors(cmd, sum.ObservationReadErrors, "observations could not be read, ng_agent_observations not joined",
+		"rows with unreadable observations")
 	noteRowErrors(cmd, sum.TranscriptErrors, "gap "+claudecode.GapClaudeCodeTranscriptUnreadable,
 		"rows with refused Claude Code transcripts")
 	noteRowErrors(cmd, sum.TrajectoryErrors, "ng_trajectory projection failed (gap trajectory_projection_failed)",
@@ -263,6 +282,9 @@ func reportAttach(cmd *cobra.Command, sum rollouts.Summary, retired int, output 
 	}
 	if n := len(sum.ObservationErrors); n > 0 {
 		msg += fmt.Sprintf("; %d invalid ng_agent_observations", n)
+	}
+	if n := len(sum.ObservationReadErrors); n > 0 {
+		msg += fmt.Sprintf("; %d with unreadable observations", n)
 	}
 	if n := len(sum.TranscriptErrors); n > 0 {
 		msg += fmt.Sprintf("; %d with refused Claude Code transcripts", n)
@@ -314,3 +336,6 @@ func pathErrCause(err error) error {
 	}
 	return err
 }
+
+// mib is n bytes in MiB.
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

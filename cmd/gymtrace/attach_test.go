@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,6 +103,10 @@ func TestAttachCommandErrors(t *testing.T) {
 		{name: "output links to input", args: []string{"--capture-dir", dir, "--input", input, "--output", link}, code: 2, want: "are the same file"},
 		{name: "positional argument", args: []string{"--capture-dir", dir, "--input", input, "--output", output, "extra"}, code: 2, want: `unexpected argument "extra"`},
 		{name: "missing input", args: []string{"--capture-dir", dir, "--input", input + ".nope", "--output", output}, code: 1, want: "no such file"},
+		{name: "input is a directory", args: []string{"--capture-dir", dir, "--input", outDir, "--output", output}, code: 2,
+			want: fmt.Sprintf("--input %q is a directory: it must name a JSONL file", outDir)},
+		{name: "inputs is a directory", args: []string{"--capture-dir", dir, "--input", input, "--inputs", outDir, "--output", output}, code: 2,
+			want: fmt.Sprintf("--inputs %q is a directory", outDir)},
 		{name: "missing capture dir", args: []string{"--capture-dir", dir + "/nope", "--input", input, "--output", output}, code: 1, want: "capture directory does not exist"},
 		{name: "output dir missing", args: []string{"--capture-dir", dir, "--input", input, "--output", outDir + "/nope/out.jsonl"}, code: 1,
 			want: "attach: create output " + outDir + "/nope/out.jsonl: no such file or directory"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,12 @@ rules, or a derived id the proxy refuses: it must match ^[A-Za-z0-9][A-Za-z0-9._
 rule. A capture directory that does not exist has nothing to clear (it is not created). The summary
 on stderr counts the files removed and the rollouts that had nothing to remove.
 
+A file that cannot be removed (e.g. a directory where <id>.capture.jsonl should be, or a permission
+error) does not stop the clear: every file of every row is still tried, the summary counts what was
+removed and the rollouts that failed, every failure is reported (one line each, naming the rollout
+and the file) and the command exits 1, so the rows whose clear failed must not be re-dispatched
+before their files are removed.
+
 Training token captures are cleared with them (docs/TOKENS.md §3.6 clear_token_captures_for_rollouts):
 for the same rollout ids, <id>.tokens.jsonl, .tokens.intents, .tokens.incomplete and
 .tokens.state.json (a retired tombstone included) are removed from --token-dir (default: the capture
@@ -42,6 +49,9 @@ has nothing to clear.`,
 				return err
 			}
 			if err := requireStringFlag(inputFlag, input); err != nil {
+				return err
+			}
+			if err := notDirectoryFlag(inputFlag, input); err != nil {
 				return err
 			}
 			var stores []*capture.Store
@@ -70,22 +80,19 @@ has nothing to clear.`,
 			}
 			defer in.Close()
 			sum, err := rollouts.Clear(in, stores, tokenStores...)
-			if err != nil {
-				if sum.Files > 0 {
-					cmdNotef(cmd, "before the failure: %s", clearReport(sum, runDir))
-				}
-				return err
-			}
-			if len(stores) > 0 || len(tokenStores) > 0 {
+			if (len(stores) > 0 || len(tokenStores) > 0) && (err == nil || len(sum.IDs) > 0) {
+				// After a failed removal too: every row was tried, and the summary says what went.
 				cmdNotef(cmd, "%s", clearReport(sum, runDir))
 			}
-			// Cleared is a subsequence of IDs in the same order: where they first differ is the first
-			// rollout with nothing to remove, whose captures may sit in a run directory (--run-id).
-			for i, id := range sum.IDs {
-				if i >= len(sum.Cleared) || sum.Cleared[i] != id {
+			// The first rollout with nothing to remove may have its captures in a run directory (--run-id).
+			for _, id := range sum.IDs {
+				if !slices.Contains(sum.Cleared, id) && !slices.Contains(sum.Failed, id) {
 					noteRunIDHint(cmd, runDir, id+capture.CaptureFileSuffix)
 					break
 				}
+			}
+			if err != nil {
+				return err
 			}
 			return nil
 		},
@@ -97,15 +104,19 @@ has nothing to clear.`,
 	return cmd
 }
 
-// clearReport says e.g. "removed 2 files of 1 rollout in DIR; 1 rollout had nothing to remove".
+// clearReport says e.g. "removed 2 files of 1 rollout in DIR; 1 rollout had nothing to remove; 1
+// rollout failed (every failure below)".
 func clearReport(sum rollouts.ClearSummary, dir string) string {
 	msg := fmt.Sprintf("removed %d file%s of %d rollout%s in %s",
 		sum.Files, pluralSuffix(sum.Files), len(sum.Cleared), pluralSuffix(len(sum.Cleared)), dir)
 	if sum.TokenCaptures > 0 {
 		msg += fmt.Sprintf("; cleared the token captures of %d rollout%s", sum.TokenCaptures, pluralSuffix(sum.TokenCaptures))
 	}
-	if n := len(sum.IDs) - len(sum.Cleared); n > 0 {
+	if n := sum.Untouched(); n > 0 {
 		msg += fmt.Sprintf("; %d rollout%s had nothing to remove", n, pluralSuffix(n))
+	}
+	if n := len(sum.Failed); n > 0 {
+		msg += fmt.Sprintf("; %d rollout%s failed (every failure below)", n, pluralSuffix(n))
 	}
 	return msg
 }

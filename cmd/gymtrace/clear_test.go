@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,7 @@ func TestClearCommandErrors(t *testing.T) {
 		{name: "no input", args: []string{"--capture-dir", s.Dir()}, code: 2, want: "--input is required"},
 		{name: "argument", args: []string{"--capture-dir", s.Dir(), "--input", input, "0-0"}, code: 2, want: "unexpected argument"},
 		{name: "missing input", args: []string{"--capture-dir", s.Dir(), "--input", input + ".nope"}, code: 1, want: "no such file"},
+		{name: "input is a directory", args: []string{"--capture-dir", s.Dir(), "--input", s.Dir()}, code: 2, want: fmt.Sprintf("--input %q is a directory", s.Dir())},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,6 +139,47 @@ func TestClearCommandRefusesIDsTheProxyRefuses(t *testing.T) {
 			has, err := s.HasCapture("0-0")
 			require.NoError(t, err)
 			assert.True(t, has, "nothing deleted")
+		})
+	}
+}
+
+// A file that cannot be removed does not stop the clear: the later rows are cleared too, every failure
+// is reported, the summary says what was removed, and the command exits 1.
+func TestClearCommandTriesEveryRowAfterAFailure(t *testing.T) {
+	rows := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n" +
+		"{\"_ng_task_index\":0,\"_ng_rollout_index\":2}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":3}\n"
+	tests := []struct {
+		name    string
+		blocked []string
+		seeded  []string
+		summary string
+	}{
+		{name: "one failure", blocked: []string{"0-0"}, seeded: []string{"0-1", "0-2"},
+			summary: "removed 4 files of 2 rollouts in %s; 1 rollout had nothing to remove; 1 rollout failed (every failure below)\n"},
+		{name: "two failures", blocked: []string{"0-0", "0-2"}, seeded: []string{"0-1", "0-3"},
+			summary: "removed 4 files of 2 rollouts in %s; 2 rollouts failed (every failure below)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, input := clearFixture(t, rows, tt.seeded...)
+			for _, id := range tt.blocked {
+				p, err := s.CapturePath(id)
+				require.NoError(t, err)
+				require.NoError(t, os.Mkdir(p, 0o700))
+				require.NoError(t, os.WriteFile(filepath.Join(p, "x"), nil, 0o600))
+			}
+			r := runGymtrace(t, "clear", "--capture-dir", s.Dir(), "--input", input)
+			require.Error(t, r.err)
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stderr, fmt.Sprintf(tt.summary, s.Dir()))
+			for _, id := range tt.blocked {
+				assert.Contains(t, r.err.Error(), "remove "+filepath.Join(s.Dir(), id+capture.CaptureFileSuffix))
+			}
+			for _, id := range tt.seeded {
+				has, err := s.HasCapture(id)
+				require.NoError(t, err)
+				assert.False(t, has, "%s cleared after the failure", id)
+			}
 		})
 	}
 }

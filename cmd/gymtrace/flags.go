@@ -46,6 +46,16 @@ func requireStringFlag(name, value string) error {
 	return nil
 }
 
+// notDirectoryFlag is a usage error naming the flag and the value when value (a file flag's, e.g.
+// --input) is an existing directory: such a file flag names one JSONL file. Any other value passes;
+// a missing or unreadable file is the command's error when it opens it.
+func notDirectoryFlag(name, value string) error {
+	if fi, err := os.Stat(value); err == nil && fi.IsDir() {
+		return usageErrorf("--%s %q is a directory: it must name a JSONL file", name, value)
+	}
+	return nil
+}
+
 // oneRolloutID is the Args check of the commands taking one ROLLOUT_ID: exactly one argument that
 // passes SPEC D12 (rollout.ValidateID), else a usage error naming the value and the rule.
 func oneRolloutID(_ *cobra.Command, args []string) error {

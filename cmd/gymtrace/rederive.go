@@ -31,7 +31,14 @@ text. A record the current version wrote comes out byte for byte the same.
 DIR is never modified. DIR2 (an absolute path, created if missing) must not be DIR and must not
 already hold a capture of a rollout being written. Damaged lines of DIR (not JSON objects) cannot be
 written as records: they are left out and the rollout is marked incomplete in DIR2, as it is when DIR
-has the .capture.incomplete marker. Changed records are listed on stderr.`,
+has the .capture.incomplete marker. The damaged lines counted here are only those lines: an object
+that is not a valid ModelCallRecord, which calls, metrics and report count as damaged too, is
+copied as it is (counted as copied). Changed records are listed on stderr.
+
+A failure while writing (a full disk: ENOSPC; a signal) stops at the rollout it happened in and
+exits 1: the output files rederive created for that rollout (its capture file and marker, which did
+not exist before) are removed and the error says so, so the same command can be run again for it;
+the rollouts written before it are kept complete (rerun with --rollout for the others).`,
 		Args: noPositionalArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkCaptureDir(dir); err != nil {
@@ -90,6 +97,9 @@ func runRederive(cmd *cobra.Command, src, dst *capture.Store, rolloutID string) 
 		return fmt.Errorf("%w (nothing written)", err)
 	}
 	if err != nil {
+		if len(sum.Rollouts) > 0 {
+			return fmt.Errorf("%w: rerun with --rollout for each rollout not written, or into a new directory", err)
+		}
 		return err
 	}
 	cmdNotef(cmd, "wrote %s: %d rollout%s, %d record%s: %d changed, %d rebuilt unchanged, %d copied as they were (no response_raw or kept by rule); %d damaged line%s left out",

@@ -94,6 +94,7 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	opts := report.Options{
 		RunID:                 f.run,
+		CommandArgs:           readCommandArgs(f.dir, f.run),
 		UncorrelatedRolloutID: f.uncorrelated,
 		OnProgress: func(p report.Progress) {
 			cmdNotef(cmd, "read %d of %d rollouts (%d calls) in %s", p.Done, p.Total, p.Calls, p.Elapsed.Round(time.Second))
@@ -105,6 +106,9 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	if opts.TokenStore, err = existingTokenStore(tdir, f.tokenDir); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	if f.tokenDir != "" {
+		opts.TokenCommandArgs = "--" + tokenDirFlag + " " + report.ShellQuote(f.tokenDir)
 	}
 	if f.rollouts != "" {
 		in, err := os.Open(f.rollouts)
@@ -149,4 +153,14 @@ func runReport(cmd *cobra.Command, f reportFlags) error {
 	}
 	cmdNotef(cmd, "wrote %s", f.html)
 	return nil
+}
+
+// readCommandArgs are the arguments, shell-quoted, that make `gymtrace calls` or `gymtrace tokens`
+// read the run the report read: --capture-dir DIR, and --run-id RUN when one was given.
+func readCommandArgs(dir, run string) string {
+	args := "--" + captureDirFlag + " " + report.ShellQuote(dir)
+	if run != "" {
+		args += " --" + runIDFlag + " " + report.ShellQuote(run)
+	}
+	return args
 }

@@ -223,3 +223,31 @@ func TestReportHTMLMissingDirFailsFirst(t *testing.T) {
 		assert.NoFileExists(t, tt.html)
 	}
 }
+
+// Findings name the command to look further with the report's own --capture-dir and --run-id,
+// shell-quoted, never a placeholder.
+func TestReportFindingsNameTheRealCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		run  string
+		want string // "<dir>" stands for the capture directory
+	}{
+		{name: "no run id", want: "gymtrace calls --capture-dir '<dir>' r-1"},
+		{name: "with a run id", run: "r1", want: "gymtrace calls --capture-dir '<dir>' --run-id r1 r-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "my captures")
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, tt.run, "r-1"+capture.CaptureFileSuffix), 0o700))
+			args := []string{"report", "--capture-dir", dir}
+			if tt.run != "" {
+				args = append(args, "--run-id", tt.run)
+			}
+			r := runGymtrace(t, args...)
+			require.NoError(t, r.err, r.stderr)
+			squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+			assert.Contains(t, squash(r.stdout), squash("(see `"+strings.ReplaceAll(tt.want, "<dir>", dir)+"`)"))
+			assert.NotContains(t, r.stdout, "DIR")
+		})
+	}
+}

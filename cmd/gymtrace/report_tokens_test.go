@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,8 @@ func TestReportShowsMaskedTokenCaptures(t *testing.T) {
 	r := runGymtrace(t, "report", "--capture-dir", run.dir, "--html", html)
 	require.NoError(t, r.err, r.stderr)
 	assert.Contains(t, r.stdout, "rollout 1-0: its token capture would be masked (mask_sample) when finalized: capture incomplete")
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	assert.Contains(t, squash(r.stdout), squash("(see `gymtrace tokens --capture-dir "+run.dir+" 1-0`)"), "the real directory, no placeholder")
 	assert.NotContains(t, r.stdout, "rollout 0-0: its token capture")
 	assert.False(t, inspect(t, run.store, "1-0").Frozen, "report never freezes")
 	page, err := os.ReadFile(html)

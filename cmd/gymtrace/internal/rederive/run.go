@@ -58,9 +58,12 @@ type Change struct {
 // Run rederives the captures of src into dst: for each rollout of src (or only Options.RolloutID),
 // every record line goes through [Line] and is appended, in order, to dst with capture.Store.Append
 // (flock, fsync); the .capture.incomplete marker is carried over. src is only read. The errors above
-// come before anything is written; others (listing or reading src, appending to dst, ctx being
-// cancelled, checked between records) may leave part of the output in dst. The Summary counts what
-// was done so far.
+// come before anything is written. Another error (reading src, appending to dst, e.g. ENOSPC on a
+// full disk, ctx being cancelled, checked between records) stops the run at the rollout it happened
+// in: that rollout's output files (capture file and marker, which did not exist before, as checked
+// above) are removed from dst so that a rerun can write it, and the error says so, or joins the
+// removal's own error when that fails too. The rollouts written before it stay in dst, complete; the
+// Summary counts only them.
 func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, error) {
 	var sum Summary
 	if same, err := sameDir(src.Dir(), dst.Dir()); err != nil {
@@ -93,14 +96,14 @@ func Run(ctx context.Context, src, dst *capture.Store, opts Options) (Summary, e
 	}
 	for _, e := range entries {
 		rs, err := runRollout(ctx, src, dst, e)
+		if err != nil {
+			return sum, undoRollout(dst, e.RolloutID, len(sum.Rollouts), err)
+		}
 		sum.Rollouts = append(sum.Rollouts, rs)
 		sum.Records += rs.Records
 		sum.Changed += len(rs.Changes)
 		sum.Skipped += rs.Skipped
 		sum.Dropped += rs.Dropped
-		if err != nil {
-			return sum, err
-		}
 		if opts.OnRollout != nil {
 			opts.OnRollout(rs)
 		}
@@ -150,6 +153,31 @@ func runRollout(ctx context.Context, src, dst *capture.Store, e capturedir.Entry
 		rs.Incomplete = true
 	}
 	return rs, nil
+}
+
+// undoRollout removes from dst the output files of rollout id, whose rederive failed with err after
+// written other rollouts were complete, and returns err saying what was removed and what was kept.
+func undoRollout(dst *capture.Store, id string, written int, err error) error {
+	n, cerr := dst.ClearCount(id)
+	if cerr != nil {
+		return errors.Join(err, fmt.Errorf("rederive: rollout %s: its partial output could not be removed from %s, remove it before a rerun: %w", id, dst.Dir(), cerr))
+	}
+	what := "nothing of it was written"
+	if n > 0 {
+		what = fmt.Sprintf("its partial output was removed from %s (%d file%s)", dst.Dir(), n, plural(n))
+	}
+	if written > 0 {
+		what += fmt.Sprintf("; kept the %d rollout%s written before it", written, plural(written))
+	}
+	return fmt.Errorf("%w; %s", err, what)
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // sameDir reports whether a and b are the same existing directory (b may not exist yet).

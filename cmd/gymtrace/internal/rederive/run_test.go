@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/internal/testkit/capturegen"
@@ -285,4 +287,73 @@ func TestRunRefuses(t *testing.T) {
 		_, err := Run(ctx, src, newOut(t), Options{})
 		require.ErrorIs(t, err, context.Canceled)
 	})
+}
+
+// A rollout whose output cannot be written (a full disk) leaves none of its files in the output
+// directory, so a rerun into it is not refused; the rollouts written before it are kept.
+func TestRunFailureRemovesThePartialOutput(t *testing.T) {
+	calls := []capturegen.Call{
+		{RolloutID: "r-1", Dialect: fakemodel.DialectChat},
+		{RolloutID: "r-2", Dialect: fakemodel.DialectChat},
+		{RolloutID: "r-2", Dialect: fakemodel.DialectResponses},
+	}
+	tests := []struct {
+		name     string
+		failAt   int // the commit (counted over the run, from 1) that fails with ENOSPC
+		partial  int // bytes of the failing commit written before the error
+		kept     []string
+		wantText []string
+	}{
+		{name: "first record of the first rollout", failAt: 1,
+			wantText: []string{"rollout r-1", "no space left on device", "removed from", "(1 file)"}},
+		{name: "second record, half written, after a complete rollout", failAt: 3, partial: 10, kept: []string{"r-1"},
+			wantText: []string{"rollout r-2", "(1 file)", "kept the 1 rollout written before it"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := generate(t, calls)
+			dir := filepath.Join(t.TempDir(), "out")
+			commits := 0
+			full, err := capture.NewStore(dir, capture.WithWriteHook(func(string, int) (int, error) {
+				if commits++; commits >= tt.failAt {
+					return tt.partial, unix.ENOSPC
+				}
+				return 0, nil
+			}))
+			require.NoError(t, err)
+			sum, err := Run(t.Context(), src, full, Options{})
+			require.ErrorIs(t, err, unix.ENOSPC)
+			for _, w := range tt.wantText {
+				assert.Contains(t, err.Error(), w)
+			}
+			var written []string
+			for _, rs := range sum.Rollouts {
+				written = append(written, rs.RolloutID)
+			}
+			assert.Equal(t, tt.kept, written, "the summary counts the rollouts kept")
+			names, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			var files []string
+			for _, n := range names {
+				files = append(files, n.Name())
+			}
+			var want []string
+			for _, id := range tt.kept {
+				want = append(want, id+capture.CaptureFileSuffix)
+			}
+			assert.Equal(t, want, files, "only the rollouts written completely are left")
+
+			// The disk has room again: a rerun of the failed rollouts into the same directory works.
+			out, err := capture.NewStore(dir)
+			require.NoError(t, err)
+			for _, id := range []string{"r-1", "r-2"} {
+				if slices.Contains(tt.kept, id) {
+					continue
+				}
+				_, err := Run(t.Context(), src, out, Options{RolloutID: id})
+				require.NoError(t, err, id)
+				assert.Equal(t, readFile(t, src, id), readFile(t, out, id))
+			}
+		})
+	}
 }

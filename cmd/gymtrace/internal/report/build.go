@@ -45,6 +45,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if opts.CommandArgs == "" {
+		opts.CommandArgs = "--capture-dir " + ShellQuote(dir)
+	}
 	rep := &Report{CaptureDir: dir, RunID: opts.RunID}
 
 	// The rollouts to report: the rollouts file's first, then the captured ones it does not name.

@@ -128,15 +128,46 @@ func TestBuildErrors(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
+// An unreadable capture is a finding that names the command to look at it, with the run's real
+// arguments (shell-quoted), never a placeholder.
 func TestBuildUnreadableCapture(t *testing.T) {
-	dir := t.TempDir()
-	// A directory where the capture file should be: listing finds it, reading fails.
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "r-1"+capture.CaptureFileSuffix), 0o700))
-	rep, err := Build(t.Context(), dir, Options{})
-	require.NoError(t, err)
-	require.Len(t, rep.Rollouts, 1)
-	assert.Equal(t, []FindingKind{FindingUnreadable}, rep.Rollouts[0].Flags)
-	assert.Contains(t, rep.Findings[0].Message, "could not be read")
+	tests := []struct {
+		name string
+		sub  string // the capture directory below the temporary one
+		args string // Options.CommandArgs
+		want string // the command named, with "<dir>" for the capture directory
+	}{
+		{name: "default arguments", sub: "c", want: "gymtrace calls --capture-dir <dir> r-1"},
+		{name: "a directory that needs quoting", sub: "my captures", want: "gymtrace calls --capture-dir '<dir>' r-1"},
+		{name: "the CLI's arguments", sub: "c", args: "--capture-dir /base --run-id r1", want: "gymtrace calls --capture-dir /base --run-id r1 r-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), tt.sub)
+			// A directory where the capture file should be: listing finds it, reading fails.
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "r-1"+capture.CaptureFileSuffix), 0o700))
+			rep, err := Build(t.Context(), dir, Options{CommandArgs: tt.args})
+			require.NoError(t, err)
+			require.Len(t, rep.Rollouts, 1)
+			assert.Equal(t, []FindingKind{FindingUnreadable}, rep.Rollouts[0].Flags)
+			assert.Contains(t, rep.Findings[0].Message, "could not be read")
+			assert.Contains(t, rep.Findings[0].Message, "(see `"+strings.ReplaceAll(tt.want, "<dir>", dir)+"`)")
+			assert.NotContains(t, rep.Findings[0].Message, "DIR")
+		})
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/data/run-1/c_2", "/data/run-1/c_2"},
+		{"", "''"},
+		{"/my captures", "'/my captures'"},
+		{"it's", `'it'\''s'`},
+		{"$HOME", "'$HOME'"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ShellQuote(tt.in), tt.in)
+	}
 }
 
 // TestBuildUnreadableObservationFiles: an _unattributed.observations.jsonl or a rollout's

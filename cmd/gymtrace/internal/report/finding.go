@@ -109,7 +109,7 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		add(FindingIncomplete, "rollout %s is marked incomplete: at least one capture write failed or a call's capture stopped at a bound (SPEC §0 D15): calls or their payloads may be missing", r.ID)
 	}
 	if unreadable {
-		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls --capture-dir DIR %s`)", r.ID, r.ID)
+		add(FindingUnreadable, "rollout %s: the capture could not be read (see `gymtrace calls %s %s`)", r.ID, opts.CommandArgs, ShellQuote(r.ID))
 	}
 	if r.observationsErr != nil {
 		add(FindingObservationsUnreadable, "rollout %s: its observations file cannot be read, so gymtrace attach joins none of its observations into a row without ng_agent_observations (and reports the row): %v", r.ID, r.observationsErr)
@@ -126,7 +126,7 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		if r.tokensFrozen {
 			state = "is masked (mask_sample)"
 		}
-		add(FindingTokensMasked, "rollout %s: its token capture %s: %s (see `gymtrace tokens --capture-dir DIR %s`)", r.ID, state, r.TokenMaskCause, r.ID)
+		add(FindingTokensMasked, "rollout %s: its token capture %s: %s (see `gymtrace tokens %s %s`)", r.ID, state, r.TokenMaskCause, tokensArgs(opts), ShellQuote(r.ID))
 	}
 	if len(r.Calls) > 0 && r.FailedCalls == len(r.Calls) {
 		add(FindingAllCallsFailed, "rollout %s: all %d call%s failed (%s)", r.ID, len(r.Calls), plural(len(r.Calls)), categoryList(r.Errors))
@@ -138,6 +138,14 @@ func rolloutFindings(r *Rollout, opts *Options) []Finding {
 		add(FindingNotInRollouts, "rollout %s was captured but %s does not name it", r.ID, cmp.Or(opts.RolloutsName, "the rollouts file"))
 	}
 	return out
+}
+
+// tokensArgs are the arguments of the `gymtrace tokens` command a finding names.
+func tokensArgs(opts *Options) string {
+	if opts.TokenCommandArgs == "" {
+		return opts.CommandArgs
+	}
+	return opts.CommandArgs + " " + opts.TokenCommandArgs
 }
 
 // categoryList formats category counts as "2 rate_limit, 1 stream_truncated".

@@ -9,6 +9,19 @@ import (
 	"unicode"
 )
 
+// shellSafe are the bytes [ShellQuote] leaves unquoted.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%="
+
+// ShellQuote returns s as one word of a POSIX shell command: unchanged when it is not empty and
+// holds only letters, digits and "/._-+,:@%=", else in single quotes (an inner single quote is
+// closed, escaped with a backslash and reopened).
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // dash stands for an unknown value in tables.
 const dash = "-"
 

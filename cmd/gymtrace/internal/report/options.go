@@ -25,6 +25,13 @@ type Options struct {
 	// to Build is already the run's. Default "" (Gym's layout).
 	RunID string
 
+	// CommandArgs are the arguments, shell-quoted, that select this run's captures in the commands
+	// findings point to (`gymtrace calls ARGS ID`, `gymtrace tokens ARGS ID`), e.g. "--capture-dir
+	// /data/c --run-id r1"; TokenCommandArgs are added for `gymtrace tokens` only (e.g. "--token-dir
+	// /t"). Default "": "--capture-dir <the directory given to Build>" ([ShellQuote]d), and none.
+	CommandArgs      string
+	TokenCommandArgs string
+
 	// Rollouts, when not nil, is the run's rollouts JSONL file (rollouts.ReadIDs): every rollout it
 	// names is reported, in its order, also without a capture file (a finding). RolloutsName names
 	// it in findings. Default nil: a rollout without any capture file cannot be seen.

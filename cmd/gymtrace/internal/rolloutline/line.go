@@ -27,11 +27,24 @@ type Line struct {
 
 var errNotObject = errors.New("not a JSON object")
 
+// ErrByteOrderMark is the error (matched with errors.Is) of [Parse] for a line that starts with a
+// UTF-8 byte order mark: RFC 8259 §8.1 forbids one in JSON text, and a JSON reader would report only
+// an invalid character 'ï'.
+var ErrByteOrderMark = errors.New("the line starts with a UTF-8 byte order mark (U+FEFF, bytes EF BB BF); JSON lines must not (RFC 8259 §8.1): save the file as UTF-8 without a BOM")
+
+// byteOrderMark is U+FEFF in UTF-8.
+var byteOrderMark = []byte{0xEF, 0xBB, 0xBF}
+
 // Parse parses one JSONL line holding a JSON object. Surrounding JSON whitespace, including the
 // line's terminating "\n" or "\r\n", is ignored. The line must be valid JSON (RFC 8259 as
-// encoding/json checks it) and an object; otherwise the error says why. Parse copies line, so the
-// caller may reuse its buffer. Repeated keys are kept as they are (see Get and Set).
+// encoding/json checks it) and an object; otherwise the error says why ([ErrByteOrderMark] for a
+// line that starts with a UTF-8 byte order mark, as an editor may save a file's first line). Parse
+// copies line, so the caller may reuse its buffer. Repeated keys are kept as they are (see Get and
+// Set).
 func Parse(line []byte) (Line, error) {
+	if bytes.HasPrefix(line, byteOrderMark) {
+		return Line{}, fmt.Errorf("rolloutline: parse: %w", ErrByteOrderMark)
+	}
 	if !json.Valid(line) {
 		var probe any
 		err := json.Unmarshal(line, &probe) // for the precise syntax error

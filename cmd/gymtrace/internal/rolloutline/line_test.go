@@ -130,14 +130,17 @@ func TestParseErrors(t *testing.T) {
 		name string
 		line string
 		want string
+		is   error
 	}{
 		{name: "empty", line: ``, want: "rolloutline: parse"},
+		{name: "U+FEFF inside a string is no BOM", line: "{\"a\":\"\ufeff\"", want: "rolloutline: parse"},
 		{name: "array", line: `[1]`, want: "not a JSON object"},
 		{name: "string", line: `"{}"`, want: "not a JSON object"},
 		{name: "truncated", line: `{"a":1`, want: "rolloutline: parse"},
 		{name: "two objects", line: `{}{}`, want: "rolloutline: parse"},
 		{name: "two lines", line: "{}\n{}\n", want: "rolloutline: parse"},
-		{name: "BOM", line: "\ufeff{}", want: "rolloutline: parse"},
+		{name: "BOM", line: "\ufeff{}", want: "starts with a UTF-8 byte order mark (U+FEFF", is: ErrByteOrderMark},
+		{name: "BOM before a CRLF line", line: "\ufeff{\"a\":1}\r\n", want: "JSON lines must not", is: ErrByteOrderMark},
 		{name: "NaN", line: `{"a":NaN}`, want: "rolloutline: parse"},
 	}
 	for _, tt := range tests {
@@ -145,6 +148,11 @@ func TestParseErrors(t *testing.T) {
 			_, err := Parse([]byte(tt.line))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			} else {
+				assert.NotErrorIs(t, err, ErrByteOrderMark)
+			}
 		})
 	}
 }

@@ -2,11 +2,13 @@ package rollouts
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +39,10 @@ type Summary struct {
 	// holds an entry the reader refuses (SPEC §0 D16, a *claudecode.TranscriptError); such a row gets
 	// the bundle with the gap claude_code_transcript_unreadable, joined like any other.
 	TranscriptErrors []RowError
+	// ObservationReadErrors describes each attached row whose observations could not be read (an
+	// [*ObservationsReadError]: e.g. a permission error on <id>.observations.jsonl); such a row gets
+	// its attachment and keeps its ng_agent_observations as it was (none).
+	ObservationReadErrors []RowError
 
 	// Projected counts the attached rows given an ng_trajectory by a successful projection
 	// (Options.Trajectory, SPEC §5.5 step 3).
@@ -46,6 +52,11 @@ type Summary struct {
 	TrajectoryErrors []RowError
 	// InputsMatched counts the rows the projection ran on whose task keys came from Options.Inputs.
 	InputsMatched int
+
+	// CaptureBytes counts the bytes of the capture files read for the attached rows (each file's
+	// size when its rollout was attached; a rollout attached twice counts twice): what takes the
+	// time on a run with large payloads, while the rollouts input may be small.
+	CaptureBytes int64
 
 	// Tokens is what the token finalization did (Options.Tokens).
 	Tokens TokenSummary
@@ -165,14 +176,16 @@ func HealthOf(line int, a *capture.Attachment) (RolloutHealth, bool) {
 //     replacing an existing one in place, else as the last key; every other key keeps its position
 //     and its JSON text, the object is compact at the top level. Its ng_agent_observations is
 //     validated and joined with the calls (joinObservations; an invalid one is kept as it was and
-//     listed in Summary.ObservationErrors; a Claude Code directory whose transcripts are refused,
+//     listed in Summary.ObservationErrors; observations that cannot be read are listed in
+//     Summary.ObservationReadErrors; a Claude Code directory whose transcripts are refused,
 //     SPEC §0 D16, gives the gap claude_code_transcript_unreadable and is listed in
 //     Summary.TranscriptErrors). The calls carry payloads as opts.IncludePayloads says;
 //   - a row without an identity, and a blank line, is written unchanged;
 //   - a line that is not a JSON object, or a row whose id is malformed (SPEC §1.2, or a derived id
 //     the proxy would refuse, SPEC D12), is written unchanged and listed in Summary.RowErrors.
 //
-// Unchanged lines keep their bytes, "\r\n" included; a last line without a newline gets one.
+// Unchanged lines keep their bytes, "\r\n" included; an attached row ends as its input line did
+// ("\r\n" or "\n"), so a CRLF file stays CRLF throughout; a last line without a newline gets "\n".
 //
 // With opts.Tokens, every participating attached row is then finalized as the reference's
 // collector does (docs/TOKENS.md §0 T6, §1.7 step 5, [TokenOptions]); Summary.Tokens lists the
@@ -211,7 +224,7 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 			return sum, fmt.Errorf("rollouts attach: line %d: %w", lr.line, err)
 		}
 		if outLine[len(outLine)-1] != '\n' { // lineReader never returns an empty line
-			outLine = append(outLine, '\n')
+			outLine = append(outLine, lineEnding(line)...)
 		}
 		if _, err := w.Write(outLine); err != nil {
 			return sum, fmt.Errorf("rollouts attach: write line %d: %w", lr.line, err)
@@ -225,6 +238,15 @@ func Attach(ctx context.Context, in io.Reader, out io.Writer, stores []*capture.
 		return sum, &MalformedRowsError{Rows: sum.RowErrors}
 	}
 	return sum, nil
+}
+
+// lineEnding returns the line terminator the output line of input line gets: "\r\n" when line ends
+// with one, else "\n" (also for a last line without a terminator).
+func lineEnding(line []byte) string {
+	if bytes.HasSuffix(line, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // attachRow returns the output line of input line n (see Attach) and counts it in sum; firstLine
@@ -244,10 +266,15 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 		sum.Unchanged++
 		return line, nil
 	}
+	var prior derivedGaps
+	if opts.Trajectory {
+		prior = priorGaps(&l) // before the attachment and the join replace what it reads
+	}
 	a, err := capture.BuildAttachment(stores, id, (opts.IncludePayloads || opts.Trajectory) && !hasRedactedHistory(&l))
 	if err != nil {
 		return nil, err
 	}
+	sum.CaptureBytes += captureSize(stores, id)
 	if err := l.Set(capture.AttachmentKey, a.AppendJSON(nil)); err != nil {
 		return nil, err
 	}
@@ -255,7 +282,10 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 	if refused != nil {
 		sum.TranscriptErrors = append(sum.TranscriptErrors, RowError{Line: n, Err: refused})
 	}
+	_, unread := errors.AsType[*ObservationsReadError](err)
 	switch {
+	case unread:
+		sum.ObservationReadErrors = append(sum.ObservationReadErrors, RowError{Line: n, Err: err})
 	case err != nil:
 		sum.ObservationErrors = append(sum.ObservationErrors, RowError{Line: n, Err: err})
 	case joined:
@@ -272,7 +302,7 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 		sum.Rollouts = append(sum.Rollouts, h)
 	}
 	if opts.Trajectory {
-		matched, err := projectTrajectory(&l, opts.Inputs)
+		matched, err := projectTrajectory(&l, opts.Inputs, prior)
 		if matched {
 			sum.InputsMatched++
 		}
@@ -288,6 +318,31 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 		}
 	}
 	return l.Bytes(), nil
+}
+
+// captureSize returns the size of id's capture file in the first store holding its capture file or
+// marker, as [capture.BuildAttachment] picks the store; 0 when there is none or it is not a regular
+// file. It is only counted for progress, so a failing lstat counts 0.
+func captureSize(stores []*capture.Store, id string) int64 {
+	for _, s := range stores {
+		p, err := s.CapturePath(id)
+		if err != nil {
+			return 0
+		}
+		fi, err := os.Lstat(p)
+		if err == nil {
+			if fi.Mode().IsRegular() {
+				return fi.Size()
+			}
+			return 0
+		}
+		if m, err := s.MarkerPath(id); err == nil {
+			if _, err := os.Lstat(m); err == nil {
+				return 0
+			}
+		}
+	}
+	return 0
 }
 
 // progress decides when Attach calls Options.OnProgress.
@@ -320,6 +375,6 @@ func (p *progress) row(s *Summary, bytesRead int64) {
 	p.since, p.last = 0, now
 	p.fn(Progress{
 		Rows: s.Rows, Attached: s.Attached, Unchanged: s.Unchanged, Malformed: s.Malformed,
-		Bytes: bytesRead, Elapsed: now.Sub(p.start),
+		Bytes: bytesRead, CaptureBytes: s.CaptureBytes, Elapsed: now.Sub(p.start),
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 
@@ -108,10 +109,10 @@ func TestAttachRows(t *testing.T) {
 			},
 		},
 		{
-			name: "CRLF row attached, terminator normalised",
+			name: "CRLF row attached, terminator kept",
 			line: "{\"_ng_task_index\":9,\"_ng_rollout_index\":9}\r",
 			want: func(t *testing.T) string {
-				return `{"_ng_task_index":9,"_ng_rollout_index":9,"ng_model_call_capture":` + att(t, "9-9", false) + `}`
+				return `{"_ng_task_index":9,"_ng_rollout_index":9,"ng_model_call_capture":` + att(t, "9-9", false) + "}\r"
 			},
 		},
 		{name: "no identity written unchanged", line: `{"reward": 1.0, "_ng_task_index": 3}`, want: func(*testing.T) string { return `{"reward": 1.0, "_ng_task_index": 3}` }},
@@ -155,6 +156,8 @@ func TestAttachMalformedRows(t *testing.T) {
 			wantErr: []string{"line 2:", `".5-1"`, rollout.IDPattern}, is: rollout.ErrInvalidID},
 		{name: "explicit id longer than 200 bytes", line: `{"_ng_rollout_id":"` + strings.Repeat("r", 300) + `"}`,
 			wantErr: []string{"line 2:", "longer than 200 bytes (300)"}, is: rollout.ErrInvalidID},
+		{name: "UTF-8 byte order mark", line: "\ufeff" + `{"_ng_task_index":0,"_ng_rollout_index":2}`,
+			wantErr: []string{"line 2:", "starts with a UTF-8 byte order mark (U+FEFF", "JSON lines must not"}, is: rolloutline.ErrByteOrderMark},
 		{name: "array line", line: `[1,2]`, wantErr: []string{"line 2:", "not a JSON object", `"[1,2]"`}},
 		{name: "truncated object", line: `{"_ng_task_index":0,"_ng_rollout`, wantErr: []string{"line 2:", "not a JSON object"}},
 		{name: "long garbage is quoted short", line: strings.Repeat("x", 500), wantErr: []string{"line 2:", strings.Repeat("x", 80) + "..."}},
@@ -181,7 +184,8 @@ func TestAttachMalformedRows(t *testing.T) {
 			assert.Equal(t, tt.line, got[1])
 			assert.Contains(t, got[2], `"ng_model_call_capture":{"rollout_id":"0-1"`)
 			assert.Equal(t, Summary{Rows: 3, Attached: 2, Malformed: 1, RowErrors: me.Rows,
-				Rollouts: []RolloutHealth{{Line: 3, RolloutID: "0-1", NoRecords: true}}}, sum)
+				Rollouts:     []RolloutHealth{{Line: 3, RolloutID: "0-1", NoRecords: true}},
+				CaptureBytes: int64(len(callLine("c1", usage, "1.0")))}, sum)
 		})
 	}
 }
@@ -258,6 +262,11 @@ func TestAttachStoresSearchedInOrder(t *testing.T) {
 	assert.NotContains(t, out, "shadowed")
 }
 
+// noRecords is the ng_model_call_capture member of rollout id without a capture.
+func noRecords(id string) string {
+	return `"ng_model_call_capture":{"rollout_id":"` + id + `","metrics":{"tokens_in":null,"tokens_out":null,"tokens_reasoning":null,"tokens_total":null,"cached_tokens":null,"latency_total_ms":null,"num_calls":0},"calls":[],"gaps":[{"code":"model_call_capture_no_records"}]}`
+}
+
 func TestAttachLineTerminators(t *testing.T) {
 	s := newStore(t)
 	tests := []struct {
@@ -267,6 +276,12 @@ func TestAttachLineTerminators(t *testing.T) {
 		{name: "last line without newline gets one", input: "{\"a\":1}\n{\"b\":2}", want: "{\"a\":1}\n{\"b\":2}\n"},
 		{name: "unchanged CRLF lines keep their bytes", input: "{\"a\":1}\r\n[]\r\n\r\n", want: "{\"a\":1}\r\n[]\r\n\r\n"},
 		{name: "empty lines", input: "\n\n", want: "\n\n"},
+		{name: "attached CRLF rows keep their CRLF", input: "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\r\n{\"a\":1}\r\n",
+			want: "{\"_ng_task_index\":0,\"_ng_rollout_index\":0," + noRecords("0-0") + "}\r\n{\"a\":1}\r\n"},
+		{name: "attached LF rows in a CRLF file keep their LF", input: "{\"a\":1}\r\n{\"_ng_rollout_id\":\"r\"}\n",
+			want: "{\"a\":1}\r\n{\"_ng_rollout_id\":\"r\"," + noRecords("r") + "}\n"},
+		{name: "attached last row without a terminator gets LF", input: "{\"_ng_rollout_id\":\"r\"}",
+			want: "{\"_ng_rollout_id\":\"r\"," + noRecords("r") + "}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,9 +318,23 @@ func TestAttachProgress(t *testing.T) {
 		require.Error(t, err) // the [] rows
 		require.Len(t, got, 2)
 		assert.Equal(t, []int{4, 8}, []int{got[0].Rows, got[1].Rows})
-		assert.Equal(t, Progress{Rows: 4, Attached: 2, Unchanged: 1, Malformed: 1, Bytes: got[0].Bytes, Elapsed: got[0].Elapsed}, got[0])
+		assert.Equal(t, Progress{Rows: 4, Attached: 2, Unchanged: 1, Malformed: 1, Bytes: got[0].Bytes, CaptureBytes: got[0].CaptureBytes, Elapsed: got[0].Elapsed}, got[0])
 		assert.Equal(t, int64(len(strings.Join(strings.SplitAfter(input, "\n")[:4], ""))), got[0].Bytes, "bytes of the first 4 lines")
 		assert.GreaterOrEqual(t, got[1].Elapsed, got[0].Elapsed)
+	})
+	t.Run("capture bytes read", func(t *testing.T) {
+		big := newStore(t)
+		capLine := callLine("c-big", usage, "1.0")
+		writeCapture(t, big, "1-2", strings.Repeat(capLine, 100))
+		var got []Progress
+		_, sum, _ := attachString(t, input, []*capture.Store{big}, Options{
+			ProgressRows: 4, ProgressInterval: time.Hour,
+			OnProgress: func(p Progress) { got = append(got, p) },
+		})
+		require.Len(t, got, 2)
+		one := int64(100 * len(capLine))
+		assert.Equal(t, []int64{2 * one, 3 * one}, []int64{got[0].CaptureBytes, got[1].CaptureBytes}, "each attached row reads the file")
+		assert.Equal(t, 3*one, sum.CaptureBytes)
 	})
 	t.Run("every interval", func(t *testing.T) {
 		var n int

@@ -2,7 +2,9 @@ package rollouts
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,19 +140,88 @@ func TestClearReadError(t *testing.T) {
 	assert.True(t, f, "nothing removed after a read error")
 }
 
-func TestClearRemoveFailure(t *testing.T) {
-	// A directory where 0-1's capture file should be cannot be removed as a file.
-	s := newStore(t)
-	p, err := s.CapturePath("0-1")
+// blockCapture puts a non-empty directory where id's capture file should be, which unlink cannot
+// remove as a file.
+func blockCapture(t *testing.T, s *capture.Store, id string) {
+	t.Helper()
+	p, err := s.CapturePath(id)
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(p, 0o700))
 	require.NoError(t, os.WriteFile(p+"/x", nil, 0o600))
-	seed(t, s, "0-0", "0-2")
-	input := "{\"_ng_task_index\":0,\"_ng_rollout_index\":0}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":1}\n{\"_ng_task_index\":0,\"_ng_rollout_index\":2}\n"
-	sum, err := Clear(strings.NewReader(input), []*capture.Store{s})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "0-1")
-	assert.Equal(t, ClearSummary{IDs: []string{"0-0"}, Cleared: []string{"0-0"}, Files: 2}, sum, "only the ids cleared before the failure")
-	f, _ := present(t, s, "0-2")
-	assert.True(t, f, "clearing stops at the failure")
+}
+
+// A removal that fails does not stop the clear: every row is tried in every store, and every failure
+// is reported.
+func TestClearRemoveFailureTriesEveryRow(t *testing.T) {
+	rows := func(idx ...int) string {
+		var b strings.Builder
+		for _, i := range idx {
+			fmt.Fprintf(&b, "{\"_ng_task_index\":0,\"_ng_rollout_index\":%d}\n", i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name      string
+		blocked   []string // ids whose capture file is a directory, in the first store
+		seeded    []string // ids with a capture file and a marker, in every store
+		stores    int
+		input     string
+		want      ClearSummary
+		untouched int
+		wantInErr []string
+	}{
+		{name: "one failure in the middle", blocked: []string{"0-1"}, seeded: []string{"0-0", "0-2"}, stores: 1,
+			input: rows(0, 1, 2, 5),
+			want: ClearSummary{IDs: []string{"0-0", "0-1", "0-2", "0-5"}, Cleared: []string{"0-0", "0-2"},
+				Failed: []string{"0-1"}, Files: 4},
+			untouched: 1, // 0-5 had nothing
+			wantInErr: []string{"1 of 4 rollouts failed", "capture clear 0-1", "0-1.capture.jsonl"}},
+		{name: "every failure is reported", blocked: []string{"0-0", "0-2"}, seeded: []string{"0-1", "0-3"}, stores: 1,
+			input: rows(0, 1, 2, 3),
+			want: ClearSummary{IDs: []string{"0-0", "0-1", "0-2", "0-3"}, Cleared: []string{"0-1", "0-3"},
+				Failed: []string{"0-0", "0-2"}, Files: 4},
+			wantInErr: []string{"2 of 4 rollouts failed", "0-0.capture.jsonl", "0-2.capture.jsonl"}},
+		{name: "the failed id's marker and the other stores are still cleared", blocked: []string{"0-0"}, seeded: []string{"0-0", "0-1"}, stores: 2,
+			input: rows(0, 1),
+			// 0-0: its marker in the first store, file and marker in the second; 0-1: 2 files in each.
+			want: ClearSummary{IDs: []string{"0-0", "0-1"}, Cleared: []string{"0-0", "0-1"},
+				Failed: []string{"0-0"}, Files: 1 + 2 + 2 + 2},
+			wantInErr: []string{"1 of 2 rollouts failed", "0-0.capture.jsonl"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stores []*capture.Store
+			for range tt.stores {
+				stores = append(stores, newStore(t))
+			}
+			for _, id := range tt.blocked {
+				blockCapture(t, stores[0], id)
+			}
+			for i, s := range stores {
+				for _, id := range tt.seeded {
+					if i == 0 && slices.Contains(tt.blocked, id) {
+						require.NoError(t, s.MarkIncomplete(id))
+						continue
+					}
+					seed(t, s, id)
+				}
+			}
+			sum, err := Clear(strings.NewReader(tt.input), stores)
+			require.Error(t, err)
+			for _, w := range tt.wantInErr {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Equal(t, tt.want, sum)
+			assert.Equal(t, tt.untouched, sum.Untouched())
+			for _, s := range stores {
+				for _, id := range sum.IDs {
+					f, m := present(t, s, id)
+					assert.False(t, m, "%s's marker removed", id)
+					if s != stores[0] || !slices.Contains(tt.blocked, id) {
+						assert.False(t, f, "%s's capture file removed", id)
+					}
+				}
+			}
+		})
+	}
 }

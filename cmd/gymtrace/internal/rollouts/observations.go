@@ -12,12 +12,26 @@ import (
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
 )
 
+// ObservationsReadError is the error of a row whose observations could not be read at all (an I/O
+// error reading <id>.observations.jsonl, e.g. a permission error, or a Claude Code directory that
+// cannot be walked): the bundle is not invalid, it is unknown. Err names the file and the cause.
+type ObservationsReadError struct {
+	Err error
+}
+
+// Error returns Err's message.
+func (e *ObservationsReadError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *ObservationsReadError) Unwrap() error { return e.Err }
+
 // joinObservations joins the row's ng_agent_observations with its captured calls (SPEC §5.4): the
 // bundle is validated strictly ([agentobs.DecodeBundle]), joined and written back in place, dumped
 // with all fields. A row without the key, or with null, takes the bundle of the Claude Code
 // directory it names ([Options].ClaudeCodeDirKey), else of the rollout's observations file in the
 // first store holding one ([agentobs.ReadBundle]); without either the row is left as it is and
-// joined is false. An invalid bundle is an error naming the problem; the row then keeps its
+// joined is false. Observations that cannot be read (an I/O error) are an [*ObservationsReadError]
+// and leave the row as it is. An invalid bundle is an error naming the problem; the row then keeps its
 // ng_agent_observations text unchanged. A Claude Code directory whose transcripts are refused
 // (SPEC §0 D16) gives the row the bundle with the gap claude_code_transcript_unreadable, and the
 // refusal is returned as refused.
@@ -30,8 +44,11 @@ func joinObservations(l *rolloutline.Line, id string, stores []*capture.Store, c
 		if err == nil && !found {
 			bundle, found, err = observationsFile(stores, id)
 		}
-		if err != nil || !found {
-			return false, nil, err
+		if err != nil {
+			return false, nil, &ObservationsReadError{Err: err}
+		}
+		if !found {
+			return false, nil, nil
 		}
 	} else if bundle, err = agentobs.DecodeBundle(raw); err != nil {
 		return false, nil, fmt.Errorf("%s left unchanged: %w", agentobs.AttachmentKey, err)

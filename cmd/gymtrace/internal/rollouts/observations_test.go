@@ -213,3 +213,38 @@ func writeClaudeTranscript(t *testing.T, configDir, line string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
 	require.NoError(t, os.WriteFile(p, []byte(line+"\n"), 0o600))
 }
+
+// Observations that cannot be read are a read error naming the cause, not an invalid bundle: the row
+// gets its attachment and no ng_agent_observations.
+func TestAttachUnreadableObservationsFile(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want string
+	}{
+		{name: "a directory", make: func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o700)) },
+			want: "not a regular file (a directory)"},
+		{name: "a symbolic link", make: func(t *testing.T, p string) { require.NoError(t, os.Symlink("/etc/passwd", p)) },
+			want: "not a regular file (a symbolic link)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			writeCapture(t, s, "r1", callLine("c1", usage, "2.5"))
+			p, err := s.ObservationsPath("r1")
+			require.NoError(t, err)
+			tt.make(t, p)
+			out, sum, err := attachString(t, `{"_ng_rollout_id":"r1"}`+"\n", []*capture.Store{s}, Options{})
+			require.NoError(t, err)
+			assert.Empty(t, sum.ObservationErrors, "not an invalid bundle")
+			require.Len(t, sum.ObservationReadErrors, 1)
+			assert.Equal(t, 1, sum.ObservationReadErrors[0].Line)
+			var re *ObservationsReadError
+			require.ErrorAs(t, sum.ObservationReadErrors[0], &re)
+			assert.Contains(t, re.Error(), "observations file of r1")
+			assert.Contains(t, re.Error(), tt.want)
+			assert.Equal(t, 1, sum.Attached)
+			assert.NotContains(t, out, "ng_agent_observations")
+		})
+	}
+}

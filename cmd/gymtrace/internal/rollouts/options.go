@@ -55,13 +55,15 @@ type Options struct {
 	ClaudeCodeMaxTranscriptBytes int64
 }
 
-// Progress is what [Options].OnProgress receives: the counts so far (see [Summary]), the input bytes
-// read so far (line terminators included) and the time since Attach started.
+// Progress is what [Options].OnProgress receives: the counts so far (see [Summary]), the bytes of
+// the rollouts input read so far (line terminators included), the bytes of the capture files read
+// for the attached rows so far (Summary.CaptureBytes) and the time since Attach started.
 type Progress struct {
-	Rows      int
-	Attached  int
-	Unchanged int
-	Malformed int
-	Bytes     int64
-	Elapsed   time.Duration
+	Rows         int
+	Attached     int
+	Unchanged    int
+	Malformed    int
+	Bytes        int64
+	CaptureBytes int64
+	Elapsed      time.Duration
 }

@@ -22,9 +22,11 @@ func hasRedactedHistory(l *rolloutline.Line) bool {
 // written back (a new ng_trajectory as the last key, a removed one deleted); every other key keeps
 // its text. The identity row is l's rollout-identity keys (which Gym's collector copied from the
 // dispatched row) with the task keys of the matching row of inputs, else of l itself; matched
-// reports whether inputs had one. err is the projection's failure (the row then carries the
+// reports whether inputs had one. A row attached before (prior, see [priorGaps]) has the gaps its
+// earlier projection derived dropped from its ng_trajectory first ([withoutDerivedGaps]), so its
+// projection is that of a fresh attach. err is the projection's failure (the row then carries the
 // trajectory_projection_failed gap, SPEC §5.5), or a write-back failure.
-func projectTrajectory(l *rolloutline.Line, inputs *InputRows) (matched bool, err error) {
+func projectTrajectory(l *rolloutline.Line, inputs *InputRows, prior derivedGaps) (matched bool, err error) {
 	before := pick(l, evidenceKeys)
 	if !agentobs.HasTrajectoryEvidence(before) {
 		return false, nil
@@ -37,7 +39,7 @@ func projectTrajectory(l *rolloutline.Line, inputs *InputRows) (matched bool, er
 	for _, m := range task.Members() {
 		row.Set(m.Key, m.Value)
 	}
-	after := before.Clone()
+	after := withoutDerivedGaps(before, prior).Clone()
 	projErr := agentobs.AttachTrajectory(row, &after)
 	for _, k := range evidenceKeys {
 		was, had := before.Get(k)
