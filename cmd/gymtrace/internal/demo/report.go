@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 )
@@ -54,7 +55,7 @@ func printReport(w io.Writer, res *Result) error {
 
 	if len(res.Rollouts) > 0 {
 		id := res.Rollouts[0].ID
-		dir := shellQuote(res.CaptureDir)
+		dir := report.ShellQuote(res.CaptureDir)
 		fmt.Fprintf(&b, "\nlook further (from a source checkout, `go run ./cmd/gymtrace` in place of `gymtrace`):\n")
 		fmt.Fprintf(&b, "  gymtrace calls --capture-dir %s %s      # one ModelCallRecord per call\n", dir, id)
 		fmt.Fprintf(&b, "  gymtrace metrics --capture-dir %s %s    # the rollout's token and latency totals\n", dir, id)
@@ -165,13 +166,4 @@ func optFloat(p *float64, prec int) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*p, 'f', prec, 64)
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but letters, digits and
-// "/._-+,:@%=".
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -54,15 +54,3 @@ func TestPrintReportNotesCaptureProblems(t *testing.T) {
 	assert.Contains(t, s, "rollout 3-1: the agent made 2 call(s), the capture holds 1")
 	assert.Contains(t, s, "gymtrace calls --capture-dir '/tmp/with space/captures' 3-1")
 }
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/tmp/gymtrace-demo-123/captures": "/tmp/gymtrace-demo-123/captures",
-		"/tmp/a b":                        "'/tmp/a b'",
-		"/tmp/it's":                       `'/tmp/it'\''s'`,
-		"":                                "''",
-		"/tmp/$HOME":                      "'/tmp/$HOME'",
-	} {
-		assert.Equal(t, want, shellQuote(in), "input %q", in)
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
 	"github.com/gymtrace/gymtrace/rollout"
@@ -43,7 +44,7 @@ func printTraining(w io.Writer, tr *Training) error {
 	fmt.Fprintf(&b, "  attached rollouts  %s  (response.output rebuilt from the token entries, mask_sample, _ng_token_capture)\n", tr.AttachedPath)
 	for _, r := range tr.Rollouts {
 		if r.Masked {
-			fmt.Fprintf(&b, "  gymtrace tokens --capture-dir %s %s      # its entries, intents and why it is masked\n", shellQuote(tr.CaptureDir), r.ID)
+			fmt.Fprintf(&b, "  gymtrace tokens --capture-dir %s %s      # its entries, intents and why it is masked\n", report.ShellQuote(tr.CaptureDir), r.ID)
 			break
 		}
 	}
