@@ -67,7 +67,7 @@ var libraries = []string{rowSemconv, rowInternals, rowRollout, rowCapture, rowSD
 // capture and its adapters, so every arrow still points down.
 var layers = []row{
 	{name: rowSemconv, pkgs: []string{"semconv"}},
-	{name: rowInternals, pkgs: []string{"internal/ojson", "internal/python", "internal/growbuf", "internal/drain",
+	{name: rowInternals, pkgs: []string{"ojson", "internal/python", "internal/growbuf", "internal/drain",
 		"internal/urlredact", "internal/sandboxrun", "internal/speccheck", "internal/filekind"}},
 	{name: rowRollout, pkgs: []string{"rollout"}, mayImport: []string{rowInternals}},
 	{name: rowCapture, pkgs: []string{"capture"}, mayImport: []string{rowRollout, rowSemconv, rowInternals}},

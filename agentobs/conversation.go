@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Gym validates every conversation item of an invocation against its Responses input-item union

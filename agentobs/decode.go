@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Decoding follows Gym's pydantic models (SPEC §6.1, §6.2) with extra="forbid":

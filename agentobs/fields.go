@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Every JSON object of this package lists its keys once, in Gym's field order (SPEC §5.6, §6.2),

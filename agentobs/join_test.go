@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // vectorCalls turns join.json's input.calls (the ModelCallRecord fields the join reads) into records.

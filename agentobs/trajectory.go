@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // TrajectoryKey is the rollout-record key that holds a [TrajectoryRecord] (SPEC §5.5, §5.6).

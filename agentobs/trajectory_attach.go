@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // payloadKeys are the members of a captured call that move into ng_trajectory on a successful

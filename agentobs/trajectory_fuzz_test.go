@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // FuzzAttachTrajectory checks that no row and result make the projection, the attach step or the

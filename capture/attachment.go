@@ -3,7 +3,7 @@ package capture
 import (
 	"fmt"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 

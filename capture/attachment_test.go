@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // vecRolloutID is a test-only stand-in for SPEC §1.2 (the real function lives in package rollout):

@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // A journal segment (SPEC §0 D17) is the header journalMagic followed by frames, one per record:

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // LinePieceBytes is the size of the pieces [SpanLine.WriteTo] hands out: a line is never held

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/capture/capturetest"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/semconv"
 )
 

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // PayloadMaxDepth is the deepest nesting a request or response body may have to be stored as an

@@ -1,7 +1,7 @@
 package capture
 
 import (
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // tokenStats is the token accounting of one response's usage object (SPEC §3.5). Every field is

@@ -5,8 +5,8 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // ToolCall is one tool call the model made, as SPEC §3.6 extracts it. Each field is compact JSON

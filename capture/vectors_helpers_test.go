@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // vecField returns input[key] (null when missing).

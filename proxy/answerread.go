@@ -3,8 +3,8 @@ package proxy
 import (
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // An upstream written in Python (vLLM, SGLang) serializes its answer with json.dumps, which writes

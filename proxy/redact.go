@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // RedactedText replaces every value a [Redactor] removes: a JSON value selected by a path becomes

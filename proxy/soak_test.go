@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Soak test settings (issue 7 part 5). The issue's 60 s soak is GYMTRACE_SOAK_DURATION=60s; CI runs

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 	"github.com/gymtrace/gymtrace/semconv"
 )

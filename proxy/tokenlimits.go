@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 	"github.com/gymtrace/gymtrace/semconv"
 	"github.com/gymtrace/gymtrace/tokens"

@@ -1,6 +1,6 @@
 package proxy
 
-import "github.com/gymtrace/gymtrace/internal/ojson"
+import "github.com/gymtrace/gymtrace/ojson"
 
 // oneSample reports whether n, the "n" member of a token-captured request as json.loads reads it
 // (absent: present false), asks for one sampled answer. The reference's adapter fails a call when

@@ -3,8 +3,8 @@ package proxy
 import (
 	"time"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 	"github.com/gymtrace/gymtrace/tokens"
 )

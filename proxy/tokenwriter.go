@@ -12,7 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // explicitIDMessage is the normative text of SPEC §1.2 (followed by "; got <python repr>").

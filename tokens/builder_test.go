@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/testvectors"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // buildValue renders a BuildOutput in the vectors' shape (the reference's dataclasses as dicts,

@@ -12,14 +12,14 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // CanonicalJSON returns e's line without its LF, exactly as the reference writes it (TOKENS.md
 // §2.2.3, T7): orjson.dumps(entry.model_dump(mode="json"), OPT_SORT_KEYS) — compact, the keys of
 // every object sorted by code point (the schema's members and the extras together, and recursively
-// inside output_items, routed_experts and extras), strings escaped as orjson does (internal/ojson:
+// inside output_items, routed_experts and extras), strings escaped as orjson does (package ojson:
 // only '"', '\\' and C0 controls; non-ASCII, U+2028/U+2029, '/', '<', '>' raw), floats in orjson's
 // text ([ojson.AppendFloat]: 0 → 0.0, -3.2e-05 → -0.000032, 1e16 → 1e16), a NaN or infinite float
 // as null (pydantic's JSON mode; the store refuses to write such an entry, T7), nil slices as [],

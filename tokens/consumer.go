@@ -1,7 +1,7 @@
 package tokens
 
 import (
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // malformedEntry is CO-07's stored line (the vector gives only the failure): two generated

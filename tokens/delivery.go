@@ -3,8 +3,8 @@ package tokens
 import (
 	"fmt"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // The members finalization reads and writes (TOKENS.md §3.7).

@@ -7,7 +7,7 @@
 //
 //   - [TokenEntry] lines: [ParseEntry] / [EntryFromValue] read them with pydantic's lax rules and
 //     the reference's errors ([*ValidationError], whose text is pydantic's); [TokenEntry.CanonicalJSON]
-//     writes orjson's sorted-key bytes (internal/ojson's string and float text) and [EntryDigest]
+//     writes orjson's sorted-key bytes (package ojson's string and float text) and [EntryDigest]
 //     their sha256 (TOKENS.md §2.2).
 //   - [Store]: the reference's TokenCaptureStore (TOKENS.md §2): [Store.BeginCall] (intents),
 //     [Store.Append] (idempotent per model_call_id, fsynced), [Store.MarkIncomplete],

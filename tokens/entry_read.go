@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // SchemaVersion is the TokenEntry schema this package writes and the newest it reads (TOKENS.md

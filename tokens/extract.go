@@ -3,8 +3,8 @@ package tokens
 import (
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // TokenFields are the members that carry token metadata on a served response (TOKENS.md §3.2,

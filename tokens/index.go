@@ -9,8 +9,8 @@ import (
 	"math/big"
 	"os"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // This file holds the index recovery of TOKENS.md §2.7 (the reference's _sync_entry_index): its

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Sink receives a captured call's entry or its incomplete mark (the reference's TokenSink, TOKENS.md

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // The state file's keys (TOKENS.md §2.3).

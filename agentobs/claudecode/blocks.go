@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // itemID is the reference's item id: "<uuid>:<kind>:<index>" when the event has a non-empty

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // compaction detects a compaction marker in e (SPEC §6.4 "Compaction detection") and builds its

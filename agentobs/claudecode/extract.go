@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Source is the bundle source of every Claude Code bundle (SPEC §6.3); the compaction resolver

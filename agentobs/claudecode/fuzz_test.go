@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // FuzzExtract feeds arbitrary bytes as a session transcript and as a subagent transcript: the

@@ -3,7 +3,7 @@ package claudecode
 import (
 	"encoding/json"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // The conversation items the extractor emits, as Gym dumps its OpenAI item models in JSON mode

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // fileSystem is what the reader needs from the operating system. The default is the real one

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // compactionPromptMarkers are the texts Claude Code's summarization prompt ends with (SPEC §6.6).

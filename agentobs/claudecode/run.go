@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/agentobs"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Run is what a harness knows when one Claude Code CLI run ends (SPEC §6.3).

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // This file reads transcript values as the reference's helpers do (SPEC §6.4 "Helpers"). Values

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // The SPEC §8 vectors #91–#101 (Gym's responses_api_agents/claude_code_agent/tests/

@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gymtrace/gymtrace/capture"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/testkit/fakemodel"
 	"github.com/gymtrace/gymtrace/internal/testkit/syncbuf"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Issue 7 part 2: a proxy killed with SIGKILL under load loses no record a client saw the end of, and

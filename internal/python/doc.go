@@ -1,5 +1,5 @@
 // Package python reproduces the few Python built-ins whose results the reference's output depends
-// on, over the ordered JSON value of internal/ojson: json.loads ([Loads]), repr() and str()
+// on, over the ordered JSON value of package ojson: json.loads ([Loads]), repr() and str()
 // ([ReprStr], [Repr], [Str]), json.dumps(v, ensure_ascii=False, sort_keys=True) ([Dumps]),
 // truthiness ([Truthy]), type(v).__name__ ([TypeName]), int() ([Int]), str.isspace(), str.strip()
 // and str.lower() ([IsSpace], [Strip], [Lower]) and datetime.fromisoformat(s).timestamp()
@@ -14,7 +14,7 @@
 //
 // Values are those [Loads] returns: integers keep their exact text, floats carry orjson's text
 // (the capture writes them so, SPEC §0 D6) and [Repr], [Str] and [Dumps] write them as Python's
-// repr ([ReprFloat]); duplicate keys are collapsed as a dict holds them. The package imports only the standard library and internal/ojson.
+// repr ([ReprFloat]); duplicate keys are collapsed as a dict holds them. The package imports only the standard library and package ojson.
 //
 // Pure functions: safe for concurrent use.
 package python

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Dumps returns json.dumps(v, ensure_ascii=False, sort_keys=True) for a value [Loads] returned:

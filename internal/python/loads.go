@@ -1,6 +1,6 @@
 package python
 
-import "github.com/gymtrace/gymtrace/internal/ojson"
+import "github.com/gymtrace/gymtrace/ojson"
 
 // Loads reads data the way Python's json.loads reads a str: surrounding whitespace allowed; NaN,
 // Infinity and -Infinity accepted and returned as null (orjson writes them so, SPEC §0 D6); floats

@@ -3,7 +3,7 @@ package python
 import (
 	"strconv"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Truthy returns Python's bool(v) for a value [Loads] returned: None, False, 0, 0.0, "", [] and {}

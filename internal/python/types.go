@@ -1,6 +1,6 @@
 package python
 
-import "github.com/gymtrace/gymtrace/internal/ojson"
+import "github.com/gymtrace/gymtrace/ojson"
 
 // TypeName returns Python's type(v).__name__ for a value [Loads] returned: "NoneType", "bool",
 // "int" (a number written without fraction or exponent), "float", "str", "list" or "dict".

@@ -3,7 +3,7 @@ package stream
 import (
 	"fmt"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Stats counts what a [Capture] saw, in events unless stated otherwise.

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // chatState reassembles a Chat Completions stream (SPEC.md §4.5 with §0 D9): one choice per

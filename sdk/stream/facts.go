@@ -1,6 +1,6 @@
 package stream
 
-import "github.com/gymtrace/gymtrace/internal/ojson"
+import "github.com/gymtrace/gymtrace/ojson"
 
 // ResponseFacts are what a model-call span's attributes read of a reassembled response (SPEC §0
 // "Spans"), taken from the reassembled value. It converts to capture.ResponseFacts (same fields).

@@ -3,8 +3,8 @@ package stream
 import (
 	"unicode/utf8"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // parseObject parses one event's data as strict JSON (SPEC §0 D6) and reports whether it is an

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/gymtrace/gymtrace/internal/growbuf"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // messagesState reassembles an Anthropic Messages stream (SPEC.md §4.6). Blocks are addressed by

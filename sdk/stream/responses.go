@@ -1,6 +1,6 @@
 package stream
 
-import "github.com/gymtrace/gymtrace/internal/ojson"
+import "github.com/gymtrace/gymtrace/ojson"
 
 // responsesState reassembles an OpenAI Responses stream (SPEC.md §4.4): the `response` object of
 // the last event of type response.completed, response.incomplete or response.failed, else of the

@@ -3,7 +3,7 @@ package stream
 import (
 	"bytes"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Terminal is the terminal state of an SSE stream (SPEC.md §4.2 with §0 D1, D2 and D8).

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // TokenIDs are the token ids and log probabilities of one sampled call (docs/TOKENS.md §1.5): the

@@ -3,7 +3,7 @@ package testvectors
 import (
 	"testing"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // Value parses raw strictly with [ojson.Parse] (SPEC §0 D6), keeping key order, duplicate keys and

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // CaptureStore is the part of a capture store (capture.Store) that [WriteStore] needs. It is an

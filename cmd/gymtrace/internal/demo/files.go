@@ -11,7 +11,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/atomicfile"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/report"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // printReport writes the end of the demo's output: the files, the per-rollout table computed from

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/sdk/stream"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // member is one top-level "key":value pair: rawKey is the key's JSON string text as sent (quotes and

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/rollout"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/gymtrace/gymtrace/agentobs"
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
-	"github.com/gymtrace/gymtrace/internal/ojson"
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 // availabilityGaps are the gap codes SPEC §5.6 "Availability gaps" derives from the projected lists

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/tokens"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rollouts"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/texttable"
-	"github.com/gymtrace/gymtrace/internal/ojson"
 	"github.com/gymtrace/gymtrace/internal/python"
+	"github.com/gymtrace/gymtrace/ojson"
 	"github.com/gymtrace/gymtrace/tokens"
 )
 

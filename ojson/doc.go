@@ -19,7 +19,7 @@
 //     and re-serializes it (SPEC §3.6 tool-call arguments): NaN/Infinity accepted (they become
 //     null, as orjson writes them), floats re-written as orjson writes them ([AppendFloat]),
 //     integers of any size kept exact, duplicate keys collapsed (first position, last value). It
-//     lives here because it is a mode of the one parser; callers reach it as
+//     lives here because it is a mode of the one parser; gymtrace itself calls it as
 //     internal/python.Loads, next to the other Python built-ins.
 //
 // [ParseLazy] is [Parse]'s reading (duplicates collapsed) without a tree: it validates with
