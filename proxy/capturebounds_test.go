@@ -325,7 +325,10 @@ func TestPushDecoderNeverDelaysForwarding(t *testing.T) {
 	}
 	close(unblock)
 	require.NoError(t, d.close())
-	assert.EqualValues(t, DefaultMaxDecodeRatio*len(body), decoded, "decoded up to the ratio bound")
+	// The ratio bound is ratio × the encoded bytes read when it is reached: the decoder may have
+	// read only the first push (a loaded machine runs it before the second) or the whole body.
+	assert.GreaterOrEqual(t, decoded, int64(DefaultMaxDecodeRatio*(len(body)/2)), "decoded up to the ratio bound of what it read")
+	assert.LessOrEqual(t, decoded, int64(DefaultMaxDecodeRatio*len(body)), "never past the ratio bound of the whole body")
 }
 
 // FuzzCaptureBounds: for any body, encoding, chunking and bounds the client gets the exact bytes;
