@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// This file is the import allowlist of the root module: DESIGN.md's package table ("each row owns
-// one concern and imports only the rows it lists") as data, checked against `go list` (CONTRIBUTING.md
-// "Layout"). A new package must be placed in a row; a new arrow between rows must be allowed here
+// This file is the import allowlist of the root module: CONTRIBUTING.md's package table ("Layout":
+// each row owns one concern and imports only the rows it lists; DESIGN.md "Packages") as data,
+// checked against `go list`. A new package must be placed in a row; a new arrow between rows must be allowed here
 // on purpose, in the same change that explains it in CONTRIBUTING.md.
 
 const module = "github.com/gymtrace/gymtrace"
 
-// A row is one line of DESIGN.md's table: the packages that own one concern and the rows they may
+// A row is one line of CONTRIBUTING.md's table: the packages that own one concern and the rows they may
 // import. Packages of one row may import each other. Tests of any package may also import the test
 // support rows; only the rows that list a test support row may import it from non-test code.
 type row struct {
@@ -31,12 +31,12 @@ type row struct {
 	pkgs []string
 	// mayImport names the rows whose packages this row's packages may import.
 	mayImport []string
-	// testSupport marks rows whose packages exist for tests (DESIGN.md: "reachable from tests and
-	// the demo only"): no library package imports them from non-test code.
+	// testSupport marks rows whose packages exist for tests (reachable from tests and the demo
+	// only): no library package imports them from non-test code.
 	testSupport bool
 }
 
-// Row names, as DESIGN.md's table names them.
+// Row names, as CONTRIBUTING.md's table names them.
 const (
 	rowSemconv     = "semconv"
 	rowInternals   = "low-level internals"
@@ -59,9 +59,9 @@ const (
 // libraries are the rows every application may use.
 var libraries = []string{rowSemconv, rowInternals, rowRollout, rowCapture, rowSDKSpan, rowTokens, rowStream, rowProxy, rowExporter, rowFleet, rowAgentobs}
 
-// layers is DESIGN.md's table. Two readings of it: the low-level internals (byte-level helpers with
+// layers is CONTRIBUTING.md's table. Two readings of it: the low-level internals (byte-level helpers with
 // no knowledge of capture) may be used by every row but semconv, and a row that does not exist yet
-// (tokens) is listed so that its package is placed when it lands. One row is not in DESIGN.md's table:
+// (tokens) is listed so that its package is placed when it lands. One row is not in the design's table:
 // capture/sdkspan, the one reading of an otel-go SDK span as the writer's span view, which both SDK
 // adapters (exporter, agentobs) use while capture itself imports the OTel API only; it sits between
 // capture and its adapters, so every arrow still points down.
@@ -110,7 +110,7 @@ var agentobsForbiddenDeps = []string{
 	module + "/sdk/stream",
 }
 
-// pendingExceptions are arrows today's tree has and DESIGN.md's table forbids, each with the #13 step
+// pendingExceptions are arrows today's tree has and the table forbids, each with the #13 step
 // that removes it. The test fails when an arrow is here but gone from the tree: delete its line, so
 // this list only shrinks. "pkg -> import" for imports, "deps(pkg) -> dep" for agentobsForbiddenDeps.
 var pendingExceptions = map[string]string{
@@ -215,7 +215,7 @@ func TestLayering(t *testing.T) {
 	slices.Sort(problems)
 	problems = slices.Compact(problems)
 	if len(problems) > 0 {
-		t.Errorf("the import graph breaks DESIGN.md's package table:\n%s", strings.Join(problems, "\n"))
+		t.Errorf("the import graph breaks CONTRIBUTING.md's package table:\n%s", strings.Join(problems, "\n"))
 	}
 }
 

@@ -1,8 +1,8 @@
 // Package capturetest is the conformance suite every adapter of the capture span writer
 // (capture.Writer) runs: the writer itself, the SDK span exporter and durable span processor
 // (package exporter) and the Collector exporter gymcapture (collectorext) must all write
-// byte-identical files for the same spans (DESIGN.md "the SDK exporter and the collector exporter
-// differ only in how they read span attributes").
+// byte-identical files for the same spans: they differ only in how they read a span (DESIGN.md
+// "Packages").
 //
 // A writer under test is wrapped as a [Target]: it is handed finished spans, described
 // independently of any span representation by [Span], converts them to its own representation
