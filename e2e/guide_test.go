@@ -56,8 +56,8 @@ func TestTypeScriptGuideInREADME(t *testing.T) {
 	assert.Len(t, markers, len(included), "every include marker in README.md is followed by its ```ts block")
 }
 
-// curlGuideRE matches the README's curl guide: the sh block after its heading and note.
-var curlGuideRE = regexp.MustCompile("(?s)\n### curl\n\nRun by `e2e/guide_test.go`[^\n]*\n\n```sh\n(.*?)```\n")
+// curlGuideRE matches the README's curl guide: the bash block (it uses bash substitutions) after its heading and note.
+var curlGuideRE = regexp.MustCompile("(?s)\n### curl\n\nRun by `e2e/guide_test.go`[^\n]*\n\n```bash\n(.*?)```\n")
 
 // TestCurlGuideInREADME runs the README's curl guide with bash against the real proxy (its address
 // for the guide's 127.0.0.1:8000): the call leaves one record in the rollout 3-1, the grep prints

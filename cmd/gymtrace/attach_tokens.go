@@ -24,6 +24,8 @@ func (f *attachTokenFlags) add(cmd *cobra.Command) {
 	fl.BoolVar(&f.allRows, "token-all-rows", false, "finalize the token capture of every row with a rollout id, not only of those with token capture files (a row without any is then masked: nothing recorded)")
 	fl.StringVar(&f.builder, "token-builder", tokens.BuilderPrefixMerging, "how a rollout's token entries are built into its response: prefix_merging (Gym's: one prefix chain) or per_request (every row is then masked: Gym's single-response delivery refuses it)")
 	fl.Float64Var(&f.maxMaskFraction, "max-mask-fraction", math.NaN(), "stop without writing the output once more than this fraction (0-1) of the finalized rows is masked (Gym's token_id_capture.max_mask_fraction; default: no limit)")
+	// The NaN behind "no limit" is not a value to show: help prints no "(default NaN)".
+	fl.Lookup("max-mask-fraction").DefValue = "0"
 	fl.IntVar(&f.minSamples, "mask-fraction-min-samples", rollouts.DefaultMaskFractionMinSamples, "rows finalized before --max-mask-fraction applies (Gym's mask_fraction_min_samples)")
 }
 

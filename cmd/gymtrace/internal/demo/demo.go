@@ -119,7 +119,7 @@ func prepareDir(dir string) (string, error) {
 }
 
 // Run runs the demo described in the package doc: it starts the fake model server and the capture
-// proxy on 127.0.0.1, clears stale captures of the rollouts it is about to run, runs
+// proxy on 127.0.0.1, clears the captures an earlier demo left in its directory, runs
 // cfg.Rollouts episodes of the agent through the proxy (up to 8 at a time), stops the servers,
 // writes rollouts.jsonl, attaches the captures into rollouts.attached.jsonl, reads the capture files
 // back, runs the training run into Dir/training (see the package doc) and prints the report to
@@ -149,7 +149,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 	plan := planRollouts(cfg.Rollouts)
-	if err := clearStale(plan, store); err != nil {
+	// Every rollout a demo can run, not only this run's: a rerun with fewer rollouts leaves no
+	// earlier run's captures behind for report and attach to find.
+	if err := clearStale(planRollouts(MaxRollouts), store); err != nil {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 

@@ -290,8 +290,9 @@ func TestRun(t *testing.T) {
 
 func TestRunAgainReplacesCaptures(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Run(t.Context(), Config{Dir: dir, Rollouts: 2})
+	first, err := Run(t.Context(), Config{Dir: dir, Rollouts: 3})
 	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(first.CaptureDir, "1-0"+capture.CaptureFileSuffix))
 	res, err := Run(t.Context(), Config{Dir: dir, Rollouts: 2})
 	require.NoError(t, err)
 	store, err := capture.NewStore(res.CaptureDir)
@@ -310,6 +311,8 @@ func TestRunAgainReplacesCaptures(t *testing.T) {
 		assert.Equal(t, r.Observations.References, r.Observations.Resolved)
 	}
 	assert.Len(t, readJSONL(t, res.AttachedPath), 2)
+	assert.NoFileExists(t, filepath.Join(res.CaptureDir, "1-0"+capture.CaptureFileSuffix), "the first run's third rollout was cleared (from a fresh-user trial)")
+	assert.NoFileExists(t, filepath.Join(res.CaptureDir, "1-0"+capture.ObservationsFileSuffix))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, e := range entries {

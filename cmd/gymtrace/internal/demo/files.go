@@ -32,8 +32,9 @@ func runBodiesJSONL(plan []plannedRollout) []byte {
 	return b.Bytes()
 }
 
-// clearStale removes the captures of the rollouts about to run (SPEC §2.6, the collector's
-// pre-dispatch clear), so a second demo in the same directory does not append to the first one's.
+// clearStale removes the captures of the rollouts of plan (SPEC §2.6, the collector's pre-dispatch
+// clear; Run passes every rollout a demo can run), so a second demo in the same directory neither
+// appends to the first one's captures nor leaves the rollouts it does not run.
 func clearStale(plan []plannedRollout, store *capture.Store) error {
 	if _, err := rollouts.Clear(bytes.NewReader(runBodiesJSONL(plan)), []*capture.Store{store}); err != nil {
 		return fmt.Errorf("clear stale captures: %w", err)
