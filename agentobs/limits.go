@@ -51,14 +51,22 @@ func cutOperation(a capture.AttributeLookup) (string, bool) {
 // the cause (wrapping ErrSpanLimits): stored just before span.End, deleted when it returns. The
 // SDK runs span processors' OnEnd inside End, so an [ObservationProcessor] of the span's provider
 // finds it there ([ObservationLines.NewLine]) and rejects the line.
-var cutSpans sync.Map // spanKey → error
+var cutSpans sync.Map // spanKey → recorderCutCause
 
-// recorderCut returns the cause the Recorder registered for span s, or nil.
-func recorderCut(s *capture.Span) error {
+// recorderCutCause is what the Recorder registers for a cut span: the cause and the rollout the
+// Recorder records (the span's own gymtrace.rollout.id may be cut or dropped too).
+type recorderCutCause struct {
+	err       error
+	rolloutID string
+}
+
+// recorderCut returns the cause the Recorder registered for span s and its rollout, or nil.
+func recorderCut(s *capture.Span) (error, string) {
 	if v, ok := cutSpans.Load(spanKey{s.TraceID, s.SpanID}); ok {
-		return v.(error)
+		c := v.(recorderCutCause)
+		return c.err, c.rolloutID
 	}
-	return nil
+	return nil, ""
 }
 
 // Span-limit advice: the sdktrace.SpanLimits field and the environment variables to raise.
@@ -237,7 +245,7 @@ func (e *entry) endSpan(rolloutID string, rep limitReport, opts ...trace.SpanEnd
 	otel.Handle(rep.error(e.name, e.spanID, rolloutID))
 	if err := rep.cutError(); err != nil {
 		k := spanKey{e.traceID, e.spanID}
-		cutSpans.Store(k, err)
+		cutSpans.Store(k, recorderCutCause{err: err, rolloutID: rolloutID})
 		defer cutSpans.Delete(k)
 	}
 	e.span.End(opts...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,37 @@ func TestRecorderSpanLimits(t *testing.T) {
 			wantReport: []string{"gymtrace.observation.status dropped by the attribute count limit", "sdktrace.SpanLimits.AttributeCountLimit"},
 			wantLogs:   []string{"observation span rejected", "dropped by the attribute count limit"},
 		},
+		// From a fresh-user trial: limits that leave no operation name, or no rollout id, made the
+		// spans ignored or flushed to the unattributed file; they are rejected under the
+		// Recorder's rollout.
+		{
+			name:       "no attributes at all",
+			opts:       []sdktrace.TracerProviderOption{spanLimits(func(l *sdktrace.SpanLimits) { l.AttributeCountLimit = 0 })},
+			wantCounts: map[string]int64{"observation/rejected": 2},
+			wantReport: []string{"gen_ai.operation.name dropped by the attribute count limit"},
+			wantLogs:   []string{"observation span rejected", "rollout_id=3-1"},
+		},
+		{
+			name:       "values cut to nothing",
+			opts:       []sdktrace.TracerProviderOption{spanLimits(func(l *sdktrace.SpanLimits) { l.AttributeValueLengthLimit = 0 })},
+			wantCounts: map[string]int64{"observation/rejected": 2},
+			wantReport: []string{"gen_ai.operation.name kept 0 of 12 bytes"},
+			wantLogs:   []string{"observation span rejected", "rollout_id=3-1"},
+		},
+		{
+			name:       "one attribute: the rollout id is gone",
+			opts:       []sdktrace.TracerProviderOption{spanLimits(func(l *sdktrace.SpanLimits) { l.AttributeCountLimit = 1 })},
+			wantCounts: map[string]int64{"observation/rejected": 2},
+			wantReport: []string{"gymtrace.rollout.id dropped by the attribute count limit"},
+			wantLogs:   []string{"observation span rejected", "rollout_id=3-1"},
+		},
+		{
+			name:       "the rollout id cut",
+			opts:       []sdktrace.TracerProviderOption{spanLimits(func(l *sdktrace.SpanLimits) { l.AttributeValueLengthLimit = 1 })},
+			wantCounts: map[string]int64{"observation/rejected": 2},
+			wantReport: []string{"gymtrace.rollout.id kept 1 of 3 bytes", `of rollout "3-1"`},
+			wantLogs:   []string{"observation span rejected", "rollout_id=3-1"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,7 +181,9 @@ func TestRecorderSpanLimits(t *testing.T) {
 			_ = tctx
 			inv.End(nil)
 
+			require.NoError(t, rig.tp.ForceFlush(t.Context()))
 			assert.Equal(t, tt.wantCounts, rig.counts())
+			assert.NoFileExists(t, filepath.Join(rig.store.Dir(), capture.UnattributedObservationsFile), "nothing held and flushed elsewhere")
 			b, exists, err := agentobs.ReadBundle(rig.store, "3-1")
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantFile, exists, "observations file")

@@ -45,13 +45,16 @@ func (ObservationLines) FileSuffix() string { return capture.ObservationsFileSuf
 func (ObservationLines) MarksIncomplete() bool { return false }
 
 // observationOrCut reports whether s is an observation span ([ObservationKind]) or a cut one
-// ([cutOperation]).
+// ([cutOperation]; or a Recorder span the span limits cut, whose operation name may be gone).
 func observationOrCut(s *capture.Span) bool {
 	if _, ok := ObservationKind(s.Attributes); ok {
 		return true
 	}
-	_, cut := cutOperation(s.Attributes)
-	return cut
+	if _, cut := cutOperation(s.Attributes); cut {
+		return true
+	}
+	err, _ := recorderCut(s)
+	return err != nil
 }
 
 // Route returns the rollout id an observation span (or a cut one) names ([capture.CarriedRolloutID]: the span's
@@ -59,7 +62,14 @@ func observationOrCut(s *capture.Span) bool {
 // the unattributed file (reason no_trace_id, SPEC §0 D18) even when it names a rollout, since an
 // observation line is identified by its trace and span ids and the readers refuse a line whose
 // ids are all zeros.
+//
+// A Recorder span the span limits cut is routed to the Recorder's rollout whatever the span kept
+// (its rollout id may be cut or dropped too), so that its line is rejected with the cause, never
+// ignored, held or written to another file.
 func (ObservationLines) Route(s *capture.Span) (string, bool) {
+	if err, rid := recorderCut(s); err != nil && s.TraceID.IsValid() {
+		return rid, true
+	}
 	if !observationOrCut(s) || !s.TraceID.IsValid() {
 		return "", false
 	}
@@ -116,7 +126,7 @@ func checkLine(s *capture.Span) error {
 		return fmt.Errorf("%w: span %q: %s %q is a strict prefix of %q: the producer's attribute value length limit cut it (raise %s to at least %d)",
 			ErrSpanLimits, s.Name, semconv.GenAIOperationNameKey, v.AsString(), full, adviceValueLength, len(full))
 	}
-	if err := recorderCut(s); err != nil {
+	if err, _ := recorderCut(s); err != nil {
 		return fmt.Errorf("span %q: %w", s.Name, err)
 	}
 	return nil
