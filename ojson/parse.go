@@ -596,10 +596,10 @@ func (p *parser) number() (Value, error) {
 	case modeStrict:
 		if isInt {
 			if !fits64(text) {
-				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", text))
+				return Value{}, p.fail(fmt.Sprintf("integer %s outside the 64-bit range", shownNumber(text)))
 			}
 		} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
-			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", text))
+			return Value{}, p.fail(fmt.Sprintf("number %s overflows float64", shownNumber(text)))
 		}
 		p.pos = end
 		return Number(p.src[p.pos-len(text) : p.pos]), nil
@@ -621,6 +621,18 @@ func (p *parser) number() (Value, error) {
 		return p.nonFiniteValue("-Infinity"), nil
 	}
 	return Float(f), nil
+}
+
+// maxShownNumber bounds the number text an error message quotes.
+const maxShownNumber = 40
+
+// shownNumber is a number text as an error quotes it: whole up to maxShownNumber bytes, else its
+// first 32 bytes and its length, so a hostile 10 MiB number makes a short message.
+func shownNumber(text []byte) string {
+	if len(text) <= maxShownNumber {
+		return string(text)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", text[:32], len(text))
 }
 
 // fits64 reports whether an integer text is within [MinInt64, MaxUint64].
@@ -652,10 +664,10 @@ func numberRangeError(text []byte) string {
 func numberRangeErrorParsed(text []byte) string {
 	if isIntegerText(string(text)) {
 		if !fits64(text) {
-			return fmt.Sprintf("integer %s outside the 64-bit range", text)
+			return fmt.Sprintf("integer %s outside the 64-bit range", shownNumber(text))
 		}
 	} else if _, err := strconv.ParseFloat(string(text), 64); err != nil {
-		return fmt.Sprintf("number %s overflows float64", text)
+		return fmt.Sprintf("number %s overflows float64", shownNumber(text))
 	}
 	return ""
 }

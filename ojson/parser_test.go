@@ -142,3 +142,23 @@ func BenchmarkParser(b *testing.B) {
 		}
 	}
 }
+
+// TestHugeNumberErrorIsShort: a number outside the ranges is quoted in its error only up to a
+// bound, whatever its length (from a fresh-user trial: a 10 MiB integer gave a 10 MiB message).
+func TestHugeNumberErrorIsShort(t *testing.T) {
+	huge := strings.Repeat("9", 10<<20)
+	for _, in := range []string{huge, "1e" + huge, `{"a":` + huge + `}`, "[" + huge + "]"} {
+		_, err := Parse([]byte(in))
+		require.Error(t, err)
+		assert.Less(t, len(err.Error()), 200, "Parse")
+		assert.Contains(t, err.Error(), "… (1048576")
+		_, err = Compact(nil, []byte(in))
+		require.Error(t, err)
+		assert.Less(t, len(err.Error()), 200, "Compact")
+		_, err = ParseLazy([]byte(in))
+		require.Error(t, err)
+		assert.Less(t, len(err.Error()), 200, "ParseLazy")
+	}
+	_, err := Parse([]byte("18446744073709551616"))
+	assert.EqualError(t, err, "ojson: integer 18446744073709551616 outside the 64-bit range at offset 0")
+}
