@@ -280,6 +280,34 @@ func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string
 	return "", true, "", out
 }
 
+// rehold holds spans of trace tid again, after their write failed (their window starts anew), as
+// the newest held trace, unless the window is closed; the bounds apply at the next span held.
+func (t *traceWindow) rehold(tid trace.TraceID, spans []Span) {
+	if len(spans) == 0 {
+		return
+	}
+	now := t.clock.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	e, ok := t.held[tid]
+	if !ok {
+		e = t.heldOrder.PushBack(&heldTrace{id: tid, deadline: now.Add(t.cfg.Duration)})
+		t.held[tid] = e
+	}
+	h := e.Value.(*heldTrace)
+	for i := range spans {
+		size := HeldSize(&spans[i])
+		h.spans = append(h.spans, spans[i])
+		h.bytes += size
+		t.heldBytes += size
+	}
+	t.nHeld += len(spans)
+	t.arm(now)
+}
+
 func (t *traceWindow) popOldest() *heldTrace {
 	h := t.heldOrder.Remove(t.heldOrder.Front()).(*heldTrace)
 	delete(t.held, h.id)

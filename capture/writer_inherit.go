@@ -29,9 +29,17 @@ func (w *Writer) observe(ctx context.Context, s *Span) {
 	}
 	ctx = context.WithoutCancel(ctx) // they were accepted already
 	d := Deferred{TraceID: s.TraceID, Spans: spans, Results: make([]Result, len(spans))}
+	var failed []Span
 	for i := range spans {
 		d.Results[i] = w.writeLine(ctx, rid, &spans[i], nil)
+		if d.Results[i].Outcome == OutcomeFailed {
+			failed = append(failed, spans[i])
+		}
 	}
+	// A line that failed (an I/O error: a full disk) was acknowledged to its sender already, who
+	// will not send it again: it stays held, and the next span of the trace that carries the
+	// rollout (the sender's retry of the one whose push failed with it) writes it again.
+	w.win.rehold(s.TraceID, failed)
 	w.report(ctx, d)
 }
 

@@ -2,11 +2,13 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -467,4 +469,41 @@ func testMeter(t *testing.T) (metric.MeterProvider, func() map[string]int64) {
 		}
 		return out
 	}
+}
+
+// TestWriterHeldSpanWriteFailureKeepsItHeld: a held span whose release fails with an I/O error
+// (its sender was answered already and will not send it again) stays held, and the next span of
+// its trace that carries the rollout writes it (from a fresh-user trial: it was lost, counted
+// failed once).
+func TestWriterHeldSpanWriteFailureKeepsItHeld(t *testing.T) {
+	dir := t.TempDir()
+	var fail atomic.Bool
+	fail.Store(true)
+	store, err := NewStore(dir, WithWriteHook(func(path string, _ int) (int, error) {
+		if strings.HasSuffix(path, "r-1.t.jsonl") && fail.Load() {
+			return 0, errors.New("no space left on device")
+		}
+		return 0, nil
+	}))
+	require.NoError(t, err)
+	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	mp, counts := testMeter(t)
+	var deferred []Outcome
+	w, err := NewWriter(store, routedLines{}, withClock(clk), WithMeterProvider(mp),
+		WithDeferredResults(func(_ context.Context, d Deferred) {
+			for _, r := range d.Results {
+				deferred = append(deferred, r.Outcome)
+			}
+		}))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeHeld, w.Write(t.Context(), obsSpan(1, 1)).Outcome)
+	assert.Equal(t, OutcomeIgnored, w.Write(t.Context(), callSpan(1, "r-1")).Outcome)
+	assert.Equal(t, []Outcome{OutcomeFailed}, deferred)
+	fail.Store(false)
+	assert.Equal(t, OutcomeIgnored, w.Write(t.Context(), callSpan(1, "r-1")).Outcome, "the retry of the span that names the rollout")
+	assert.Equal(t, []Outcome{OutcomeFailed, OutcomeWritten}, deferred)
+	assert.Equal(t, line("r-1", 1), dirFiles(t, dir)["r-1.t.jsonl"])
+	require.NoError(t, w.Shutdown(t.Context()))
+	assert.NotContains(t, dirFiles(t, dir), UnattributedRolloutID+".t.jsonl", "nothing was left held")
+	assert.Empty(t, counts(), "no span went to the unattributed file")
 }

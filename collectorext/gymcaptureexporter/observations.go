@@ -54,15 +54,35 @@ func (e *captureExporter) observationOutcome(r capture.Result, v *capture.Span) 
 
 // logDeferred logs what the observations writer did with the held spans of one trace (SPEC §0
 // D18): once for the trace when they went to the unattributed file, and each span not written
-// (their push was acknowledged already: no retry can help).
+// (their push was acknowledged already; one that failed on its way to its rollout's file stays
+// held for the next span of the trace that names the rollout, capture.Writer).
+// unattributedWhy says why held spans left the trace window for the unattributed file.
+func unattributedWhy(reason string) string {
+	switch reason {
+	case semconv.GymtraceUnattributedWindowFull:
+		return "the trace window's bounds (max_traces, max_held_spans, max_held_bytes) pushed them out"
+	case semconv.GymtraceUnattributedFlushed:
+		return "flushed at shutdown before any span of their trace named a rollout"
+	}
+	return "no span of the trace named a rollout (gymtrace.rollout.id on a span or its resource) within the trace window"
+}
+
 func (e *captureExporter) logDeferred(_ context.Context, d capture.Deferred) {
 	tid := zap.String("trace_id", d.TraceID.String())
 	if d.Reason != "" {
-		e.logger.Warn("gymcapture: no span of the trace named a rollout (gymtrace.rollout.id on a span or its resource) within the trace window; its observation spans were written to "+capture.UnattributedObservationsFile,
+		e.logger.Warn("gymcapture: held observation spans written to "+capture.UnattributedObservationsFile+": "+unattributedWhy(d.Reason),
 			tid, zap.Int("spans", len(d.Spans)), zap.String("reason", d.Reason))
 	}
 	for i, r := range d.Results {
 		switch r.Outcome {
+		case capture.OutcomeFailed:
+			if d.Reason == "" {
+				e.logger.Error("gymcapture: held observation line not written; kept held for the next span of its trace that names the rollout",
+					zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
+				continue
+			}
+			e.logger.Error("gymcapture: held observation line not written",
+				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
 		case capture.OutcomeWritten:
 		case capture.OutcomeWrittenDirUnsynced:
 			e.logger.Warn("gymcapture: held observation line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
