@@ -53,8 +53,13 @@ func HasObservationGap(result ojson.Value, code string) bool {
 // list, ng_trajectory becomes the minimal record of the row's identity carrying that gap, and when
 // the identity itself fails nothing is kept. It returns the projection's error (nil on success),
 // for the caller to report; the rollout is kept in either case. A result that is not an object is
-// left as it is, with a TypeError.
+// left as it is, with a TypeError, and a nil result is a TypeError too. result must not share
+// nested values with row (a plain copy of a parsed row does: use Value.Clone), since result's
+// calls are edited in place.
 func AttachTrajectory(row ojson.Value, result *ojson.Value) error {
+	if result == nil {
+		return projErr(ClassTypeError, "the result is nil")
+	}
 	if result.Kind() != ojson.KindObject {
 		return projErr(ClassTypeError, "the result is a JSON %s, not an object", result.Kind())
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gymtrace/gymtrace/ojson"
 )
 
 func TestTrajectoryRoundTrip(t *testing.T) {
@@ -86,3 +88,13 @@ func TestTrajectoryErrors(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestAttachTrajectoryNilResult: a nil result is an error, not a panic (from a fresh-user trial).
+func TestAttachTrajectoryNilResult(t *testing.T) {
+	row, err := ojson.Parse([]byte(`{"_ng_task_index":1,"_ng_rollout_index":0}`))
+	require.NoError(t, err)
+	err = AttachTrajectory(row, nil)
+	var pe *ProjectionError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, ClassTypeError, pe.Class)
+}

@@ -75,9 +75,13 @@ type Decoder struct {
 var bomBytes = [3]byte{0xEF, 0xBB, 0xBF}
 
 // NewDecoder returns a Decoder that passes each complete event to handle. Of opts, only
-// [WithMaxEventBytes] applies. handle must not retain the event's slices after it returns.
+// [WithMaxEventBytes] applies. handle must not retain the event's slices after it returns; a nil
+// handle drops every event (they are still counted).
 func NewDecoder(handle func(Event), opts ...Option) *Decoder {
 	cfg := newConfig(opts)
+	if handle == nil {
+		handle = func(Event) {}
+	}
 	return &Decoder{handle: handle, max: cfg.maxEventBytes}
 }
 

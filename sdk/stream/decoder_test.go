@@ -330,3 +330,10 @@ func equalRecs(a, b []rec) bool {
 	}
 	return true
 }
+
+// TestDecoderNilHandle: a nil handle drops the events, counted, instead of panicking.
+func TestDecoderNilHandle(t *testing.T) {
+	d := NewDecoder(nil)
+	d.Feed([]byte("data: a\n\ndata: b\n\n"))
+	assert.Equal(t, 2, d.Events())
+}
