@@ -155,8 +155,8 @@ func runRollout(ctx context.Context, src, dst *capture.Store, e capturedir.Entry
 	return rs, nil
 }
 
-// undoRollout removes from dst the output files of rollout id, whose rederive failed with err after
-// written other rollouts were complete, and returns err saying what was removed and what was kept.
+// undoRollout removes from dst the output files of rollout id, whose rederive failed with err once
+// the written rollouts before it were complete, and returns err saying what was removed and kept.
 func undoRollout(dst *capture.Store, id string, written int, err error) error {
 	n, cerr := dst.ClearCount(id)
 	if cerr != nil {
