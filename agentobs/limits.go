@@ -153,7 +153,7 @@ func checkLimits(span trace.Span, attrs []attribute.KeyValue, events []SpanEvent
 		return rep
 	}
 	held := capture.Attributes(ro.Attributes())
-	want := keep(capture.Attributes(lastValues(attrs)), spanAttributeKeys)
+	want := keep(capture.Attributes(attrs), spanAttributeKeys) // Lookup reads a key's last value, as the SDK keeps it
 	for _, kv := range want {
 		got, ok := held.Lookup(string(kv.Key))
 		if !ok {
@@ -177,21 +177,6 @@ func checkLimits(span trace.Span, attrs []attribute.KeyValue, events []SpanEvent
 		compareRef(&rep, fmt.Sprintf("model-call link %d: ", i), links[i].Attributes, capture.Attributes(gotLinks[j].Attributes), adviceLinkAttrs)
 	}
 	return rep
-}
-
-// lastValues returns attrs with one entry per key, the last one set (the SDK's rule).
-func lastValues(attrs []attribute.KeyValue) []attribute.KeyValue {
-	idx := make(map[attribute.Key]int, len(attrs))
-	out := make([]attribute.KeyValue, 0, len(attrs))
-	for _, kv := range attrs {
-		if i, ok := idx[kv.Key]; ok {
-			out[i] = kv
-			continue
-		}
-		idx[kv.Key] = len(out)
-		out = append(out, kv)
-	}
-	return out
 }
 
 // compareRef compares the model-call reference attributes of one event or link.

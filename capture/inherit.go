@@ -254,7 +254,7 @@ func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string
 	if size > t.cfg.MaxHeldBytes {
 		return "", false, semconv.GymtraceUnattributedWindowFull, nil
 	}
-	e, ok := t.held[tid]
+	_, ok := t.held[tid]
 	for t.heldOrder.Len() > 0 && (t.nHeld+1 > t.cfg.MaxHeldSpans || t.heldBytes+size > t.cfg.MaxHeldBytes ||
 		(!ok && t.heldOrder.Len() >= t.cfg.MaxTraces)) {
 		h := t.popOldest()
@@ -264,9 +264,16 @@ func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string
 			ok = false
 		}
 	}
-	if ok {
-		e = t.held[tid]
-	}
+	t.hold(tid, now, span, size)
+	t.arm(now)
+	return "", true, "", out
+}
+
+// hold adds span, of [HeldSize] size, to the held spans of trace tid, holding the trace (its window
+// from now, as the newest held trace) when it holds none. Called with t.mu held; the caller arms
+// the timer.
+func (t *traceWindow) hold(tid trace.TraceID, now time.Time, span Span, size int64) {
+	e, ok := t.held[tid]
 	if !ok {
 		e = t.heldOrder.PushBack(&heldTrace{id: tid, deadline: now.Add(t.cfg.Duration)})
 		t.held[tid] = e
@@ -276,8 +283,6 @@ func (t *traceWindow) resolve(tid trace.TraceID, detach func() Span) (rid string
 	h.bytes += size
 	t.nHeld++
 	t.heldBytes += size
-	t.arm(now)
-	return "", true, "", out
 }
 
 // rehold holds spans of trace tid again, after their write failed (their window starts anew), as
@@ -292,19 +297,9 @@ func (t *traceWindow) rehold(tid trace.TraceID, spans []Span) {
 	if t.closed {
 		return
 	}
-	e, ok := t.held[tid]
-	if !ok {
-		e = t.heldOrder.PushBack(&heldTrace{id: tid, deadline: now.Add(t.cfg.Duration)})
-		t.held[tid] = e
-	}
-	h := e.Value.(*heldTrace)
 	for i := range spans {
-		size := HeldSize(&spans[i])
-		h.spans = append(h.spans, spans[i])
-		h.bytes += size
-		t.heldBytes += size
+		t.hold(tid, now, spans[i], HeldSize(&spans[i]))
 	}
-	t.nHeld += len(spans)
 	t.arm(now)
 }
 

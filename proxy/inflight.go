@@ -28,7 +28,6 @@ type inFlightCalls struct {
 type inFlightCall struct {
 	rolloutID, modelCallID string
 	span                   trace.Span // nil until the call's span started
-	abandoned              bool       // Shutdown stopped waiting: its rollout was marked incomplete
 	counted                bool       // its span was counted as a record not written
 }
 
@@ -58,14 +57,14 @@ func (f *inFlightCalls) remove(c *inFlightCall) {
 	delete(f.calls, c)
 }
 
-// abandon marks every call in the set abandoned and returns them; those with a span are marked
-// counted (the caller counts them). The set is emptied: an abandoned call never enters it again.
+// abandon takes every call out of the set (Shutdown stopped waiting for them) and returns them;
+// those with a span are marked counted (the caller counts them). An abandoned call never enters
+// the set again.
 func (f *inFlightCalls) abandon() []*inFlightCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	left := make([]*inFlightCall, 0, len(f.calls))
 	for c := range f.calls {
-		c.abandoned = true
 		c.counted = c.span != nil
 		left = append(left, c)
 	}
