@@ -82,7 +82,7 @@ func BuildAttachment(stores []*Store, rolloutID string, includePayloads bool) (A
 		return Attachment{}, fmt.Errorf("capture attachment: %w", err)
 	}
 	a := Attachment{RolloutID: rolloutID, IncludePayloads: includePayloads}
-	store := storeForRollout(stores, rolloutID)
+	store := StoreForRollout(stores, rolloutID)
 	if store == nil {
 		a.Gaps = append(a.Gaps, Gap{Code: GapNoRecords})
 	} else {
@@ -111,8 +111,10 @@ func BuildAttachment(stores []*Store, rolloutID string, includePayloads bool) (A
 	return a, nil
 }
 
-// storeForRollout returns the first store that has id's capture file or marker (or cannot tell).
-func storeForRollout(stores []*Store, id string) *Store {
+// StoreForRollout returns the first of stores that has id's capture file or marker, or whose
+// lookup fails ([Store.HasCapture]); nil when none has them. It is SPEC §2.6's _store_for_rollout,
+// the store [BuildAttachment] reads. Nil stores are skipped.
+func StoreForRollout(stores []*Store, id string) *Store {
 	for _, s := range stores {
 		if s == nil {
 			continue

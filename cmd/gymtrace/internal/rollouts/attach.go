@@ -320,27 +320,20 @@ func attachRow(sum *Summary, firstLine map[string]int, n int, line []byte, store
 	return l.Bytes(), nil
 }
 
-// captureSize returns the size of id's capture file in the first store holding its capture file or
-// marker, as [capture.BuildAttachment] picks the store; 0 when there is none or it is not a regular
-// file. It is only counted for progress, so a failing lstat counts 0.
+// captureSize returns the size of id's capture file in the store [capture.BuildAttachment] reads
+// ([capture.StoreForRollout]); 0 when there is none or it is not a regular file. It is only counted
+// for progress, so a failing lstat counts 0.
 func captureSize(stores []*capture.Store, id string) int64 {
-	for _, s := range stores {
-		p, err := s.CapturePath(id)
-		if err != nil {
-			return 0
-		}
-		fi, err := os.Lstat(p)
-		if err == nil {
-			if fi.Mode().IsRegular() {
-				return fi.Size()
-			}
-			return 0
-		}
-		if m, err := s.MarkerPath(id); err == nil {
-			if _, err := os.Lstat(m); err == nil {
-				return 0
-			}
-		}
+	s := capture.StoreForRollout(stores, id)
+	if s == nil {
+		return 0
+	}
+	p, err := s.CapturePath(id)
+	if err != nil {
+		return 0
+	}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		return fi.Size()
 	}
 	return 0
 }
