@@ -60,13 +60,14 @@ type recorderCutCause struct {
 	rolloutID string
 }
 
-// recorderCut returns the cause the Recorder registered for span s and its rollout, or nil.
-func recorderCut(s *capture.Span) (error, string) {
+// recorderCut returns the rollout and the cause the Recorder registered for span s ("", nil when
+// it registered none).
+func recorderCut(s *capture.Span) (rolloutID string, err error) {
 	if v, ok := cutSpans.Load(spanKey{s.TraceID, s.SpanID}); ok {
 		c := v.(recorderCutCause)
-		return c.err, c.rolloutID
+		return c.rolloutID, c.err
 	}
-	return nil, ""
+	return "", nil
 }
 
 // Span-limit advice: the sdktrace.SpanLimits field and the environment variables to raise.

@@ -53,7 +53,7 @@ func observationOrCut(s *capture.Span) bool {
 	if _, cut := cutOperation(s.Attributes); cut {
 		return true
 	}
-	err, _ := recorderCut(s)
+	_, err := recorderCut(s)
 	return err != nil
 }
 
@@ -67,7 +67,7 @@ func observationOrCut(s *capture.Span) bool {
 // (its rollout id may be cut or dropped too), so that its line is rejected with the cause, never
 // ignored, held or written to another file.
 func (ObservationLines) Route(s *capture.Span) (string, bool) {
-	if err, rid := recorderCut(s); err != nil && s.TraceID.IsValid() {
+	if rid, err := recorderCut(s); err != nil && s.TraceID.IsValid() {
 		return rid, true
 	}
 	if !observationOrCut(s) || !s.TraceID.IsValid() {
@@ -126,7 +126,7 @@ func checkLine(s *capture.Span) error {
 		return fmt.Errorf("%w: span %q: %s %q is a strict prefix of %q: the producer's attribute value length limit cut it (raise %s to at least %d)",
 			ErrSpanLimits, s.Name, semconv.GenAIOperationNameKey, v.AsString(), full, adviceValueLength, len(full))
 	}
-	if err, _ := recorderCut(s); err != nil {
+	if _, err := recorderCut(s); err != nil {
 		return fmt.Errorf("span %q: %w", s.Name, err)
 	}
 	return nil
