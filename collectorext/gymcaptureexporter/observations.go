@@ -74,22 +74,15 @@ func (e *captureExporter) logDeferred(_ context.Context, d capture.Deferred) {
 			tid, zap.Int("spans", len(d.Spans)), zap.String("reason", d.Reason))
 	}
 	for i, r := range d.Results {
-		switch r.Outcome {
-		case capture.OutcomeFailed:
-			if d.Reason == "" {
-				e.logger.Error("gymcapture: held observation line not written; kept held for the next span of its trace that names the rollout",
-					zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
-				continue
-			}
-			e.logger.Error("gymcapture: held observation line not written",
-				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
-		case capture.OutcomeWritten:
-		case capture.OutcomeWrittenDirUnsynced:
-			e.logger.Warn("gymcapture: held observation line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)",
-				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
+		fields := []zap.Field{zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err)}
+		switch {
+		case r.Outcome == capture.OutcomeWritten:
+		case r.Outcome == capture.OutcomeWrittenDirUnsynced:
+			e.logger.Warn("gymcapture: held observation line written and fsynced, but its new file's directory entry may not survive a power loss (directory fsync failed)", fields...)
+		case r.Outcome == capture.OutcomeFailed && d.Reason == "":
+			e.logger.Error("gymcapture: held observation line not written; kept held for the next span of its trace that names the rollout", fields...)
 		default:
-			e.logger.Error("gymcapture: held observation line not written",
-				zap.String("rollout_id", r.RolloutID), tid, zap.String("span_id", d.Spans[i].SpanID.String()), zap.Error(r.Err))
+			e.logger.Error("gymcapture: held observation line not written", fields...)
 		}
 	}
 }
