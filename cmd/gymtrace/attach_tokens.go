@@ -30,7 +30,8 @@ func (f *attachTokenFlags) add(cmd *cobra.Command) {
 }
 
 // options checks the flags and returns the finalization's options: nil when the token directory
-// does not exist and --token-all-rows is not given (no rollout can participate; nothing is created).
+// does not exist and --token-all-rows is not given (no rollout can participate; nothing is created);
+// a --token-dir that does not exist at all is an error ([existingTokenStore]).
 func (f *attachTokenFlags) options(cmd *cobra.Command, run, runCaptureDir string) (*rollouts.TokenOptions, error) {
 	dir, err := tokenStoreDir(f.dir, run, runCaptureDir)
 	if err != nil {

@@ -243,8 +243,9 @@ func TestAttachTokenStrictAndFlags(t *testing.T) {
 
 	r = runGymtrace(t, "attach", "--capture-dir", run.dir, "--input", run.input, "--output", output,
 		"--token-dir", filepath.Join(t.TempDir(), "missing"))
-	require.NoError(t, r.err, r.stderr)
-	assert.NotContains(t, r.stderr, "token capture", "a missing token directory: no row participates")
+	require.Error(t, r.err, "a mistyped token directory would finalize no token capture")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.err.Error(), "missing: directory does not exist")
 	run = newTokenRun(t)
 	r = runGymtrace(t, "attach", "--capture-dir", run.dir, "--input", run.input, "--output", output, "--token-builder", "per_request")
 	require.NoError(t, r.err, r.stderr)

@@ -69,7 +69,9 @@ has nothing to clear.`,
 				return err
 			}
 			var tokenStores []*tokens.Store
-			if ts, err := existingTokenStore(tdir, tokenDir); err != nil {
+			if ts, err := existingTokenStore(tdir, tokenDir); errors.Is(err, errNoTokenDir) {
+				cmdNotef(cmd, "token directory %s does not exist: no token capture to clear", tokenDir)
+			} else if err != nil {
 				return fmt.Errorf("clear: %w", err)
 			} else if ts != nil {
 				tokenStores = append(tokenStores, ts)

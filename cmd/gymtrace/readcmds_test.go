@@ -154,6 +154,31 @@ func TestReadCommandsFailures(t *testing.T) {
 	require.Error(t, r.err)
 	assert.Contains(t, r.err.Error(), "--token-dir "+file+": not a directory")
 
+	// A --token-dir that does not exist is refused by every command that reads token captures (a
+	// new-user trial's typo finalized no token capture, with exit 0); a missing --run-id
+	// subdirectory of an existing one is a run that captured no tokens.
+	missing := filepath.Join(t.TempDir(), "tokdir-missing")
+	in := filepath.Join(t.TempDir(), "rows.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"_ng_task_index":0,"_ng_rollout_index":0}`+"\n"), 0o600))
+	capDir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(capDir, "run1"), 0o700))
+	for _, args := range [][]string{
+		{"attach", "--capture-dir", capDir, "--input", in, "--output", filepath.Join(t.TempDir(), "out.jsonl")},
+		{"report", "--capture-dir", capDir},
+		{"tokens", "--capture-dir", capDir, "0-0"},
+	} {
+		r := runGymtrace(t, append(args, "--token-dir", missing)...)
+		require.Error(t, r.err, args)
+		assert.Equal(t, 1, r.code, args)
+		assert.Contains(t, r.err.Error(), "--token-dir "+missing+": directory does not exist", args)
+		r = runGymtrace(t, append(args, "--token-dir", t.TempDir(), "--run-id", "run1")...)
+		require.NoError(t, r.err, args)
+	}
+	// clear, for which a missing directory has nothing to clear, says so instead.
+	r = runGymtrace(t, "clear", "--capture-dir", capDir, "--input", in, "--token-dir", missing)
+	require.NoError(t, r.err)
+	assert.Contains(t, r.stderr, "token directory "+missing+" does not exist: no token capture to clear")
+
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "0-0.capture.jsonl"), 0o700)) // unreadable as a file
 	r = runGymtrace(t, "metrics", "--capture-dir", dir, "0-0")

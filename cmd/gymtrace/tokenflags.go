@@ -39,13 +39,23 @@ func tokenStoreDir(flagDir, run, runCaptureDir string) (string, error) {
 	return d, nil
 }
 
+// errNoTokenDir is the error of a --token-dir that does not exist ([existingTokenStore]).
+var errNoTokenDir = errors.New("directory does not exist")
+
 // existingTokenStore returns the token store of dir when dir exists, without creating it (nil when
 // it does not: no rollout has a token capture there); a file in its place is an error naming the
 // flag dir came from: --token-dir when flagDir (its value) is set, else --capture-dir, which the
-// token directory defaults to.
+// token directory defaults to. A --token-dir that does not exist at all is an error matching
+// errNoTokenDir (a mistyped path would otherwise finalize no token capture without a word); only
+// its --run-id subdirectory may be missing (that run captured no tokens).
 func existingTokenStore(dir, flagDir string) (*tokens.Store, error) {
 	fi, err := os.Stat(dir)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && flagDir != "":
+		if _, baseErr := os.Stat(flagDir); errors.Is(baseErr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--%s %s: %w (give the directory the proxy's --%s wrote, or leave the flag out to read the capture directory)", tokenDirFlag, flagDir, errNoTokenDir, tokenDirFlag)
+		}
+		return nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case err != nil:

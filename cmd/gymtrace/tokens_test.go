@@ -47,7 +47,8 @@ func TestTokensCommand(t *testing.T) {
 
 	missing := filepath.Join(t.TempDir(), "missing")
 	r = runGymtrace(t, "tokens", "--capture-dir", run.dir, "--token-dir", missing, "0-0")
-	require.NoError(t, r.err)
+	require.Error(t, r.err)
+	assert.Contains(t, r.err.Error(), "--token-dir "+missing+": directory does not exist")
 	_, err = os.Stat(missing)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the token directory is never created")
 
