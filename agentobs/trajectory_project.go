@@ -111,12 +111,13 @@ type projection struct {
 
 // trajectoryIdentity returns the (task_id, rollout_id) of the trajectory of dispatched input row
 // row (Gym's _trajectory_identity, SPEC §5.6 "Identity"): task_id is Python's str() of the first
-// non-null of task_id, problem_id, instance_id, else of _ng_task_index (which must be present
+// non-null of task_id, problem_id, instance_id (read as json.loads reads them: 1e400 is "inf"),
+// else of _ng_task_index (which must be present
 // even when a task id is found: KeyError); rollout_id is SPEC §1.2's id (a malformed one is a
 // ValueError), else "{_ng_task_index}-{_ng_rollout_index}". The error is a [*ProjectionError].
 func trajectoryIdentity(row ojson.Value) (string, string, error) {
 	body := row.AppendJSON(nil)
-	py, perr := python.Loads(body)
+	py, perr := python.LoadsNonFinite(body) // str(1e400) is "inf", as in rollout.IDFromRunBody's id
 	if perr != nil || py.Kind() != ojson.KindObject {
 		return "", "", projErr(ClassTypeError, "the row is not a JSON object")
 	}

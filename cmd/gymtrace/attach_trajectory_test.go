@@ -85,3 +85,36 @@ func TestAttachStrictProjectionFailure(t *testing.T) {
 		assert.Contains(t, r.err.Error(), "attach --strict: 1 rollout with failed ng_trajectory projections (listed above); "+output+" was written")
 	}
 }
+
+// A float task index beyond float64 is inf to json.loads: the calls' rollout id and ng_trajectory's
+// ids are both Python's str() of it (from a new-user trial: ng_trajectory said "None-1" beside
+// ng_model_call_capture's "inf-1").
+func TestAttachTrajectoryNonFiniteTaskIndex(t *testing.T) {
+	for _, tt := range []struct{ index, rollout string }{
+		{"1e400", "inf-1"},
+		{"2E+999", "inf-1"},
+	} {
+		t.Run(tt.index, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := capture.NewStore(dir)
+			require.NoError(t, err)
+			line := `{"model_call_id":"c1","dialect":"responses","model_ref":null,"started_at":1.0,"completed_at":2.0,` +
+				`"latency_ms":1000.0,"status_code":200,"error_category":null,"request":{"input":"x"},"response":{"id":"r","model":"m"}}` + "\n"
+			require.NoError(t, s.Append(t.Context(), tt.rollout, []byte(line)))
+			input := filepath.Join(t.TempDir(), "rollouts.jsonl")
+			require.NoError(t, os.WriteFile(input, []byte(`{"_ng_task_index": `+tt.index+`, "_ng_rollout_index": 1}`+"\n"), 0o600))
+			output := filepath.Join(t.TempDir(), "out.jsonl")
+			r := runGymtrace(t, "attach", "--capture-dir", dir, "--input", input, "--output", output)
+			require.NoError(t, r.err, r.stderr)
+			got, err := os.ReadFile(output)
+			require.NoError(t, err)
+			l, err := rolloutline.Parse(got)
+			require.NoError(t, err)
+			c, _ := l.Get("ng_model_call_capture")
+			assert.Contains(t, string(c), `"rollout_id":"`+tt.rollout+`"`)
+			tr, _ := l.Get("ng_trajectory")
+			task := strings.TrimSuffix(tt.rollout, "-1")
+			assert.True(t, strings.HasPrefix(string(tr), `{"schema_version":"1.0","task_id":"`+task+`","rollout_id":"`+tt.rollout+`",`), "%s\n%s", got, r.stderr)
+		})
+	}
+}

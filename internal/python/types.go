@@ -34,8 +34,12 @@ func Inf(negative bool) ojson.Value {
 }
 
 // isInt reports whether the number v is a Python int: written without fraction or exponent, and
-// not [Inf].
+// not a non-finite float ([Inf], or the NaN, Infinity and -Infinity that [LoadsNonFinite] reads).
 func isInt(v ojson.Value) bool {
 	text, _ := v.NumberText()
-	return v.IsInteger() && text != "inf" && text != "-inf"
+	switch text {
+	case "inf", "-inf", "NaN", "Infinity", "-Infinity":
+		return false
+	}
+	return v.IsInteger()
 }

@@ -1,6 +1,7 @@
 package rollouts
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func indexKey(l *rolloutline.Line) (key [2]string, ok bool) {
 		if !present {
 			return key, false
 		}
-		v, err := python.Loads(raw)
+		v, err := python.LoadsNonFinite(raw) // 1e400 is inf to json.loads, as in the rollout id
 		if err != nil || v.IsNull() {
 			return key, false
 		}
@@ -105,10 +106,12 @@ func indexKey(l *rolloutline.Line) (key [2]string, ok bool) {
 }
 
 // pick returns the members of l named keys, as an object in the order of keys. A value outside the
-// strict parser's ranges (an integer beyond 64 bits, NaN) is read as Python's json.loads reads it,
-// as Gym's collector does (from a new-user trial: a 23-digit _ng_task_index was left out, and the
-// projection failed with a KeyError naming a key the row has); a value with ill-formed UTF-8
-// (which rolloutline keeps, and Gym's bytes decode refuses) is left out.
+// strict parser's ranges (an integer beyond 64 bits, NaN, a float beyond float64 such as 1e400,
+// whose text is kept: ±inf to json.loads) is read as Python's json.loads reads it, as Gym's collector does (from
+// new-user trials: a 23-digit _ng_task_index was left out, and the projection failed with a
+// KeyError naming a key the row has; a task index of 1e400 made ng_trajectory's ids "None"); a
+// value with ill-formed UTF-8 (which rolloutline keeps, and Gym's bytes decode refuses) is left
+// out.
 func pick(l *rolloutline.Line, keys []string) ojson.Value {
 	var ms []ojson.Member
 	for _, k := range keys {
@@ -119,6 +122,9 @@ func pick(l *rolloutline.Line, keys []string) ojson.Value {
 		v, err := ojson.Parse(raw)
 		if err != nil && utf8.Valid(raw) {
 			v, err = python.Loads(raw)
+			if t := bytes.TrimSpace(raw); err == nil && v.IsNull() && !bytes.Equal(t, []byte("null")) {
+				v = ojson.Number(string(t)) // a float beyond float64 keeps its text (inf to json.loads)
+			}
 		}
 		if err == nil {
 			ms = append(ms, ojson.Member{Key: k, Value: v})
