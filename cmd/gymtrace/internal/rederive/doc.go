@@ -15,7 +15,10 @@
 // Everything else is kept with its exact text: other keys and their order, categories set by an
 // HTTP status ≥ 400, the transport categories cancelled, connection and timeout (their response is
 // still rebuilt, as the partial reassembly D3 stores), the exception path (response null by rule),
-// records without response_raw, and records Line cannot interpret (status_code or error_category of
+// records without response_raw, a null response whose non-stream response_raw holds U+FFFD (the
+// writer replaced the body's ill-formed UTF-8 there, SPEC D6, so the text is not the bytes that
+// failed to parse; re-reading it would turn a malformed answer into a clean one), and records Line
+// cannot interpret (status_code or error_category of
 // another JSON type, an unknown dialect), which are copied and counted.
 //
 // A stream is inferred from the record: a stream_truncated category, a non-null response next to

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/cmd/gymtrace/internal/rolloutline"
@@ -103,6 +104,12 @@ func Line(line []byte) (Result, error) {
 		}
 	}
 	res.SSE = sse
+	if !sse && oldNull && nonSSEObj != nil && bytes.ContainsRune(raw, utf8.RuneError) {
+		// The writer replaced the body's ill-formed UTF-8 with U+FFFD (SPEC §3.1 #13, §0 D6): a
+		// body that is an object now may not have been one as the upstream sent it.
+		res.Skipped = "response_raw holds U+FFFD (ill-formed UTF-8 the writer replaced, SPEC D6): the bytes the response was judged on are gone"
+		return res, nil
+	}
 
 	newResp := nonSSEObj // nil for a stream
 	terminal := stream.TerminalNone

@@ -58,6 +58,10 @@ func TestLine(t *testing.T) {
 		{"plain text body stays a parse error", rec("200", `"capture_parse_error"`, "null", rawKey("upstream said no")), false, "capture_parse_error", false, ""},
 		{"plain text body without category", rec("200", "null", "null", rawKey("upstream said no")), true, "capture_parse_error", false, ""},
 		{"JSON body kept as text", rec("200", `"capture_parse_error"`, "null", rawKey(`{"id":"x","model":"m"}`)), true, "", false, `{"id":"x","model":"m"}`},
+		// A body of ill-formed UTF-8 is stored with U+FFFD in its place, and was not an object (SPEC
+		// D6); the stored text parses, but rederive must not turn the malformed answer into a clean
+		// one (from a new-user trial: a record this version wrote lost its capture_parse_error).
+		{"replaced ill-formed UTF-8 kept", rec("200", `"capture_parse_error"`, "null", rawKey("{\"id\":\"x\",\"c\":\"\ufffd\ufffd(\"}")), false, "capture_parse_error", true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
