@@ -48,8 +48,9 @@ var baggagePropagator = propagation.Baggage{}
 //
 // The id found is validated with [ValidateID] (SPEC §0 D12: an empty value is invalid too); the
 // error names the source, the value and the rule and matches [ErrInvalidID]. A malformed baggage
-// header is ignored as a whole (W3C baggage rules): its member is then absent. id is "" and source
-// SourceNone when nothing names a rollout. r is only read.
+// header is ignored as a whole (W3C baggage rules), unless it holds a member named [BaggageKey]
+// (with or without "="): the call then meant a rollout, and the parse error is returned, matching
+// [ErrInvalidID]. id is "" and source SourceNone when nothing names a rollout. r is only read.
 func FromRequest(r *http.Request) (id string, source Source, err error) {
 	if p, ok, err := ParseRequestPath(r.URL.Path, r.URL.EscapedPath()); ok {
 		if err != nil {
@@ -63,9 +64,17 @@ func FromRequest(r *http.Request) (id string, source Source, err error) {
 		}
 		return vals[0], SourceHeader, validateSource("header "+Header, vals[0])
 	}
+	values := r.Header.Values("Baggage")
+	if n := baggageMembers(values, BaggageKey); n > 0 {
+		if _, err := baggage.Parse(strings.Join(values, ",")); err != nil {
+			// W3C baggage drops a malformed header whole; one that names the rollout member is a
+			// rollout the client meant, refused rather than forwarded uncaptured.
+			return "", SourceBaggage, fmt.Errorf("baggage member %s: %w: the baggage header is malformed, so the member cannot be read (W3C baggage: key=value members separated by commas): %w", BaggageKey, ErrInvalidID, err)
+		}
+	}
 	ctx := baggagePropagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	if id, ok := IDFromContext(ctx); ok {
-		if n := baggageMembers(r.Header.Values("Baggage"), BaggageKey); n > 1 {
+		if n := baggageMembers(values, BaggageKey); n > 1 {
 			// As for the header: one rollout per call, never the last of several.
 			return "", SourceBaggage, fmt.Errorf("baggage member %s: %w: the member must appear once, got %d", BaggageKey, ErrInvalidID, n)
 		}
@@ -75,12 +84,16 @@ func FromRequest(r *http.Request) (id string, source Source, err error) {
 }
 
 // baggageMembers counts the members named key in the W3C baggage header values (list members
-// "key=value;properties", separated by commas, across every header line).
+// "key=value;properties", separated by commas, across every header line; a malformed member's name
+// ends at its first "=" or ";").
 func baggageMembers(values []string, key string) int {
 	n := 0
 	for _, v := range values {
 		for m := range strings.SplitSeq(v, ",") {
-			name, _, _ := strings.Cut(m, "=")
+			name := m
+			if i := strings.IndexAny(m, "=;"); i >= 0 {
+				name = m[:i]
+			}
 			if strings.TrimSpace(name) == key {
 				n++
 			}

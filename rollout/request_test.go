@@ -36,6 +36,13 @@ func TestFromRequest(t *testing.T) {
 		{name: "baggage member twice", path: "/v1/x", baggage: BaggageKey + "=bg1," + BaggageKey + "=bg2", wantSource: SourceBaggage, wantErr: true},
 		{name: "baggage member twice, properties and spaces", path: "/v1/x", baggage: BaggageKey + "=bg1;p=1 , other=x,  " + BaggageKey + " =bg1", wantSource: SourceBaggage, wantErr: true},
 		{name: "another member twice", path: "/v1/x", baggage: "other=1,other=2," + BaggageKey + "=b", wantID: "b", wantSource: SourceBaggage},
+		// A malformed header that names the rollout member is refused, not dropped (from a new-user
+		// trial: "baggage: gymtrace.rollout_id" was forwarded uncaptured); one that does not is
+		// ignored as W3C baggage says.
+		{name: "rollout member without =", path: "/v1/x", baggage: BaggageKey, wantSource: SourceBaggage, wantErr: true},
+		{name: "rollout member without =, with a property", path: "/v1/x", baggage: BaggageKey + ";p=1", wantSource: SourceBaggage, wantErr: true},
+		{name: "rollout member beside a malformed one", path: "/v1/x", baggage: "broken," + BaggageKey + "=b", wantSource: SourceBaggage, wantErr: true},
+		{name: "malformed header without the rollout member", path: "/v1/x", baggage: "broken,other=1", wantSource: SourceNone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
