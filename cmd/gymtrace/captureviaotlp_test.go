@@ -104,3 +104,34 @@ func TestProxyCmdCaptureViaOTLPFleet(t *testing.T) {
 		}
 	}
 }
+
+// The flags that configure the export to --capture-via-otlp are refused without it (exit 2, naming
+// the flag and its parent), as --vllm-token-ids-from-logprobs is without --token-source vllm:
+// alone they would do nothing. A default value given explicitly is refused too; nothing is created.
+func TestProxyCmdCaptureViaOTLPDependents(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "protocol", args: []string{"--capture-via-otlp-protocol", "grpc"},
+			want: "--capture-via-otlp-protocol applies only with --capture-via-otlp"},
+		{name: "protocol at its default", args: []string{"--capture-via-otlp-protocol", "http/protobuf"},
+			want: "--capture-via-otlp-protocol applies only with --capture-via-otlp"},
+		{name: "export timeout", args: []string{"--capture-export-timeout", "0s"},
+			want: "--capture-export-timeout applies only with --capture-via-otlp"},
+		{name: "attempt timeout", args: []string{"--capture-export-attempt-timeout", "3s"},
+			want: "--capture-export-attempt-timeout applies only with --capture-via-otlp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "new", "caps")
+			r := runGymtraceBounded(t, append([]string{"proxy", "--upstream", "http://127.0.0.1:9", "--capture-dir", dir, "--listen", "127.0.0.1:0"}, tt.args...)...)
+			require.Error(t, r.err)
+			assert.Equal(t, 2, r.code, r.err.Error())
+			assert.Contains(t, r.err.Error(), tt.want)
+			assert.NotContains(t, r.stdout, "listening on")
+			assert.NoDirExists(t, filepath.Dir(dir), "nothing created")
+		})
+	}
+}

@@ -134,6 +134,9 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err := o.durability.withCaptureViaOTLP(len(o.captureViaOTLP.urls) > 0); err != nil {
 		return err
 	}
+	if err := o.captureViaOTLP.checkDependents(cmd.Flags().Changed); err != nil {
+		return err
+	}
 
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	o.limits.warn(logger)
