@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc/credentials"
 
@@ -64,7 +65,9 @@ func (o captureViaOTLPOptions) checkDependents(changed func(name string) bool) e
 }
 
 // sdkOptions returns the handler options for the flags (none when --capture-via-otlp is unset).
-func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logger) ([]proxy.Option, error) {
+// The router counts its export attempts (gymtrace.capture.gateway.exports) with mp, the meter
+// provider of the proxy's other metrics (nil: none).
+func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logger, mp metric.MeterProvider) ([]proxy.Option, error) {
 	if len(o.urls) == 0 {
 		return nil, nil
 	}
@@ -85,7 +88,7 @@ func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logg
 		return nil, usageErrorf("--capture-via-otlp: %v", err)
 	}
 	r, err := fleet.NewRouter(eps, func(ep fleet.Endpoint) (sdktrace.SpanExporter, error) { return newGatewayExporter(ctx, ep) },
-		fleet.WithAttemptTimeout(o.attemptTimeout), fleet.WithLogger(logger))
+		fleet.WithAttemptTimeout(o.attemptTimeout), fleet.WithLogger(logger), fleet.WithMeterProvider(mp))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -209,6 +210,14 @@ func (p *otlpPipeline) options() []proxy.Option {
 		opts = append(opts, proxy.WithMeterProvider(p.mp))
 	}
 	return opts
+}
+
+// meterProvider returns the pipeline's meter provider, nil (an untyped nil) when metrics are off.
+func (p *otlpPipeline) meterProvider() metric.MeterProvider {
+	if p.mp == nil {
+		return nil
+	}
+	return p.mp
 }
 
 // shutdown exports the last metrics and stops the meter provider. Call it after the handler's

@@ -169,15 +169,16 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		return err
 	}
 	opts = append(opts, tokenOpts...)
-	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger)
-	if err != nil {
-		return err
-	}
-	opts = append(opts, viaOpts...)
 	otlp, err := newOTLPPipeline(ctx, o.otlp, res, os.Getenv)
 	if err != nil {
 		return err
 	}
+	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger, otlp.meterProvider()) // the gateways' counter beside the proxy's metrics
+	if err != nil {
+		otlp.abort()
+		return err
+	}
+	opts = append(opts, viaOpts...)
 	h, err := proxy.New(o.upstream, append(opts, otlp.options()...)...)
 	if err != nil {
 		otlp.abort()
