@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,8 @@ type Endpoint struct {
 // ParseEndpoints parses and normalizes gateway endpoints: each value may hold several,
 // comma-separated (surrounding spaces ignored), so a repeatable flag and a comma-separated list
 // give the same set. Every endpoint is an absolute http:// or https:// URL without user info,
-// query or fragment; a grpc endpoint has no path. Duplicates (after normalization) are refused,
+// query or fragment, whose port (when it names one) is a number from 1 to 65535; a grpc endpoint
+// has no path. Duplicates (after normalization) are refused,
 // as is an empty set: the error names the value and the rule.
 func ParseEndpoints(values []string, protocol string) ([]Endpoint, error) {
 	if protocol != ProtocolHTTPProtobuf && protocol != ProtocolGRPC {
@@ -74,6 +76,9 @@ func parseEndpoint(raw, protocol string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("fleet: endpoint %q must not carry user info, a query or a fragment", raw)
 	}
 	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+		return Endpoint{}, fmt.Errorf("fleet: endpoint %q: port %q must be a number from 1 to 65535", raw, port)
+	}
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[scheme]
 	}

@@ -70,6 +70,8 @@ func parseUpstream(upstream string) (*url.URL, error) {
 		return nil, fmt.Errorf("proxy: upstream %q: scheme must be http or https", shown)
 	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("proxy: upstream %q: must name a host", shown)
+	case !validPort(u.Port()):
+		return nil, fmt.Errorf("proxy: upstream %q: port %q must be a number from 1 to 65535", shown, u.Port())
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, fmt.Errorf("proxy: upstream %q: must not have a query or fragment", shown)
 	case u.User != nil:
@@ -80,12 +82,24 @@ func parseUpstream(upstream string) (*url.URL, error) {
 	return u, nil
 }
 
-// endsInV1 reports whether an upstream base path ends in the segment /v1 (trailing slashes aside):
-// the clients' paths already start with /v1, so such a base would forward to /v1/v1/... (the rule
-// of gymtrace proxy --upstream too).
+// endsInV1 reports whether an upstream base path ends in the segment /v1, in any case (trailing
+// slashes aside): the clients' paths already start with /v1, so such a base would forward to
+// /v1/v1/... (or /V1/v1/...), which OpenAI-compatible servers do not serve: their routes are
+// case-sensitive, so /V1 is the same mistake, not a different base (the rule of gymtrace proxy
+// --upstream too).
 func endsInV1(path string) bool {
-	p := strings.TrimRight(path, "/")
+	p := strings.ToLower(strings.TrimRight(path, "/"))
 	return p == "/v1" || strings.HasSuffix(p, "/v1")
+}
+
+// validPort reports whether a URL's port is empty (the scheme's default) or a number from 1 to
+// 65535: url.Parse accepts any digits, and a port out of range fails only when a call dials it.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // accepts refuses requests the proxy must not act on: CONNECT (405) and absolute-form targets that

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A credential in the upstream URL never appears in New's errors.
+// New names what is wrong with the upstream URL; a credential in it never appears in its errors.
 func TestNewProxyUpstreamErrorsRedactUserInfo(t *testing.T) {
 	tests := []struct {
 		name, upstream, want string
@@ -18,6 +18,8 @@ func TestNewProxyUpstreamErrorsRedactUserInfo(t *testing.T) {
 		{"with a query", "http://user:sk-PASS@127.0.0.1:18001/?a=1", "must not have a query"},
 		{"bad scheme", "ftp://user:sk-PASS@127.0.0.1:18001", "scheme must be http or https"},
 		{"unparsable", "http://user:sk-PASS%zz@127.0.0.1:18001", `"http://xxxxx@127.0.0.1:18001": invalid URL escape`},
+		{"port out of range", "http://127.0.0.1:99999", `"http://127.0.0.1:99999": port "99999" must be a number from 1 to 65535`},
+		{"port 0", "http://127.0.0.1:0/api", `port "0" must be a number from 1 to 65535`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -29,8 +31,8 @@ func TestNewProxyUpstreamErrorsRedactUserInfo(t *testing.T) {
 	}
 }
 
-// New refuses an upstream base URL ending in /v1, as gymtrace proxy --upstream does: the clients'
-// paths already start with /v1 (README "Quick start").
+// New refuses an upstream base URL ending in /v1 in any case, as gymtrace proxy --upstream does:
+// the clients' paths already start with /v1 (README "Quick start").
 func TestNewProxyUpstreamWithoutV1(t *testing.T) {
 	tests := []struct {
 		name, upstream string
@@ -39,6 +41,9 @@ func TestNewProxyUpstreamWithoutV1(t *testing.T) {
 		{name: "/v1", upstream: "http://127.0.0.1:1/v1", wantErr: true},
 		{name: "/v1/", upstream: "http://127.0.0.1:1/v1/", wantErr: true},
 		{name: "under a base path", upstream: "https://example.com/api/v1", wantErr: true},
+		{name: "/V1: the same doubled segment in another case", upstream: "http://127.0.0.1:18001/V1", wantErr: true},
+		{name: "/api/V1/", upstream: "http://127.0.0.1:1/api/V1/", wantErr: true},
+		{name: "highest port", upstream: "http://127.0.0.1:65535"},
 		{name: "no path", upstream: "http://127.0.0.1:1"},
 		{name: "a base path", upstream: "http://127.0.0.1:1/api"},
 		{name: "a segment ending in v1", upstream: "http://127.0.0.1:1/apiv1"},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc/credentials"
 
@@ -27,16 +28,46 @@ type captureViaOTLPOptions struct {
 	attemptTimeout time.Duration
 }
 
+// Flag names of the capture's export to gateways: --capture-via-otlp and the flags that apply only
+// with it (captureViaOTLPDependents).
+const (
+	captureViaOTLPFlag           = "capture-via-otlp"
+	captureViaOTLPProtocolFlag   = "capture-via-otlp-protocol"
+	captureExportTimeoutFlag     = "capture-export-timeout"
+	captureExportAttemptTimeoutF = "capture-export-attempt-timeout"
+)
+
+// captureViaOTLPDependents are the flags that configure the export to --capture-via-otlp and do
+// nothing without it.
+var captureViaOTLPDependents = []string{captureViaOTLPProtocolFlag, captureExportTimeoutFlag, captureExportAttemptTimeoutF}
+
 func addCaptureViaOTLPFlags(cmd *cobra.Command, o *captureViaOTLPOptions) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&o.urls, "capture-via-otlp", nil, "OTLP endpoint of a gymtrace Collector whose gymcapture exporter writes the capture records (http/protobuf: base URL such as http://127.0.0.1:4318; grpc: http://HOST:4317). Repeat it, or give a comma-separated list, for a fleet of gateways: each rollout goes to the gateway its trace id ranks first (rendezvous hashing), the next one when it does not answer (README \"Operator guide\"). Each call's span is exported synchronously and the call's end is released only after a Collector acknowledged it (after its fsync, with the example config); --capture-dir then only receives .capture.incomplete markers for calls whose export failed")
-	fl.StringVar(&o.protocol, "capture-via-otlp-protocol", protocolHTTPProtobuf, "protocol of --capture-via-otlp: http/protobuf or grpc")
-	fl.DurationVar(&o.timeout, "capture-export-timeout", exporter.DefaultForwardTimeout, "bound on one call's whole synchronous export to --capture-via-otlp, failovers and retries included; a call whose export fails or times out marks its rollout incomplete")
-	fl.DurationVar(&o.attemptTimeout, "capture-export-attempt-timeout", fleet.DefaultAttemptTimeout, "bound on one export attempt to one --capture-via-otlp gateway; past it the call goes to the next gateway of its rollout's order")
+	fl.StringArrayVar(&o.urls, captureViaOTLPFlag, nil, "OTLP endpoint of a gymtrace Collector whose gymcapture exporter writes the capture records (http/protobuf: base URL such as http://127.0.0.1:4318; grpc: http://HOST:4317). Repeat it, or give a comma-separated list, for a fleet of gateways: each rollout goes to the gateway its trace id ranks first (rendezvous hashing), the next one when it does not answer (README \"Operator guide\"). Each call's span is exported synchronously and the call's end is released only after a Collector acknowledged it (after its fsync, with the example config); --capture-dir then only receives .capture.incomplete markers for calls whose export failed")
+	fl.StringVar(&o.protocol, captureViaOTLPProtocolFlag, protocolHTTPProtobuf, "protocol of --capture-via-otlp: http/protobuf or grpc")
+	fl.DurationVar(&o.timeout, captureExportTimeoutFlag, exporter.DefaultForwardTimeout, "bound on one call's whole synchronous export to --capture-via-otlp, failovers and retries included; a call whose export fails or times out marks its rollout incomplete")
+	fl.DurationVar(&o.attemptTimeout, captureExportAttemptTimeoutF, fleet.DefaultAttemptTimeout, "bound on one export attempt to one --capture-via-otlp gateway; past it the call goes to the next gateway of its rollout's order")
+}
+
+// checkDependents refuses a flag of captureViaOTLPDependents given (changed reports whether the
+// command line set a flag, as pflag's FlagSet.Changed) without --capture-via-otlp, as
+// --vllm-token-ids-from-logprobs is refused without --token-source vllm: it would do nothing.
+func (o captureViaOTLPOptions) checkDependents(changed func(name string) bool) error {
+	if len(o.urls) > 0 {
+		return nil
+	}
+	for _, f := range captureViaOTLPDependents {
+		if changed(f) {
+			return usageErrorf("--%s applies only with --%s (no capture gateway given)", f, captureViaOTLPFlag)
+		}
+	}
+	return nil
 }
 
 // sdkOptions returns the handler options for the flags (none when --capture-via-otlp is unset).
-func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logger) ([]proxy.Option, error) {
+// The router counts its export attempts (gymtrace.capture.gateway.exports) with mp, the meter
+// provider of the proxy's other metrics (nil: none).
+func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logger, mp metric.MeterProvider) ([]proxy.Option, error) {
 	if len(o.urls) == 0 {
 		return nil, nil
 	}
@@ -57,7 +88,7 @@ func (o captureViaOTLPOptions) sdkOptions(ctx context.Context, logger *slog.Logg
 		return nil, usageErrorf("--capture-via-otlp: %v", err)
 	}
 	r, err := fleet.NewRouter(eps, func(ep fleet.Endpoint) (sdktrace.SpanExporter, error) { return newGatewayExporter(ctx, ep) },
-		fleet.WithAttemptTimeout(o.attemptTimeout), fleet.WithLogger(logger))
+		fleet.WithAttemptTimeout(o.attemptTimeout), fleet.WithLogger(logger), fleet.WithMeterProvider(mp))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -79,7 +80,8 @@ func planSignal(o otlpOptions, signal string, getenv func(string) string) (otlpS
 // signalURL returns the URL --otlp-endpoint gives a signal (path "/v1/traces" or "/v1/metrics"):
 // for http/protobuf the path is appended to the endpoint's path, as for OTEL_EXPORTER_OTLP_ENDPOINT
 // (an endpoint already ending in /v1/traces, the flag's earlier form, counts as its base); for grpc
-// the endpoint is used as is and must have no path.
+// the endpoint is used as is and must have no path. Either way a port it names must be a number
+// from 1 to 65535.
 func signalURL(endpoint, protocol, path string) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -87,6 +89,9 @@ func signalURL(endpoint, protocol, path string) (string, error) {
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", usageErrorf("--otlp-endpoint %q must not carry a query, fragment or user info", endpoint)
+	}
+	if err := checkURLPort("otlp-endpoint", endpoint, u); err != nil {
+		return "", err
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1/traces")
 	if protocol == protocolGRPC {
@@ -205,6 +210,14 @@ func (p *otlpPipeline) options() []proxy.Option {
 		opts = append(opts, proxy.WithMeterProvider(p.mp))
 	}
 	return opts
+}
+
+// meterProvider returns the pipeline's meter provider, nil (an untyped nil) when metrics are off.
+func (p *otlpPipeline) meterProvider() metric.MeterProvider {
+	if p.mp == nil {
+		return nil
+	}
+	return p.mp
 }
 
 // shutdown exports the last metrics and stops the meter provider. Call it after the handler's

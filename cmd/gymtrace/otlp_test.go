@@ -86,6 +86,10 @@ func TestSignalURL(t *testing.T) {
 		{name: "grpc with path", endpoint: "http://h:4317/x", protocol: "grpc", wantErr: "a gRPC endpoint is http(s)://HOST:PORT without a path"},
 		{name: "not a URL", endpoint: "localhost:4318", protocol: "http/protobuf", wantErr: `--otlp-endpoint "localhost:4318" must be an absolute http:// or https:// URL`},
 		{name: "query", endpoint: "http://h/?a=b", protocol: "http/protobuf", wantErr: "must not carry a query"},
+		{name: "port out of range", endpoint: "http://127.0.0.1:99999", protocol: "http/protobuf", path: "/v1/traces",
+			wantErr: `--otlp-endpoint "http://127.0.0.1:99999": port 99999 must be a number from 1 to 65535`},
+		{name: "grpc port 0", endpoint: "http://127.0.0.1:0", protocol: "grpc", wantErr: "port 0 must be a number from 1 to 65535"},
+		{name: "highest port", endpoint: "http://127.0.0.1:65535", protocol: "grpc", want: "http://127.0.0.1:65535"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -134,6 +134,9 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err := o.durability.withCaptureViaOTLP(len(o.captureViaOTLP.urls) > 0); err != nil {
 		return err
 	}
+	if err := o.captureViaOTLP.checkDependents(cmd.Flags().Changed); err != nil {
+		return err
+	}
 
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	o.limits.warn(logger)
@@ -166,15 +169,16 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 		return err
 	}
 	opts = append(opts, tokenOpts...)
-	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger)
-	if err != nil {
-		return err
-	}
-	opts = append(opts, viaOpts...)
 	otlp, err := newOTLPPipeline(ctx, o.otlp, res, os.Getenv)
 	if err != nil {
 		return err
 	}
+	viaOpts, err := o.captureViaOTLP.sdkOptions(ctx, logger, otlp.meterProvider()) // the gateways' counter beside the proxy's metrics
+	if err != nil {
+		otlp.abort()
+		return err
+	}
+	opts = append(opts, viaOpts...)
 	h, err := proxy.New(o.upstream, append(opts, otlp.options()...)...)
 	if err != nil {
 		otlp.abort()

@@ -32,9 +32,10 @@ const (
 // after every open connection got fdsPerConn more, so a call never reaches its durable path
 // (SPEC §0 "Durability contract": a record or a marker) without the descriptors it needs. Below
 // that it stops accepting — connections wait in the kernel's backlog — polls with a back-off of
-// 5 ms to 1 s, and logs the pause (once, with the counts) and its end. Open descriptors are counted
-// in /proc/self/fd (or /dev/fd); a count that fails, as it does with no descriptor left, counts as
-// no room. Accept is called from one goroutine (http.Server); Close is safe concurrently.
+// 5 ms to 1 s, and logs the pauses by episode (fdPauseLog: one line when a pause starts one, with
+// the counts, one when descriptors have stayed free for fdPauseQuiet, with the pauses it held).
+// Open descriptors are counted in /proc/self/fd (or /dev/fd); a count that fails, as it does with
+// no descriptor left, counts as no room. Accept is called from one goroutine (http.Server); Close is safe concurrently.
 type fdReserveListener struct {
 	net.Listener
 	reserve int
@@ -42,12 +43,12 @@ type fdReserveListener struct {
 	fdDir   string
 	logger  *slog.Logger
 
+	pauses    *fdPauseLog
 	conns     atomic.Int64 // accepted connections not yet closed
 	closed    chan struct{}
 	closeOnce sync.Once
 	// Accept's goroutine only:
-	pausedAt time.Time // zero while accepting
-	counted  struct {  // the last count of open descriptors
+	counted struct { // the last count of open descriptors
 		at          time.Time
 		open, conns int
 	}
@@ -60,7 +61,7 @@ func newFDReserveListener(ln net.Listener, reserve int, logger *slog.Logger) (*f
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return nil, fmt.Errorf("reading RLIMIT_NOFILE: %w", err)
 	}
-	l := &fdReserveListener{Listener: ln, reserve: reserve, limit: int(min(rl.Cur, 1<<31)), logger: logger, closed: make(chan struct{})}
+	l := &fdReserveListener{Listener: ln, reserve: reserve, limit: int(min(rl.Cur, 1<<31)), logger: logger, pauses: newFDPauseLog(logger), closed: make(chan struct{})}
 	for _, d := range []string{"/proc/self/fd", "/dev/fd"} {
 		if _, err := os.Stat(d); err == nil {
 			l.fdDir = d
@@ -119,15 +120,13 @@ func (l *fdReserveListener) free() int {
 // Accept waits until one more connection leaves the reserve free, then accepts it.
 func (l *fdReserveListener) Accept() (net.Conn, error) {
 	wait := acceptBackoffMin
-	for {
+	for paused := false; ; paused = true {
 		free := l.free()
 		if free-1-fdsPerConn >= l.reserve {
 			break
 		}
-		if l.pausedAt.IsZero() {
-			l.pausedAt = time.Now()
-			l.logger.Warn("gymtrace proxy: file descriptors low; not accepting connections until the reserve of the durable path is free again",
-				"free_descriptors", free, "reserve", l.reserve, "limit", l.limit, "open_connections", l.conns.Load())
+		if !paused {
+			l.pauses.pause("free_descriptors", free, "reserve", l.reserve, "limit", l.limit, "open_connections", l.conns.Load())
 		}
 		select {
 		case <-l.closed:
@@ -136,10 +135,7 @@ func (l *fdReserveListener) Accept() (net.Conn, error) {
 		}
 		wait = min(2*wait, acceptBackoffMax)
 	}
-	if !l.pausedAt.IsZero() {
-		l.logger.Info("gymtrace proxy: file descriptors free again; accepting connections", "paused", time.Since(l.pausedAt).Round(time.Millisecond))
-		l.pausedAt = time.Time{}
-	}
+	l.pauses.resume()
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
@@ -148,9 +144,13 @@ func (l *fdReserveListener) Accept() (net.Conn, error) {
 	return &countedConn{Conn: c, l: l}, nil
 }
 
-// Close stops a paused Accept and closes the listener.
+// Close stops a paused Accept, ends a resumed pause episode (fdPauseLog.close) and closes the
+// listener.
 func (l *fdReserveListener) Close() error {
-	l.closeOnce.Do(func() { close(l.closed) })
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		l.pauses.close()
+	})
 	return l.Listener.Close()
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 )
 
 // TestFDReserveListenerPauses: below the reserve Accept accepts nothing, logs the pause once, and
-// returns net.ErrClosed as soon as the listener is closed (http.Server's shutdown).
+// returns net.ErrClosed as soon as the listener is closed (http.Server's shutdown), logging no end
+// (it never resumed).
 func TestFDReserveListenerPauses(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -41,7 +43,7 @@ func TestFDReserveListenerPauses(t *testing.T) {
 		t.Fatalf("Accept returned below the reserve: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	assert.Contains(t, logs.String(), "file descriptors low; not accepting connections")
+	assert.Equal(t, 1, strings.Count(logs.String(), "file descriptors low; not accepting connections"), "one line for the pause, not one per back-off: %s", logs.String())
 	require.NoError(t, l.Close())
 	select {
 	case err := <-accepted:
@@ -49,6 +51,7 @@ func TestFDReserveListenerPauses(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Accept did not return after Close")
 	}
+	assert.NotContains(t, logs.String(), "file descriptors free again")
 }
 
 // TestFDReserveListenerAccepts: with room, connections are accepted and counted until closed.

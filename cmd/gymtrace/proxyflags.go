@@ -33,8 +33,11 @@ func parseMode(flag, v string) (fs.FileMode, error) {
 	return mode, nil
 }
 
-// checkUpstream validates --upstream: an absolute http(s) base URL not ending in /v1, without query,
-// fragment or user info. Its messages redact user info (urlredact), so no credential is printed.
+// checkUpstream validates --upstream: an absolute http(s) base URL whose port, when it names one,
+// is a number from 1 to 65535 (checkURLPort), not ending in /v1 in any case (/V1 too: the
+// requests' paths already start with /v1, and OpenAI-compatible servers route case-sensitively, so
+// /V1/v1/... is the same dead path as /v1/v1/...), without query, fragment or user info. Its
+// messages redact user info (urlredact), so no credential is printed.
 func checkUpstream(v string) error {
 	if err := requireStringFlag("upstream", v); err != nil {
 		return err
@@ -44,11 +47,28 @@ func checkUpstream(v string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageErrorf("--upstream %q must be an absolute http:// or https:// URL", shown)
 	}
-	if p := strings.TrimRight(u.Path, "/"); p == "/v1" || strings.HasSuffix(p, "/v1") {
+	if err := checkURLPort("upstream", shown, u); err != nil {
+		return err
+	}
+	if p := strings.ToLower(strings.TrimRight(u.Path, "/")); p == "/v1" || strings.HasSuffix(p, "/v1") {
 		return usageErrorf("--upstream %q must be the base URL without /v1 (requests keep their /v1/... path)", shown)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return usageErrorf("--upstream %q must not carry a query, fragment or user info (send credentials as headers)", shown)
+	}
+	return nil
+}
+
+// checkURLPort refuses a URL flag's value (shown: as it may be printed) whose port is not a number
+// from 1 to 65535; an absent port (the scheme's default) passes. url.Parse accepts any digits, so
+// without this check a port such as 99999 fails only when the first call dials it.
+func checkURLPort(flag, shown string, u *url.URL) error {
+	p := u.Port()
+	if p == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return usageErrorf("--%s %q: port %s must be a number from 1 to 65535", flag, shown, p)
 	}
 	return nil
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Mode flags must name permission bits the store can work with; a credential in --upstream is
-// never printed. Both are usage errors, and nothing is created.
+// Mode flags must name permission bits the store can work with; --upstream, --otlp-endpoint and
+// --capture-via-otlp must name a port from 1 to 65535; a credential in --upstream is never printed.
+// All are usage errors, and nothing is created.
 func TestProxyCmdModeAndUpstreamErrors(t *testing.T) {
 	const up = "http://127.0.0.1:9"
 	tests := []struct {
@@ -47,6 +48,16 @@ func TestProxyCmdModeAndUpstreamErrors(t *testing.T) {
 			want: []string{`--upstream "http://xxxxx@127.0.0.1:18001" must be an absolute http:// or https:// URL`}},
 		{name: "upstream with credentials and a bad scheme", args: []string{"--upstream", "ftp://user:sk-PASS@127.0.0.1:18001"},
 			want: []string{`--upstream "ftp://user:xxxxx@127.0.0.1:18001" must be an absolute`}},
+		{name: "upstream port out of range", args: []string{"--upstream", "http://127.0.0.1:99999"},
+			want: []string{`--upstream "http://127.0.0.1:99999": port 99999 must be a number from 1 to 65535`}},
+		{name: "upstream port 0 with credentials", args: []string{"--upstream", "http://user:sk-PASS@127.0.0.1:0"},
+			want: []string{`--upstream "http://user:xxxxx@127.0.0.1:0": port 0 must be a number from 1 to 65535`}},
+		{name: "upstream ending in /V1", args: []string{"--upstream", "http://127.0.0.1:18001/V1"},
+			want: []string{`--upstream "http://127.0.0.1:18001/V1" must be the base URL without /v1`}},
+		{name: "otlp endpoint port out of range", args: []string{"--upstream", up, "--otlp-endpoint", "http://127.0.0.1:99999"},
+			want: []string{`--otlp-endpoint "http://127.0.0.1:99999": port 99999 must be a number from 1 to 65535`}},
+		{name: "capture gateway port out of range", args: []string{"--upstream", up, "--capture-via-otlp", "http://127.0.0.1:4318,http://127.0.0.1:99999"},
+			want: []string{`--capture-via-otlp: fleet: endpoint "http://127.0.0.1:99999": port "99999" must be a number from 1 to 65535`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -131,7 +131,8 @@ func (v *View) AppendJSON(dst []byte) []byte {
 // WriteText writes v for a terminal: the state line, the entries as an aligned table (CALL ID,
 // PROMPT and GENERATION token counts, CREATED AT in UTC), a torn final line the finalization would
 // cut and its index recovery's refusal (docs/TOKENS.md §2.7), the intents without entries, the
-// incomplete marks, and the verdict of the read-only build.
+// incomplete marks, the verdict of the read-only build, and a last line saying the read changed
+// nothing (readOnlyNote).
 func WriteText(w io.Writer, v *View) error {
 	var b strings.Builder
 	b.WriteString("rollout " + v.RolloutID + ": " + stateText(v) + "\n")
@@ -178,9 +179,19 @@ func WriteText(w io.Writer, v *View) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("(read only: the capture was not frozen)\n")
+	b.WriteString(readOnlyNote(v) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// readOnlyNote is the text view's last line: what this read did to the capture (nothing), without
+// contradicting the state line: a capture an earlier finalization froze is still frozen, this read
+// only did not freeze it.
+func readOnlyNote(v *View) string {
+	if v.Frozen {
+		return "(read only: already frozen by an earlier finalization; this read changed nothing)"
+	}
+	return "(read only: this read did not freeze the capture)"
 }
 
 func stateText(v *View) string {

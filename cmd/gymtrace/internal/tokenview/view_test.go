@@ -28,8 +28,8 @@ func entry(rid, cid string, prompt, gen []int64) tokens.TokenEntry {
 }
 
 // TestReadGolden: the text and JSON views of a trainable capture, one with an intent without an
-// entry (masked), one with two roots (masked), a retired one and one whose entries do not read;
-// a read never freezes.
+// entry (masked), one with two roots (masked), a frozen one, a retired one and one whose entries
+// do not read; a read never freezes.
 func TestReadGolden(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -50,6 +50,13 @@ func TestReadGolden(t *testing.T) {
 			require.NoError(t, s.Append(entry("r", "c1", []int64{1, 2}, []int64{3})))
 			require.NoError(t, s.Append(entry("r", "c2", []int64{7, 8}, []int64{9})))
 		}, true},
+		// Frozen by an earlier finalization (attach) and not retired: the last line does not
+		// contradict the state line.
+		{"frozen", func(t *testing.T, s *tokens.Store) {
+			require.NoError(t, s.Append(entry("r", "c1", []int64{1, 2}, []int64{3})))
+			_, err := s.Freeze("r")
+			require.NoError(t, err)
+		}, false},
 		{"retired", func(t *testing.T, s *tokens.Store) {
 			require.NoError(t, s.Append(entry("r", "c1", []int64{1, 2}, []int64{3})))
 			snap, err := s.Freeze("r")
