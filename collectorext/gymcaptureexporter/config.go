@@ -107,6 +107,8 @@ type Config struct {
 var _ component.Config = (*Config)(nil)
 
 // TraceWindowConfig is the `observations_trace_window` section (capture.TraceWindow's fields).
+// Its integer settings take whole numbers their field holds: Unmarshal refuses a fractional, not
+// finite or out-of-range number before decoding (config_numbers.go).
 type TraceWindowConfig struct {
 	// Duration is how long a trace's rollout is remembered after the last span that carried it,
 	// and how long a span that names none is held waiting for one. Positive.

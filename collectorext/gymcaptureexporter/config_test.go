@@ -136,6 +136,12 @@ func TestConfigDecodeErrors(t *testing.T) {
 	}{
 		{id: component.NewID(metadata.Type), want: []string{"capture_dri"}},
 		{id: component.NewIDWithName(metadata.Type, "unquoted_modes"), want: []string{"dir_mode", "file_mode"}},
+		{id: component.NewIDWithName(metadata.Type, "max_traces_overflow"), want: []string{
+			"observations_trace_window::max_traces: 100000000000000000000 (the number as YAML read it) is out of range: at most 9223372036854775807",
+		}},
+		{id: component.NewIDWithName(metadata.Type, "max_held_bytes_fractional"), want: []string{
+			"observations_trace_window::max_held_bytes: 65536.5 is not a whole number: an integer is required",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
