@@ -96,6 +96,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{name: "no_capture_dir", want: []string{"capture_dir: required"}},
 		{name: "relative_capture_dir", want: []string{`capture_dir: "captures" must be an absolute path`}},
+		{name: "capture_dir_nul", want: []string{`capture_dir: "/srv/cap\x00tures" must not contain a NUL byte`}},
 		{name: "dir_mode_not_octal", want: []string{`dir_mode: "0789" is not an octal mode string`}},
 		{name: "dir_mode_without_owner_rwx", want: []string{"dir_mode: ", "must include owner rwx"}},
 		{name: "dir_mode_setuid", want: []string{`dir_mode: "4700" must hold permission bits only`}},
