@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,8 +27,8 @@ const (
 type Config struct {
 	// CaptureDir is the capture directory, shared with every other writer of the same rollouts
 	// (SPEC §2.1): records go to <capture_dir>/<rollout_id>.capture.jsonl. Required; an absolute
-	// path (SPEC §7), used as given (no "~" expansion). Missing directories are created at Start
-	// with DirMode.
+	// path (SPEC §7) without a NUL byte, used as given (no "~" expansion), that is not an existing
+	// file other than a directory. Missing directories are created at Start with DirMode.
 	CaptureDir string `mapstructure:"capture_dir"`
 
 	// DirMode is the mode of the capture directory and missing parents the exporter creates, as an
@@ -107,6 +106,8 @@ type Config struct {
 var _ component.Config = (*Config)(nil)
 
 // TraceWindowConfig is the `observations_trace_window` section (capture.TraceWindow's fields).
+// Its integer settings take whole numbers their field holds: Unmarshal refuses a fractional, not
+// finite or out-of-range number before decoding (config_numbers.go).
 type TraceWindowConfig struct {
 	// Duration is how long a trace's rollout is remembered after the last span that carried it,
 	// and how long a span that names none is held waiting for one. Positive.
@@ -162,7 +163,8 @@ func (c TraceWindowConfig) validate() []error {
 }
 
 // Validate checks the configuration without changing it. Each problem is reported with its YAML
-// key: capture_dir missing or not absolute; dir_mode or file_mode not an octal string, or not a
+// key: capture_dir missing, not absolute, holding a NUL byte, or an existing file that is not a
+// directory (or under one; a directory that does not exist yet is accepted); dir_mode or file_mode not an octal string, or not a
 // valid capture mode (permission bits only, including owner rwx for directories and owner rw for
 // files: capture.ValidateDirMode, capture.ValidateFileMode); durability neither "per-record" nor
 // "journal"; an observations_trace_window field not positive, a duration under 1ms, or
@@ -171,11 +173,8 @@ func (c TraceWindowConfig) validate() []error {
 // timeout, sending_queue and retry_on_failure sections are validated by the Collector.
 func (cfg *Config) Validate() error {
 	var errs []error
-	switch {
-	case cfg.CaptureDir == "":
-		errs = append(errs, errors.New(`capture_dir: required (an absolute directory path)`))
-	case !filepath.IsAbs(cfg.CaptureDir):
-		errs = append(errs, fmt.Errorf("capture_dir: %q must be an absolute path", cfg.CaptureDir))
+	if err := validateCaptureDir(cfg.CaptureDir); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := parseMode("dir_mode", cfg.DirMode, capture.ValidateDirMode); err != nil {
 		errs = append(errs, err)

@@ -96,6 +96,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{name: "no_capture_dir", want: []string{"capture_dir: required"}},
 		{name: "relative_capture_dir", want: []string{`capture_dir: "captures" must be an absolute path`}},
+		{name: "capture_dir_nul", want: []string{`capture_dir: "/srv/cap\x00tures" must not contain a NUL byte`}},
 		{name: "dir_mode_not_octal", want: []string{`dir_mode: "0789" is not an octal mode string`}},
 		{name: "dir_mode_without_owner_rwx", want: []string{"dir_mode: ", "must include owner rwx"}},
 		{name: "dir_mode_setuid", want: []string{`dir_mode: "4700" must hold permission bits only`}},
@@ -136,6 +137,12 @@ func TestConfigDecodeErrors(t *testing.T) {
 	}{
 		{id: component.NewID(metadata.Type), want: []string{"capture_dri"}},
 		{id: component.NewIDWithName(metadata.Type, "unquoted_modes"), want: []string{"dir_mode", "file_mode"}},
+		{id: component.NewIDWithName(metadata.Type, "max_traces_overflow"), want: []string{
+			"observations_trace_window::max_traces: 100000000000000000000 (the number as YAML read it) is out of range: at most 9223372036854775807",
+		}},
+		{id: component.NewIDWithName(metadata.Type, "max_held_bytes_fractional"), want: []string{
+			"observations_trace_window::max_held_bytes: 65536.5 is not a whole number: an integer is required",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
