@@ -9,11 +9,13 @@ import (
 )
 
 // ObservationLines is the [capture.LineMapping] of the observations file: an observation span
-// ([ObservationKind]) that names its rollout — a non-empty string gymtrace.rollout.id on the span
-// or, failing that, on its resource ([capture.CarriedRolloutID], SPEC §0 D18) — becomes its
-// [ObservationLine], appended to <rollout_id>.observations.jsonl beside the capture file. Other
-// spans are ignored. It is a [capture.TraceRouting] mapping: an observation span that names no
-// rollout takes its trace's (the writer's trace window, SPEC §0 D18) or goes to
+// ([ObservationKind]) that names its rollout — a gymtrace.rollout.id on the span or, when the span
+// has none, on its resource ([capture.CarriedRolloutID], SPEC §0 D18) — becomes its
+// [ObservationLine], appended to <rollout_id>.observations.jsonl beside the capture file; one whose
+// id is present but is not a string, or is empty, is rejected naming the key and its type, as a
+// model-call span's is (never filed under its resource's or its trace's rollout). Other spans are
+// ignored. It is a [capture.TraceRouting] mapping: an observation span without a gymtrace.rollout.id
+// takes its trace's (the writer's trace window, SPEC §0 D18) or goes to
 // _unattributed.observations.jsonl ([capture.UnattributedObservationsFile]) with its reason. A line is identified
 // by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
 // not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
