@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
@@ -244,6 +246,57 @@ func TestObservationProcessorRolloutIDRefused(t *testing.T) {
 			}
 			assert.Equal(t, map[string]int64{"observation/ignored": 1, "observation/written": 1}, counts())
 			assert.Equal(t, []string{tt.wantFile + capture.ObservationsFileSuffix}, files)
+		})
+	}
+}
+
+// TestObservationProcessorSpanTimes: an SDK span's times go into its observation line as exact
+// nanoseconds since the epoch, read back the same (an unset start, the zero time.Time the OTLP
+// exporters send as 0, is 0; a time past the int64 nanoseconds, up to OTLP's 2^64-1, its exact
+// count), and a time no line can hold (after 2554) rejects the span naming it.
+func TestObservationProcessorSpanTimes(t *testing.T) {
+	valid := time.Unix(1796411786, 191516600)
+	tests := []struct {
+		name       string
+		start, end time.Time
+		wantLine   string // "" when rejected
+		wantLog    string
+	}{
+		{name: "valid", start: valid, end: valid.Add(time.Second),
+			wantLine: `"start_time_unix_nano":1796411786191516600,"end_time_unix_nano":1796411787191516600,`},
+		{name: "start unset", end: valid, wantLine: `"start_time_unix_nano":0,"end_time_unix_nano":1796411786191516600,`},
+		{name: "2^64-1 ns", start: valid, end: time.Unix(18446744073, 709551615),
+			wantLine: `"start_time_unix_nano":1796411786191516600,"end_time_unix_nano":18446744073709551615,`},
+		{name: "year 3000", start: valid, end: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
+			wantLog: `end time 3000-01-01T00:00:00Z is outside what an observation line holds`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			store, err := capture.NewStore(t.TempDir())
+			require.NoError(t, err)
+			metered, counts := processorMetrics(t)
+			proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			require.NoError(t, err)
+			stub := tracetest.SpanStub{
+				Name: "execute_tool x", SpanKind: trace.SpanKindInternal, StartTime: tt.start, EndTime: tt.end,
+				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
+				Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"),
+					attribute.String("gen_ai.tool.call.id", "t1"), attribute.String("gymtrace.rollout.id", "o-1")},
+			}
+			proc.OnEnd(stub.Snapshot())
+			require.NoError(t, proc.Shutdown(t.Context()))
+			lines, damaged, _, err := agentobs.ReadObservations(store, "o-1")
+			require.NoError(t, err)
+			if tt.wantLine == "" {
+				assert.Equal(t, map[string]int64{"observation/rejected": 1}, counts())
+				assert.Empty(t, lines)
+				assert.Contains(t, logs.String(), tt.wantLog)
+				return
+			}
+			assert.Zero(t, damaged, "the line reads back")
+			require.Len(t, lines, 1)
+			assert.Contains(t, string(lines[0].AppendJSON(nil)), tt.wantLine)
 		})
 	}
 }
