@@ -51,6 +51,11 @@ import (
 // mapping reports the key's wrong type from the file as from the span. Strings are written like
 // orjson (SPEC §0 D6).
 //
+// Times (start, end, an event's) are exact integer nanoseconds since the Unix epoch, as OTLP counts
+// them: from -2^63 (year 1677) to 2^64−1 (year 2554), past the int64 range included; an unset start
+// or event time (the zero time, OTLP's 0) is 0, an unset end null. A span with a time outside that
+// range cannot be written (see [ObservationLines]).
+//
 // Readers ignore keys they do not know, so later versions may add keys; every key above is
 // required.
 type ObservationLine struct {
@@ -107,12 +112,14 @@ func NewObservationLine(rolloutID string, s ObservationSpan) ObservationLine {
 	return l
 }
 
-// canonicalTime strips the monotonic reading and the location (zero stays zero).
+// canonicalTime strips the monotonic reading and the location (zero stays zero). It keeps every
+// instant: a time whose nanoseconds since the epoch an int64 cannot hold (an OTLP timestamp past
+// MaxInt64) stays that time, never a wrapped one.
 func canonicalTime(t time.Time) time.Time {
 	if t.IsZero() {
 		return time.Time{}
 	}
-	return time.Unix(0, t.UnixNano()).UTC()
+	return t.Round(0).UTC()
 }
 
 // keep returns the attributes of keys that a holds, sorted by key.

@@ -40,9 +40,9 @@ func (l ObservationLine) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"kind":`...)
 	dst = ojson.AppendString(dst, nameOf(spanKindNames, l.Kind, "unspecified"))
 	dst = append(dst, `,"start_time_unix_nano":`...)
-	dst = appendTime(dst, l.StartTime)
+	dst = appendTime(dst, l.StartTime, false)
 	dst = append(dst, `,"end_time_unix_nano":`...)
-	dst = appendTime(dst, l.EndTime)
+	dst = appendTime(dst, l.EndTime, true)
 	dst = append(dst, `,"status_code":`...)
 	dst = ojson.AppendString(dst, nameOf(statusNames, l.StatusCode, "unset"))
 	dst = append(dst, `,"attributes":`...)
@@ -55,7 +55,7 @@ func (l ObservationLine) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `{"name":`...)
 		dst = ojson.AppendString(dst, e.Name)
 		dst = append(dst, `,"time_unix_nano":`...)
-		dst = appendTime(dst, e.Time)
+		dst = appendTime(dst, e.Time, false)
 		dst = append(dst, `,"attributes":`...)
 		dst = appendAttributes(dst, e.Attributes)
 		dst = append(dst, '}')
@@ -80,12 +80,37 @@ func (l ObservationLine) AppendJSON(dst []byte) []byte {
 	return append(dst, "}\n"...)
 }
 
-func appendTime(dst []byte, t time.Time) []byte {
-	if t.IsZero() {
+// appendTime writes t as exact integer nanoseconds since the Unix epoch (an [ObservationLine] time:
+// past the int64 range too, timeInLine). The zero time (unset) is null when nullable (an end: the
+// span has not ended), else 0, OTLP's unset timestamp.
+func appendTime(dst []byte, t time.Time, nullable bool) []byte {
+	switch {
+	case t.IsZero() && nullable:
 		return append(dst, "null"...)
+	case t.IsZero():
+		return append(dst, '0')
 	}
-	return strconv.AppendInt(dst, t.UnixNano(), 10)
+	sec, ns := t.Unix(), t.Nanosecond()
+	if sec <= 0 {
+		return strconv.AppendInt(dst, t.UnixNano(), 10) // within int64 (timeInLine)
+	}
+	dst = strconv.AppendUint(dst, uint64(sec), 10)
+	var frac [9]byte
+	for i := len(frac) - 1; i >= 0; i-- {
+		frac[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	return append(dst, frac[:]...)
 }
+
+// Bounds of an [ObservationLine] time: int64 nanoseconds before the epoch, uint64 after it.
+var (
+	minLineTime = time.Unix(0, math.MinInt64)
+	maxLineTime = time.Unix(int64(uint64(math.MaxUint64)/1e9), int64(uint64(math.MaxUint64)%1e9))
+)
+
+// timeInLine reports whether t (not the zero time) is a time an [ObservationLine] holds.
+func timeInLine(t time.Time) bool { return !t.Before(minLineTime) && !t.After(maxLineTime) }
 
 // appendAttributes writes attributes as one JSON object in their order (callers keep them sorted
 // and unique).
@@ -346,12 +371,16 @@ func (d *lineDecoder) time(key string) time.Time {
 	if d.err != nil || v.IsNull() {
 		return time.Time{}
 	}
-	ns, ok := v.Int64()
-	if !ok {
-		d.fail(key, "is not an integer within int64 or null")
-		return time.Time{}
+	if ns, ok := v.Int64(); ok {
+		return time.Unix(0, ns).UTC()
 	}
-	return time.Unix(0, ns).UTC()
+	if text, ok := v.NumberText(); ok {
+		if u, err := strconv.ParseUint(text, 10, 64); err == nil { // past MaxInt64 (an OTLP timestamp)
+			return time.Unix(int64(u/1e9), int64(u%1e9)).UTC()
+		}
+	}
+	d.fail(key, "is not an integer within int64 or uint64, or null")
+	return time.Time{}
 }
 
 func (d *lineDecoder) count(key string) int {

@@ -1,7 +1,9 @@
 package agentobs
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gymtrace/gymtrace/capture"
 	"github.com/gymtrace/gymtrace/ojson"
@@ -9,11 +11,13 @@ import (
 )
 
 // ObservationLines is the [capture.LineMapping] of the observations file: an observation span
-// ([ObservationKind]) that names its rollout — a non-empty string gymtrace.rollout.id on the span
-// or, failing that, on its resource ([capture.CarriedRolloutID], SPEC §0 D18) — becomes its
-// [ObservationLine], appended to <rollout_id>.observations.jsonl beside the capture file. Other
-// spans are ignored. It is a [capture.TraceRouting] mapping: an observation span that names no
-// rollout takes its trace's (the writer's trace window, SPEC §0 D18) or goes to
+// ([ObservationKind]) that names its rollout — a gymtrace.rollout.id on the span or, when the span
+// has none, on its resource ([capture.CarriedRolloutID], SPEC §0 D18) — becomes its
+// [ObservationLine], appended to <rollout_id>.observations.jsonl beside the capture file; one whose
+// id is present but is not a string, or is empty, is rejected naming the key and its type, as a
+// model-call span's is (never filed under its resource's or its trace's rollout). Other spans are
+// ignored. It is a [capture.TraceRouting] mapping: an observation span without a gymtrace.rollout.id
+// takes its trace's (the writer's trace window, SPEC §0 D18) or goes to
 // _unattributed.observations.jsonl ([capture.UnattributedObservationsFile]) with its reason. A line is identified
 // by its span (trace_id and span_id): a span whose line is already in the file (a sender's retry) is
 // not appended again, as [BundleFromSpans] would keep only the first line of a span anyway. Lines
@@ -106,8 +110,9 @@ func (ObservationLines) NewUnattributedLine(s *capture.Span, reason string) (cap
 }
 
 // NewLine returns the span's [ObservationLine], with the problems of its dropped counts (see
-// [ObservationLines]). It fails for a span without a valid span id, and for a span the span limits
-// cut (an error wrapping [ErrSpanLimits]).
+// [ObservationLines]). It fails for a span without a valid span id, for one with a time its line
+// cannot hold (before 1677 or after 2554, see [ObservationLine]; no OTLP timestamp is), and for a
+// span the span limits cut (an error wrapping [ErrSpanLimits]).
 func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line, error) {
 	if err := checkLine(s); err != nil {
 		return nil, err
@@ -115,10 +120,13 @@ func (ObservationLines) NewLine(rolloutID string, s *capture.Span) (capture.Line
 	return observationLine{l: NewObservationLine(rolloutID, *s), problems: droppedProblems(s)}, nil
 }
 
-// checkLine refuses a span whose line cannot be made (checkSpanID) or would be wrong: a cut
-// operation name, or a Recorder span the span limits cut.
+// checkLine refuses a span whose line cannot be made (checkSpanID, checkTimes) or would be wrong: a
+// cut operation name, or a Recorder span the span limits cut.
 func checkLine(s *capture.Span) error {
 	if err := checkSpanID(s); err != nil {
+		return err
+	}
+	if err := checkTimes(s); err != nil {
 		return err
 	}
 	if full, ok := cutOperation(s.Attributes); ok {
@@ -144,6 +152,26 @@ func droppedProblems(s *capture.Span) capture.Problems {
 	add("dropped_links", s.DroppedLinks, "links dropped by the producer's span limits: the line lacks them and the model-call references they held", adviceLinkCount)
 	add("dropped_attributes", s.DroppedAttributes, "span attributes dropped by the producer's span limits: the line may lack some it keeps", adviceAttrCount)
 	return p
+}
+
+// checkTimes refuses a span with a time its line cannot hold (an [ObservationLine] time: int64
+// nanoseconds before the epoch, uint64 after it; every OTLP timestamp fits), naming the time. Only
+// an SDK span can carry one (a time.Time before 1677 or after 2554).
+func checkTimes(s *capture.Span) error {
+	check := func(what string, t time.Time) error {
+		if t.IsZero() || timeInLine(t) {
+			return nil
+		}
+		return fmt.Errorf("span %q: %s %s is outside what an observation line holds (%s to %s: the nanoseconds since the Unix epoch of an int64 before it, of an OTLP uint64 after it)",
+			s.Name, what, t.UTC().Format(time.RFC3339Nano), minLineTime.UTC().Format(time.RFC3339Nano), maxLineTime.UTC().Format(time.RFC3339Nano))
+	}
+	errs := []error{check("start time", s.StartTime), check("end time", s.EndTime)}
+	for i, e := range s.Events {
+		if e.Name == semconv.GymtraceModelCallEventName { // the only events the line keeps
+			errs = append(errs, check(fmt.Sprintf("event %d's time", i), e.Time))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkSpanID refuses an observation span whose span id is not valid (all zeros): its line could

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gymtrace/gymtrace/agentobs"
@@ -176,3 +179,124 @@ func (c spanCollector) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (c spanCollector) OnEnd(s sdktrace.ReadOnlySpan)                   { *c.spans = append(*c.spans, s) }
 func (c spanCollector) Shutdown(context.Context) error                  { return nil }
 func (c spanCollector) ForceFlush(context.Context) error                { return nil }
+
+// TestObservationProcessorRolloutIDRefused: an observation span whose gymtrace.rollout.id is present
+// but names no rollout (another type or the empty string, on the span, or on its resource when the
+// span has none) is rejected with the model-call path's message, not filed under its trace's or
+// resource's rollout (SPEC §0 D18: span, then resource; the span's wins).
+func TestObservationProcessorRolloutIDRefused(t *testing.T) {
+	rid := func(v attribute.Value) []attribute.KeyValue {
+		return []attribute.KeyValue{{Key: "gymtrace.rollout.id", Value: v}}
+	}
+	tests := []struct {
+		name           string
+		span, resource []attribute.KeyValue
+		wantLog        string
+		wantFile       string // the rollout file the span goes to; "" for none
+	}{
+		{name: "int on the span", span: rid(attribute.Int64Value(5)),
+			wantLog: "capture attributes: gymtrace.rollout.id must be a string, got int64"},
+		{name: "int on the span, a valid id on the resource", span: rid(attribute.Int64Value(5)), resource: rid(attribute.StringValue("o-res")),
+			wantLog: "capture attributes: gymtrace.rollout.id must be a string, got int64"},
+		{name: "empty string on the span", span: rid(attribute.StringValue("")), resource: rid(attribute.StringValue("o-res")),
+			wantLog: "Invalid rollout id: ''"},
+		{name: "int on the resource", resource: rid(attribute.Int64Value(5)),
+			wantLog: "capture attributes: gymtrace.rollout.id must be a string, got int64 (the span's resource attribute; the span has none)"},
+		{name: "empty string on the resource", resource: rid(attribute.StringValue("")),
+			wantLog: "Invalid rollout id: ''"},
+		{name: "invalid string on the span", span: rid(attribute.StringValue("../../etc/x")),
+			wantLog: "Invalid rollout id: '../../etc/x'"},
+		{name: "a valid id on the span wins over a mistyped resource one", span: rid(attribute.StringValue("o-span")), resource: rid(attribute.Int64Value(5)),
+			wantFile: "o-span"},
+		{name: "none: the trace's rollout", wantFile: "o-good"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			dir := t.TempDir()
+			store, err := capture.NewStore(dir)
+			require.NoError(t, err)
+			metered, counts := processorMetrics(t)
+			proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			require.NoError(t, err)
+			tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc),
+				sdktrace.WithResource(resource.NewSchemaless(tt.resource...))).Tracer("test")
+			// The trace names o-good on an earlier span (a model call, as the proxy's carry it).
+			ctx, root := tracer.Start(t.Context(), "chat m", trace.WithAttributes(
+				attribute.String("gen_ai.operation.name", "chat"), attribute.String("gymtrace.rollout.id", "o-good")))
+			root.End()
+			_, s := tracer.Start(ctx, "execute_tool x", trace.WithAttributes(append([]attribute.KeyValue{
+				attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", "t1")}, tt.span...)...))
+			s.End()
+			require.NoError(t, proc.ForceFlush(t.Context()))
+			require.NoError(t, proc.Shutdown(t.Context()))
+
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			var files []string
+			for _, e := range entries {
+				files = append(files, e.Name())
+			}
+			if tt.wantFile == "" {
+				assert.Equal(t, map[string]int64{"observation/ignored": 1, "observation/rejected": 1}, counts())
+				assert.Empty(t, files, "no rollout file, no unattributed file")
+				assert.Contains(t, logs.String(), "observation span rejected (retrying cannot help); not written")
+				assert.Contains(t, logs.String(), tt.wantLog)
+				return
+			}
+			assert.Equal(t, map[string]int64{"observation/ignored": 1, "observation/written": 1}, counts())
+			assert.Equal(t, []string{tt.wantFile + capture.ObservationsFileSuffix}, files)
+		})
+	}
+}
+
+// TestObservationProcessorSpanTimes: an SDK span's times go into its observation line as exact
+// nanoseconds since the epoch, read back the same (an unset start, the zero time.Time the OTLP
+// exporters send as 0, is 0; a time past the int64 nanoseconds, up to OTLP's 2^64-1, its exact
+// count), and a time no line can hold (after 2554) rejects the span naming it.
+func TestObservationProcessorSpanTimes(t *testing.T) {
+	valid := time.Unix(1796411786, 191516600)
+	tests := []struct {
+		name       string
+		start, end time.Time
+		wantLine   string // "" when rejected
+		wantLog    string
+	}{
+		{name: "valid", start: valid, end: valid.Add(time.Second),
+			wantLine: `"start_time_unix_nano":1796411786191516600,"end_time_unix_nano":1796411787191516600,`},
+		{name: "start unset", end: valid, wantLine: `"start_time_unix_nano":0,"end_time_unix_nano":1796411786191516600,`},
+		{name: "2^64-1 ns", start: valid, end: time.Unix(18446744073, 709551615),
+			wantLine: `"start_time_unix_nano":1796411786191516600,"end_time_unix_nano":18446744073709551615,`},
+		{name: "year 3000", start: valid, end: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
+			wantLog: `end time 3000-01-01T00:00:00Z is outside what an observation line holds`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			store, err := capture.NewStore(t.TempDir())
+			require.NoError(t, err)
+			metered, counts := processorMetrics(t)
+			proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			require.NoError(t, err)
+			stub := tracetest.SpanStub{
+				Name: "execute_tool x", SpanKind: trace.SpanKindInternal, StartTime: tt.start, EndTime: tt.end,
+				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
+				Attributes: []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"),
+					attribute.String("gen_ai.tool.call.id", "t1"), attribute.String("gymtrace.rollout.id", "o-1")},
+			}
+			proc.OnEnd(stub.Snapshot())
+			require.NoError(t, proc.Shutdown(t.Context()))
+			lines, damaged, _, err := agentobs.ReadObservations(store, "o-1")
+			require.NoError(t, err)
+			if tt.wantLine == "" {
+				assert.Equal(t, map[string]int64{"observation/rejected": 1}, counts())
+				assert.Empty(t, lines)
+				assert.Contains(t, logs.String(), tt.wantLog)
+				return
+			}
+			assert.Zero(t, damaged, "the line reads back")
+			require.Len(t, lines, 1)
+			assert.Contains(t, string(lines[0].AppendJSON(nil)), tt.wantLine)
+		})
+	}
+}

@@ -221,8 +221,9 @@ func appendResponseAttributes(attrs []attribute.KeyValue, f *ResponseFacts, usag
 //
 // Required attributes are gymtrace.model_call.id (a non-empty string), gymtrace.dialect (a string,
 // one of SPEC §3.1's dialects) and gymtrace.latency_ms (a float, or an integer); a missing or
-// mistyped required attribute, a mistyped optional one, or a gymtrace.error_category outside SPEC
-// §3.3's list (and D3's cancelled), is an error naming the key and the value. A payload that cannot be used whole — its
+// mistyped required attribute, a mistyped optional one, a gymtrace.error_category outside SPEC
+// §3.3's list (and D3's cancelled), or a gymtrace.capture_bound.kind outside SPEC §0 D15's list, is
+// an error naming the key and the value. A payload that cannot be used whole — its
 // ".size" attribute disagrees with its length (cut by an attribute limit), its value is missing
 // while its size is present (stripped before export), or a body is not one strict JSON object —
 // is left null and reported in Problems; the caller writes the record and marks the rollout
@@ -253,6 +254,12 @@ var errorCategories = []string{
 	semconv.ErrorCategoryNotFound, semconv.ErrorCategoryClientError, semconv.ErrorCategoryUpstreamError,
 	semconv.ErrorCategoryIncomplete, semconv.ErrorCategoryStreamTruncated, semconv.ErrorCategoryCaptureParseError,
 	semconv.ErrorCategoryConnection, semconv.ErrorCategoryException, semconv.ErrorCategoryCancelled,
+}
+
+// captureBoundKinds are the values of gymtrace.capture_bound.kind: SPEC §0 D15's list.
+var captureBoundKinds = []string{
+	semconv.CaptureBoundKindResponseBytes, semconv.CaptureBoundKindDecodedBytes,
+	semconv.CaptureBoundKindDecodeRatio, semconv.CaptureBoundKindInFlightBudget,
 }
 
 // exchangeHead reads everything of the record but the payloads (see [ExchangeFromAttributes]).
@@ -465,7 +472,7 @@ func payloadAttr(a AttributeLookup, k attribute.Key) (s string, ok bool, problem
 }
 
 // captureBoundAttrs reads gymtrace.capture_bound.kind, .limit and .seen (SPEC §0 D15): all three or
-// none (nil).
+// none (nil), the kind one of D15's list (captureBoundKinds).
 func captureBoundAttrs(a AttributeLookup) (*CaptureBound, error) {
 	kind, hasKind, err := optionalString(a, semconv.GymtraceCaptureBoundKindKey)
 	if err != nil {
@@ -481,6 +488,9 @@ func captureBoundAttrs(a AttributeLookup) (*CaptureBound, error) {
 	}
 	switch {
 	case hasKind && hasLimit && hasSeen:
+		if !slices.Contains(captureBoundKinds, kind) {
+			return nil, fmt.Errorf("capture attributes: %s %q is not a capture bound kind: want one of %s (SPEC §0 D15)", semconv.GymtraceCaptureBoundKindKey, kind, strings.Join(captureBoundKinds, ", "))
+		}
 		return &CaptureBound{Kind: kind, Limit: limit, Seen: seen}, nil
 	case hasKind || hasLimit || hasSeen:
 		return nil, fmt.Errorf("capture attributes: %s, %s and %s must be set together", semconv.GymtraceCaptureBoundKindKey, semconv.GymtraceCaptureBoundLimitKey, semconv.GymtraceCaptureBoundSeenKey)

@@ -275,6 +275,13 @@ func TestExchangeFromAttributesProblems(t *testing.T) {
 		{name: "mistyped status", extra: []attribute.KeyValue{semconv.HTTPResponseStatusCodeKey.String("200")}, wantErr: string(semconv.HTTPResponseStatusCodeKey) + " must be an integer, got string"},
 		{name: "mistyped size", extra: []attribute.KeyValue{semconv.GymtraceResponseRawSizeKey.String("3")}, wantErr: string(semconv.GymtraceResponseRawSizeKey) + " must be an integer"},
 		{name: "half a model_ref", extra: []attribute.KeyValue{semconv.GymtraceModelRefNameKey.String("x")}, wantErr: "must be set together"},
+		{name: "error category outside its list", extra: []attribute.KeyValue{semconv.GymtraceErrorCategoryKey.String("zzz")},
+			wantErr: string(semconv.GymtraceErrorCategoryKey) + ` "zzz" is not an error category: want one of timeout, rate_limit,`},
+		{name: "capture bound", extra: captureBound(semconv.CaptureBoundKindInFlightBudget)},
+		{name: "capture bound kind outside its list", extra: captureBound("zzz"),
+			wantErr: string(semconv.GymtraceCaptureBoundKindKey) + ` "zzz" is not a capture bound kind: want one of response_bytes, decoded_bytes, decode_ratio, in_flight_budget (SPEC §0 D15)`},
+		{name: "empty capture bound kind", extra: captureBound(""), wantErr: `"" is not a capture bound kind`},
+		{name: "half a capture bound", extra: captureBound(semconv.CaptureBoundKindResponseBytes)[:2], wantErr: "must be set together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +322,15 @@ func TestExchangeFromAttributesProblems(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// captureBound returns the gymtrace.capture_bound.* attributes of a bound of kind (limit 5, seen 5).
+func captureBound(kind string) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		semconv.GymtraceCaptureBoundKindKey.String(kind),
+		semconv.GymtraceCaptureBoundLimitKey.Int64(5),
+		semconv.GymtraceCaptureBoundSeenKey.Int64(5),
+	}
+}
 
 func TestUnixSeconds(t *testing.T) {
 	tests := []struct {

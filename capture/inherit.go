@@ -3,6 +3,7 @@ package capture
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,25 +24,43 @@ const UnattributedRolloutID = "_unattributed"
 // _unattributed.observations.jsonl (SPEC §0 D18).
 const UnattributedObservationsFile = UnattributedRolloutID + ObservationsFileSuffix
 
-// CarriedRolloutID returns the rollout a span names itself: its gymtrace.rollout.id attribute when
-// that is a non-empty string, else its resource's (SPEC §0 D18: the span's wins); ok is false when
-// neither names one. It does not check the id. Safe for concurrent use.
-func CarriedRolloutID(s *Span) (string, bool) {
-	if id, ok := stringAttr(s.Attributes, semconv.GymtraceRolloutIDKey); ok {
-		return id, true
+// CarriedRolloutID returns the rollout a span names itself (SPEC §0 D18: span, then resource): its
+// gymtrace.rollout.id attribute when it has one, else its resource's; ok is false when neither has
+// the attribute. The span's wins whatever it holds: a present attribute that is not a non-empty
+// string names no rollout and is no cue to look further, so rolloutID is then "" with ok true — a
+// span the [Writer] rejects, naming the key and its type as for a model-call span, or D12's rule
+// for the empty string ([CheckRolloutID]), never one it files under its resource's or its trace's
+// rollout. It does not check a non-empty id. Safe for concurrent use.
+func CarriedRolloutID(s *Span) (rolloutID string, ok bool) {
+	for _, a := range [...]AttributeLookup{s.Attributes, s.Resource} {
+		if a == nil {
+			continue
+		}
+		if v, ok := a.Lookup(string(semconv.GymtraceRolloutIDKey)); ok {
+			if v.Type() != attribute.STRING {
+				return "", true
+			}
+			return v.AsString(), true
+		}
 	}
-	return stringAttr(s.Resource, semconv.GymtraceRolloutIDKey)
+	return "", false
 }
 
-func stringAttr(a AttributeLookup, k attribute.Key) (string, bool) {
-	if a == nil {
-		return "", false
+// carriedIDError returns why the gymtrace.rollout.id s carries ([CarriedRolloutID]) names no
+// rollout when it is not a string (on the span, or on its resource when the span has none), naming
+// the key, where it is and its type; nil otherwise (a string's rules are [CheckRolloutID]'s).
+func carriedIDError(s *Span) error {
+	if s.Attributes != nil {
+		if _, ok := s.Attributes.Lookup(string(semconv.GymtraceRolloutIDKey)); ok {
+			return rolloutIDError(s.Attributes)
+		}
 	}
-	v, ok := a.Lookup(string(k))
-	if !ok || v.Type() != attribute.STRING || v.AsString() == "" {
-		return "", false
+	if s.Resource != nil {
+		if v, ok := s.Resource.Lookup(string(semconv.GymtraceRolloutIDKey)); ok && v.Type() != attribute.STRING {
+			return fmt.Errorf("%w (the span's resource attribute; the span has none)", typeError(semconv.GymtraceRolloutIDKey, v, "a string"))
+		}
 	}
-	return v.AsString(), true
+	return nil
 }
 
 // TraceRouting is implemented by a [LineMapping] whose spans may take their rollout from their

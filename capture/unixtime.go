@@ -14,26 +14,46 @@ var errNoTime = errors.New("not a finite time")
 
 var nanosPerSecond = big.NewRat(1e9, 1)
 
-// UnixSeconds returns t as UTC Unix seconds: t.UnixNano() / 1e9 computed exactly and rounded once to
-// the nearest float64, ties to even (SPEC §0 "Durability contract": the reference's time.time()
-// float), so times with few decimal digits stay exact (…201.25 s is 201.25, not 201.24999997). It
-// does not allocate and is safe for concurrent use.
+// UnixSeconds returns t as UTC Unix seconds: t's nanoseconds since the Unix epoch / 1e9 computed
+// exactly and rounded once to the nearest float64, ties to even (SPEC §0 "Durability contract":
+// seconds = UnixNano / 1e9 as a float64, the reference's time.time() float), so times with few
+// decimal digits stay exact (…201.25 s is 201.25, not 201.24999997). It holds for every t, not only
+// the int64 nanoseconds of t.UnixNano (years 1678 to 2262): an OTLP timestamp is an unsigned
+// nanosecond count, and 2^64−1 ns (year 2554) is 18446744073.709552 s, never a wrapped negative
+// time. The zero time is an unset timestamp (OTLP's 0, what an SDK exporter sends for it) and gives
+// 0.0, not the seconds of year 1. It does not allocate and is safe for concurrent use.
 func UnixSeconds(t time.Time) float64 {
-	ns := t.UnixNano()
-	if ns%1e9 == 0 {
-		return float64(ns / 1e9) // |ns/1e9| < 2^34: exact
+	if t.IsZero() {
+		return 0
 	}
-	// The decimal text "<ns>e-9" is the exact quotient, and strconv.ParseFloat rounds decimal text
-	// correctly (IEEE 754 round to nearest, ties to even): one rounding of the exact value.
-	var buf [24]byte
-	b := strconv.AppendInt(buf[:0], ns, 10)
-	b = append(b, "e-9"...)
+	sec, ns := t.Unix(), t.Nanosecond()
+	if ns == 0 {
+		return float64(sec) // one rounding of an integer (exact below 2^53 s)
+	}
+	// The decimal text "<sec>.<ns, 9 digits>" is the exact value, and strconv.ParseFloat rounds
+	// decimal text correctly (IEEE 754 round to nearest, ties to even): one rounding of it. Before
+	// the epoch (sec < 0 with 0 < ns < 1e9) the value is -((-sec-1) + (1e9-ns)/1e9).
+	var buf [32]byte
+	b := buf[:0]
+	whole := uint64(sec)
+	if sec < 0 {
+		b = append(b, '-')
+		whole, ns = uint64(-(sec + 1)), 1e9-ns
+	}
+	b = strconv.AppendUint(b, whole, 10)
+	var frac [9]byte
+	for i := len(frac) - 1; i >= 0; i-- {
+		frac[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	b = append(append(b, '.'), frac[:]...)
 	f, _ := strconv.ParseFloat(string(b), 64) // always a valid number well within float64 range
 	return f
 }
 
 // TimeFromUnixSeconds returns the time, at nanosecond resolution, whose [UnixSeconds] is sec (the
-// nearest nanosecond to sec's exact value). It is the inverse used to replay recorded times.
+// nearest nanosecond to sec's exact value; 0 is the epoch, not the zero time), for any finite sec
+// whose whole seconds fit an int64. It is the inverse used to replay recorded times.
 func TimeFromUnixSeconds(sec float64) (time.Time, error) {
 	if math.IsNaN(sec) || math.IsInf(sec, 0) {
 		return time.Time{}, fmt.Errorf("capture: %s: %w", strconv.FormatFloat(sec, 'g', -1, 64), errNoTime)
@@ -49,8 +69,9 @@ func TimeFromUnixSeconds(sec float64) (time.Time, error) {
 	} else if rem.Sign() < 0 && rem.Cmp(new(big.Rat).Neg(half)) <= 0 {
 		n.Sub(n, big.NewInt(1))
 	}
-	if !n.IsInt64() {
+	s, ns := new(big.Int).DivMod(n, big.NewInt(1e9), new(big.Int)) // Euclidean: 0 <= ns < 1e9
+	if !s.IsInt64() {
 		return time.Time{}, fmt.Errorf("capture: %s seconds is out of range", strconv.FormatFloat(sec, 'g', -1, 64))
 	}
-	return time.Unix(0, n.Int64()).UTC(), nil
+	return time.Unix(s.Int64(), ns.Int64()).UTC(), nil
 }

@@ -81,7 +81,9 @@ type LineMapping interface {
 	// Route returns the rollout id of a span of this kind, and false for any other span (ignored).
 	// The writer checks the id (a safe file name, SPEC §2.2, that also holds SPEC §0 D12's rule);
 	// an empty id with ok true is a span of this kind whose gymtrace.rollout.id is missing or not a
-	// string, which the writer rejects naming the key.
+	// string (for a [TraceRouting] mapping: present on the span, or on its resource when the span
+	// has none, but not a non-empty string, [CarriedRolloutID]), which the writer rejects naming the
+	// key.
 	Route(s *Span) (rolloutID string, ok bool)
 	// NewLine reads the line of span s of rollout rolloutID; an error rejects the span.
 	NewLine(rolloutID string, s *Span) (Line, error)
@@ -263,7 +265,8 @@ const maxPooledLine = 1 << 20
 // marked incomplete, when the mapping marks, for every outcome but written, written_dir_unsynced
 // and ignored, except a rollout id that is not a safe file name (SPEC §2.2) or fails SPEC §0 D12's
 // rule (rollout.ValidateID), and a span of the mapping's kind without a string gymtrace.rollout.id
-// ([ModelCallRollout]): rejected, nothing marked; a file name the file system refuses
+// ([ModelCallRollout]; for a [TraceRouting] mapping one whose span or resource holds it with another
+// type, [CarriedRolloutID]): rejected, nothing marked; a file name the file system refuses
 // (ENAMETOOLONG) or a rollout file that is not a regular file with one link ([ErrNotRegularFile])
 // is rejected too, and marked. A failed append may or may not have left the line in
 // the file; a retry never appends it twice. A line whose key is already in the file is
@@ -292,9 +295,17 @@ func (w *Writer) write(ctx context.Context, s *Span, send func(context.Context) 
 		}
 		return w.done(ctx, Result{Outcome: OutcomeIgnored})
 	}
-	if rid == "" && s.Attributes != nil {
-		// A span of the mapping's kind whose rollout id attribute is missing or mistyped.
-		if err := rolloutIDError(s.Attributes); err != nil {
+	if rid == "" {
+		// A span of the mapping's kind whose rollout id attribute is missing or mistyped (for a
+		// trace-routing mapping: present on the span or its resource, but not a string).
+		var err error
+		switch {
+		case w.tr != nil:
+			err = carriedIDError(s)
+		case s.Attributes != nil:
+			err = rolloutIDError(s.Attributes)
+		}
+		if err != nil {
 			return w.done(ctx, Result{Outcome: OutcomeRejected, Err: err})
 		}
 	}

@@ -181,9 +181,23 @@ func TestWriterTraceInheritance(t *testing.T) {
 			steps: []step{
 				{span: callSpan(1, "r-1"), want: OutcomeIgnored},
 				{span: obsSpan(1, 1), want: OutcomeWritten},
-				{span: obsSpan(1, 2, attribute.String("gymtrace.rollout.id", "")), want: OutcomeWritten},
+				{span: obsSpan(1, 2), want: OutcomeWritten},
 			},
 			wantFiles: map[string]string{"r-1.t.jsonl": line("r-1", 1) + line("r-1", 2)},
+		},
+		{
+			// A present gymtrace.rollout.id that names no rollout is refused, never a cue to look
+			// further (TestWriterCarriedRolloutIDRefused has the messages).
+			name: "an empty or mistyped id is rejected, not inherited",
+			steps: []step{
+				{span: callSpan(1, "r-1"), want: OutcomeIgnored},
+				{span: obsSpan(1, 1, attribute.String("gymtrace.rollout.id", "")), want: OutcomeRejected},
+				{span: obsSpan(1, 2, attribute.Int64("gymtrace.rollout.id", 5)), want: OutcomeRejected},
+				{span: withResource(obsSpan(1, 3), attribute.Int64("gymtrace.rollout.id", 5)), want: OutcomeRejected},
+				{span: withResource(obsSpan(2, 4, attribute.Int64("gymtrace.rollout.id", 5)), rid("r-1")), want: OutcomeRejected},
+				{span: obsSpan(1, 5), want: OutcomeWritten},
+			},
+			wantFiles: map[string]string{"r-1.t.jsonl": line("r-1", 5)},
 		},
 		{
 			name: "inherited from an earlier span of the trace through its resource",
@@ -324,6 +338,60 @@ func TestWriterTraceInheritance(t *testing.T) {
 			}
 			require.NoError(t, w.Shutdown(t.Context()))
 			assert.Equal(t, tt.wantFiles, dirFiles(t, dir), "nothing was still held")
+		})
+	}
+}
+
+// TestWriterCarriedRolloutIDRefused: an observation span's gymtrace.rollout.id that is present
+// but names no rollout — another type, or the empty string, on the span or (the span having none)
+// on its resource — is rejected with the model-call path's message (SPEC §0 D18: span, then
+// resource; the span's wins), never filed under the resource's or the trace's rollout.
+func TestWriterCarriedRolloutIDRefused(t *testing.T) {
+	rid := semconv.GymtraceRolloutID
+	tests := []struct {
+		name    string
+		span    *Span
+		want    Outcome
+		wantRID string
+		wantErr string // "" for none
+	}{
+		{name: "int on the span", span: withResource(obsSpan(1, 1, attribute.Int64("gymtrace.rollout.id", 5)), rid("r-2")),
+			want: OutcomeRejected, wantErr: "capture attributes: gymtrace.rollout.id must be a string, got int64"},
+		{name: "bool on the span", span: obsSpan(1, 1, attribute.Bool("gymtrace.rollout.id", true)),
+			want: OutcomeRejected, wantErr: "capture attributes: gymtrace.rollout.id must be a string, got bool"},
+		{name: "empty string on the span", span: withResource(obsSpan(1, 1, rid("")), rid("r-2")),
+			want: OutcomeRejected, wantErr: "Invalid rollout id: ''"},
+		{name: "int on the resource", span: withResource(obsSpan(1, 1), attribute.Int64("gymtrace.rollout.id", 5)),
+			want: OutcomeRejected, wantErr: "capture attributes: gymtrace.rollout.id must be a string, got int64 (the span's resource attribute; the span has none)"},
+		{name: "empty string on the resource", span: withResource(obsSpan(1, 1), rid("")),
+			want: OutcomeRejected, wantErr: "Invalid rollout id: ''"},
+		{name: "invalid string on the span", span: obsSpan(1, 1, rid("../../etc/x")),
+			want: OutcomeRejected, wantRID: "../../etc/x", wantErr: "Invalid rollout id: '../../etc/x'"},
+		{name: "the span's valid id wins over a mistyped resource one", span: withResource(obsSpan(1, 1, rid("r-1")), attribute.Int64("gymtrace.rollout.id", 5)),
+			want: OutcomeWritten, wantRID: "r-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := NewStore(dir)
+			require.NoError(t, err)
+			w, err := NewWriter(store, routedLines{})
+			require.NoError(t, err)
+			require.Equal(t, OutcomeIgnored, w.Write(t.Context(), callSpan(1, "r-9")).Outcome, "a model call names r-9 for the trace")
+			r := w.Write(t.Context(), tt.span)
+			assert.Equal(t, tt.want, r.Outcome)
+			assert.Equal(t, tt.wantRID, r.RolloutID)
+			if tt.wantErr == "" {
+				require.NoError(t, r.Err)
+			} else {
+				require.ErrorContains(t, r.Err, tt.wantErr)
+			}
+			require.NoError(t, w.Shutdown(t.Context()))
+			var want map[string]string
+			if tt.want == OutcomeWritten {
+				want = map[string]string{tt.wantRID + ".t.jsonl": line(tt.wantRID, 1)}
+			}
+			assert.Equal(t, want, dirFiles(t, dir), "nothing filed under the trace's r-9, the resource's r-2 or the unattributed file")
 		})
 	}
 }

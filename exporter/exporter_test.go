@@ -524,3 +524,33 @@ func TestDurableProcessorCheckedBodies(t *testing.T) {
 		})
 	}
 }
+
+// TestExporterSpanTimes: an SDK span's start and end become the record's started_at and
+// completed_at exactly (SPEC §0 "Durability contract": seconds = UnixNano / 1e9): an unset time
+// (the zero time.Time, which the OTLP exporters send as 0) is 0.0, and a time past the int64
+// nanoseconds (year 2262) its seconds, never the year-1 or wrapped value of time.Time.UnixNano.
+func TestExporterSpanTimes(t *testing.T) {
+	maxOTLP := time.Unix(18446744073, 709551615)
+	tests := []struct {
+		name       string
+		start, end time.Time
+		want       string
+	}{
+		{"end unset", testStart, time.Time{}, `"started_at":1786032154.1234567,"completed_at":0.0,`},
+		{"start unset", time.Time{}, testEnd, `"started_at":0.0,"completed_at":1786032154.966123,`},
+		{"2^64-1 ns", maxOTLP, maxOTLP, `"started_at":18446744073.709553,"completed_at":18446744073.709553,`},
+		{"year 3000", testStart, time.Date(3000, 1, 1, 0, 0, 0, 500_000_000, time.UTC), `"completed_at":32503680000.5,`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newStore(t)
+			e, err := New(store)
+			require.NoError(t, err)
+			stub := modelCallStub("r1", testExchange("aa"), 1)
+			stub.StartTime, stub.EndTime = tt.start, tt.end
+			require.NoError(t, e.ExportSpans(t.Context(), tracetest.SpanStubs{stub}.Snapshots()))
+			assert.Contains(t, readFile(t, store, "r1"), tt.want)
+			require.NoError(t, e.Shutdown(t.Context()))
+		})
+	}
+}

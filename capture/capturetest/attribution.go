@@ -20,7 +20,7 @@ import (
 func attrTrace(n byte) trace.TraceID { return trace.TraceID{0xa7, 15: n} }
 
 // unnamed returns case c's span in trace tid with span id sid, its gymtrace.rollout.id changed by
-// e (dropped, emptied, mistyped), and the line a writer must append for it to rollout "golden"
+// e (dropped), and the line a writer must append for it to rollout "golden"
 // once the rollout is found elsewhere: the case's line with those ids and the attribute as e left it.
 func unnamed(c ObservationCase, tid trace.TraceID, id trace.SpanID, e unnamedEdit) (Span, string) {
 	sp := edit(c.Span, id, e.fn)
@@ -62,13 +62,28 @@ type unnamedEdit struct {
 	json string
 }
 
-// unnamedEdits are the ways a span names no rollout of its own: no attribute, an empty one, one
-// that is not a string.
+// unnamedEdits are the ways a span names no rollout of its own: no attribute. (A present one that
+// names no rollout, empty or not a string, is rejected: refusedIDs.)
 var unnamedEdits = []unnamedEdit{
 	{fn: without(semconv.GymtraceRolloutIDKey)},
-	{fn: replace(semconv.GymtraceRolloutIDKey, attribute.StringValue("")), json: `""`},
-	{fn: replace(semconv.GymtraceRolloutIDKey, attribute.Int64Value(7)), json: `7`},
 }
+
+// refusedIDs are the gymtrace.rollout.id values that name no rollout although present, on the span
+// or on its resource (the span having none): each makes the span rejected (SPEC §0 D18: span, then
+// resource; the span's wins), never filed under its resource's or its trace's rollout.
+var refusedIDs = []struct {
+	name           string
+	span, resource *attribute.Value // nil: no such attribute
+}{
+	{name: "empty string on the span", span: ptr(attribute.StringValue(""))},
+	{name: "int on the span", span: ptr(attribute.Int64Value(5))},
+	{name: "int on the span, a valid id on the resource", span: ptr(attribute.Int64Value(5)), resource: ptr(attribute.StringValue(obsRollout))},
+	{name: "empty string on the span, a valid id on the resource", span: ptr(attribute.StringValue("")), resource: ptr(attribute.StringValue(obsRollout))},
+	{name: "int on the resource", resource: ptr(attribute.Int64Value(5))},
+	{name: "empty string on the resource", resource: ptr(attribute.StringValue(""))},
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // unnamedSpans returns every case's span, in trace tid, once per way of naming no rollout, span
 // ids from group, and the line each makes in rollout "golden".
@@ -126,6 +141,31 @@ func (s obsSuite) attribution(t *testing.T) {
 		require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{carrier(attrTrace(5), sid(0x30, 5), "other-trace")}))
 		require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{carrier(attrTrace(4), sid(0x30, 4), obsRollout)}))
 		assert.Equal(t, map[string]string{obsName(obsRollout): strings.Join(lines, "")}, DirContents(t, dir), "every held span, in arrival order")
+	})
+	t.Run("a gymtrace.rollout.id that names no rollout is rejected, not inherited", func(t *testing.T) {
+		for k, r := range refusedIDs {
+			t.Run(r.name, func(t *testing.T) {
+				tg, dir := s.start(t)
+				f, ok := tg.(Flusher)
+				require.True(t, ok, "an observation target must implement capturetest.Flusher")
+				tid := attrTrace(byte(0x40 + k))
+				require.NoError(t, tg.ConsumeSpans(t.Context(), []Span{carrier(tid, sid(0x30, 0x40+k), "other")}), "the trace names a rollout")
+				for i, c := range s.cases {
+					sp := edit(c.Span, sid(0x40+k, i), without(semconv.GymtraceRolloutIDKey))
+					sp.TraceID = tid
+					if r.span != nil {
+						sp.Attributes = append(sp.Attributes, attribute.KeyValue{Key: semconv.GymtraceRolloutIDKey, Value: *r.span})
+					}
+					if r.resource != nil {
+						sp.Resource = []attribute.KeyValue{{Key: semconv.GymtraceRolloutIDKey, Value: *r.resource}}
+					}
+					// The rejection's error, where the target returns one, is the adapter's to test.
+					_ = tg.ConsumeSpans(t.Context(), []Span{sp})
+				}
+				require.NoError(t, f.Flush(t.Context()))
+				assert.Empty(t, DirContents(t, dir), "no rollout file, no unattributed file")
+			})
+		}
 	})
 	t.Run("spans that are no observations write nothing", func(t *testing.T) {
 		tg, dir := s.start(t)

@@ -157,9 +157,10 @@ func ObservationCases() []ObservationCase {
 //   - idempotency by span (trace_id and span_id): the same span again, in the same batch, in a
 //     later one, or concurrently, appends nothing;
 //   - attribution (SPEC §0 D18): a span's gymtrace.rollout.id names its rollout, else its
-//     resource's; an observation span that names none (no gymtrace.rollout.id, an empty one, one
-//     that is not a string) takes the rollout of an earlier span of its trace, or is held until a
-//     later one names it; spans whose trace named none go to _unattributed.observations.jsonl at
+//     resource's; an observation span that names none (no gymtrace.rollout.id on the span or its
+//     resource) takes the rollout of an earlier span of its trace, or is held until a later one
+//     names it; one whose gymtrace.rollout.id is present but empty or not a string (on the span, or
+//     on its resource when the span has none) writes nothing, in no file; spans whose trace named none go to _unattributed.observations.jsonl at
 //     Flush (the Target must be a [Flusher]); a span that is not an observation writes nothing;
 //   - one whose rollout id is not a safe file name (SPEC §2.2) writes nothing, and marks nothing;
 //   - concurrent batches for one rollout all land, one whole line each.

@@ -98,8 +98,9 @@ func elems[T any](s pcommon.Slice, f func(pcommon.Value) T) []T {
 }
 
 // spanView is the capture.Span view of pdata span sp: the Collector's adapter to the one span
-// writer (capture.Writer), as sdkspan.FromReadOnly is the otel-go SDK's. Unset timestamps (0)
-// are zero times (an end of 0 is a span that has not ended); the status and kind enums are
+// writer (capture.Writer), as sdkspan.FromReadOnly is the otel-go SDK's. Timestamps are read as
+// the unsigned counts OTLP sends (timeOf); unset ones (0) are zero times (an end of 0 is a span
+// that has not ended); the status and kind enums are
 // translated (pdata numbers them differently from otel-go); a parent span id is kept as it is
 // (OTLP carries it only for a parent in the span's trace). Attribute values convert as
 // spanAttributes documents; nothing is copied but the event and link lists.
@@ -135,12 +136,16 @@ func spanView(sp ptrace.Span) capture.Span {
 	return v
 }
 
-// timeOf returns ts as a time, and the zero time for an unset timestamp (0).
+// timeOf returns ts, nanoseconds since the Unix epoch as OTLP counts them (unsigned), as the exact
+// time, and the zero time for an unset timestamp (0; capture.UnixSeconds gives it 0.0). Every value
+// holds, up to 2^64−1 ns (year 2554): pcommon.Timestamp.AsTime reads the count as an int64, so a
+// count past MaxInt64 would wrap to a time before 1970 (SPEC §0 "Durability contract": seconds =
+// UnixNano / 1e9).
 func timeOf(ts pcommon.Timestamp) time.Time {
 	if ts == 0 {
 		return time.Time{}
 	}
-	return ts.AsTime()
+	return time.Unix(int64(ts/1e9), int64(ts%1e9)).UTC()
 }
 
 // otelSpanKinds and otelStatusCodes translate pdata's enums (numbered apart from otel-go's); any

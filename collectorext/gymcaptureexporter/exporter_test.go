@@ -60,6 +60,13 @@ func inRollout(c capturetest.Case, rid string, sid byte) capturetest.Span {
 	return s
 }
 
+// with returns s with attributes kvs added.
+func with(s capturetest.Span, kvs ...attribute.KeyValue) capturetest.Span {
+	out := s
+	out.Attributes = append(append([]attribute.KeyValue(nil), s.Attributes...), kvs...)
+	return out
+}
+
 // without returns s without attribute k.
 func without(s capturetest.Span, k attribute.Key) capturetest.Span {
 	out := s
@@ -79,6 +86,8 @@ func TestPushTraces(t *testing.T) {
 	other := capturetest.Span{Name: "invoke_agent", Kind: trace.SpanKindInternal, Start: c.Span.Start, End: c.Span.End,
 		Attributes: []attribute.KeyValue{semconv.GymtraceRolloutID("good")}}
 	bad := without(inRollout(c, "bad", 2), semconv.GymtraceDialectKey)
+	unknownBound := with(inRollout(c, "bound", 3), semconv.GymtraceCaptureBoundKindKey.String("zzz"),
+		semconv.GymtraceCaptureBoundLimitKey.Int64(5), semconv.GymtraceCaptureBoundSeenKey.Int64(5))
 
 	tests := []struct {
 		name          string
@@ -110,6 +119,17 @@ func TestPushTraces(t *testing.T) {
 			wantCounts:    map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "observation/ignored": 2},
 			wantPermanent: true,
 			wantErr:       "gymtrace.dialect is required",
+		},
+		{
+			name:  "capture bound kind outside SPEC D15's list: permanent for that span only",
+			spans: []capturetest.Span{unknownBound, good},
+			wantFiles: map[string]string{
+				"good.capture.jsonl":       c.Want(good.TraceID, good.SpanID),
+				"bound.capture.incomplete": "",
+			},
+			wantCounts:    map[string]int64{"model_call/written": 1, "model_call/rejected": 1, "observation/ignored": 2},
+			wantPermanent: true,
+			wantErr:       `gymtrace.capture_bound.kind "zzz" is not a capture bound kind: want one of response_bytes, decoded_bytes, decode_ratio, in_flight_budget`,
 		},
 	}
 	for _, tt := range tests {

@@ -119,10 +119,23 @@ func TestObservationOutcomes(t *testing.T) {
 			// Held until a span of their trace names a rollout (SPEC §0 D18; the conformance suite
 			// covers the rest): no error, nothing written yet, nothing counted but the record
 			// writer's ignored spans.
-			name:       "no rollout id, or not a string, and none in the trace yet: held",
-			spans:      []func(ptrace.Span){obsTool(nil, 1), obsTool(7, 2), obsTool("", 3)},
+			name:       "no rollout id and none in the trace yet: held",
+			spans:      []func(ptrace.Span){obsTool(nil, 1)},
 			wantFiles:  map[string]string{},
-			wantCounts: map[string]int64{"model_call/ignored": 3},
+			wantCounts: map[string]int64{"model_call/ignored": 1},
+		},
+		{
+			// SPEC §0 D18: a present id that names no rollout is refused as a model-call span's is,
+			// never a cue to take the trace's (or the resource's) rollout.
+			name:          "rollout id not a string, or empty: permanent for that span only, not held",
+			spans:         []func(ptrace.Span){obsTool(7, 1), obsTool("", 2), obsTool("r-1", 3)},
+			wantFiles:     map[string]string{"r-1.observations.jsonl": "r-1/3"},
+			wantCounts:    map[string]int64{"observation/written": 1, "observation/rejected": 2},
+			wantPermanent: true,
+			wantErr: []string{
+				"gymcapture: observation span: capture attributes: gymtrace.rollout.id must be a string, got int64",
+				"gymcapture: observation span: Invalid rollout id: ''",
+			},
 		},
 		{
 			name:          "unsafe rollout id: permanent for that span only, nothing marked",
