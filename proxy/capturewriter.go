@@ -353,6 +353,20 @@ func (cw *captureWriter) clientGone(ctx context.Context) bool {
 	return cw.clientErr != nil || (ctx.Err() != nil && !cw.holding)
 }
 
+// shortOfLength reports whether the handler declared a Content-Length and returned having written
+// fewer body bytes, for a response that has a body (not HEAD, not 1xx, 204 or 304): net/http then
+// closes the connection and the client's read fails, so the call broke (SPEC §0 D5) as a short
+// upstream body breaks it in the built-in forwarder (bodycopy.go).
+func (cw *captureWriter) shortOfLength(method string) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if !cw.wroteHeader || cw.synthetic || cw.length < 0 || method == http.MethodHead ||
+		cw.status == http.StatusNoContent || cw.status == http.StatusNotModified {
+		return false
+	}
+	return cw.written < cw.length
+}
+
 // keepsRawLocked reports whether the record keeps the response body as received instead of
 // decoded (SPEC §0 D4): an unknown Content-Encoding, or a body the decoder rejected. Such a record
 // holds every byte, so the rollout is not incomplete. A decode cut short only because the exchange

@@ -494,6 +494,11 @@ func (h *Handler) serveCaptured(w http.ResponseWriter, r *http.Request, rolloutI
 	if !panicked && transport == "" && cw.clientGone(r.Context()) {
 		transport = transportCancelled
 	}
+	if !panicked && transport == "" && cw.shortOfLength(r.Method) {
+		// A handler of [CaptureHandler] that wrote less than its Content-Length: the client's read
+		// breaks as for a short upstream body (the forwarder reports that one itself).
+		transport = transportConnection
+	}
 	clean := !panicked && transport == ""
 	wrote := cw.finish(!panicked)
 
