@@ -24,6 +24,7 @@ type Error struct {
 	Err  error
 }
 
+// Error returns Msg, followed by " (Hint)" when Hint is set.
 func (e *Error) Error() string {
 	if e.Hint != "" {
 		return e.Msg + " (" + e.Hint + ")"
@@ -88,6 +89,8 @@ func (e *ValidationError) PythonType() string { return "ValidationError" }
 // pydanticDocs is the error-page prefix pydantic 2.13 prints under each error.
 const pydanticDocs = "https://errors.pydantic.dev/2.13/v/"
 
+// Error returns pydantic's text of the errors: their count, then each error's location, message
+// and input, as pydantic 2.13 prints them.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(len(e.Errors)))
