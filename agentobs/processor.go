@@ -82,7 +82,9 @@ var errShutdown = errors.New("agentobs: observation processor shut down")
 //
 // It is safe for concurrent use; concurrent OnEnd calls for the same rollout share one fsync
 // (group commit), different rollouts never wait for each other. After Shutdown, OnEnd writes
-// nothing and counts observation spans as failed.
+// nothing and counts observation spans as failed. Build one with [NewObservationProcessor]: a nil
+// or zero ObservationProcessor writes nothing (OnEnd does nothing; ForceFlush returns ctx's error,
+// Shutdown nil), as a zero exporter.DurableProcessor does.
 type ObservationProcessor struct {
 	w      *capture.Writer
 	logger *slog.Logger
@@ -117,11 +119,17 @@ func NewObservationProcessor(store *capture.Store, opts ...ProcessorOption) (*Ob
 	return p, nil
 }
 
+// unbuilt reports a nil or zero processor (not made by [NewObservationProcessor]).
+func (p *ObservationProcessor) unbuilt() bool { return p == nil || p.w == nil }
+
 // OnStart does nothing.
 func (p *ObservationProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd appends s's line when s is an observation span (see [ObservationProcessor]).
 func (p *ObservationProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if p.unbuilt() || s == nil {
+		return
+	}
 	view := sdkspan.FromReadOnly(s)
 	ctx := context.Background()
 	if !p.gate.Enter() {
@@ -185,6 +193,9 @@ func (p *ObservationProcessor) logDeferred(_ context.Context, d capture.Deferred
 // _unattributed.observations.jsonl (reason "flushed", SPEC §0 D18; every other line is written
 // synchronously in OnEnd) and returns the errors of lines that failed, joined with ctx's error.
 func (p *ObservationProcessor) ForceFlush(ctx context.Context) error {
+	if p.unbuilt() {
+		return ctx.Err()
+	}
 	err := p.w.ForceFlush(ctx)
 	if err != nil {
 		err = fmt.Errorf("agentobs: observation processor flush: %w", err)
@@ -196,6 +207,9 @@ func (p *ObservationProcessor) ForceFlush(ctx context.Context) error {
 // (then it returns an error wrapping ctx's; those writes still complete), then writes the held
 // spans like ForceFlush. It runs once; later calls return the first result.
 func (p *ObservationProcessor) Shutdown(ctx context.Context) error {
+	if p.unbuilt() {
+		return nil
+	}
 	p.shutdownOnce.Do(func() {
 		err := p.gate.Drain(ctx)
 		err = errors.Join(err, p.w.Shutdown(ctx))

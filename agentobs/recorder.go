@@ -100,7 +100,9 @@ func WithClock(clock func() time.Time) Option {
 // providers are not checked.
 //
 // A Recorder is safe for concurrent use: any number of goroutines may record tool calls and model
-// calls of one invocation at once.
+// calls of one invocation at once. Make one with [NewRecorder]: a nil or zero Recorder records
+// nothing ([Recorder.StartInvocation] returns ctx and a nil *Invocation, whose methods do nothing;
+// RolloutID is "" and Bundle the empty bundle).
 type Recorder struct {
 	tracer    trace.Tracer
 	rolloutID string
@@ -173,7 +175,12 @@ func (e idError) Error() string   { return e.rule.Error() }
 func (e idError) Unwrap() []error { return []error{e.rule, e.store} }
 
 // RolloutID returns the rollout id the recorder records.
-func (r *Recorder) RolloutID() string { return r.rolloutID }
+func (r *Recorder) RolloutID() string {
+	if r == nil {
+		return ""
+	}
+	return r.rolloutID
+}
 
 // now returns the recorder's current time (see [WithClock]): no monotonic reading, never before an
 // earlier result when the clock is monotonic.
@@ -187,6 +194,9 @@ func (r *Recorder) now() time.Time { return r.wall0.Add(r.clock().Sub(r.base)) }
 // or dropped part of a span (reported, never silent: see "Span limits" at [Recorder]). It is valid
 // by construction. Safe for concurrent use.
 func (r *Recorder) Bundle() AgentObservationBundle {
+	if r == nil {
+		return BundleFromSpans(nil)
+	}
 	r.mu.Lock()
 	entries := slices.Clone(r.entries)
 	r.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 )
 
 // Compaction is one context compaction in progress (SPEC §6.2 ContextCompactionObservation). Its
-// methods are safe for concurrent use and do nothing on a nil *Compaction.
+// methods are safe for concurrent use and do nothing on a nil or zero *Compaction.
 type Compaction struct {
 	rec *Recorder
 	e   *entry
@@ -68,7 +68,7 @@ func StartCompaction(ctx context.Context, trigger string) (context.Context, *Com
 // unless completed or unknown. Model calls recorded with the compaction's context after End belong
 // to the invocation again.
 func (c *Compaction) End(res CompactionResult) {
-	if c == nil {
+	if c == nil || c.e == nil {
 		return
 	}
 	outcome := endStatus(res.Outcome, compactionOutcomes, res.Err, CompactionOutcomeCompleted, CompactionOutcomeAborted,

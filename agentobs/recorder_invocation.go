@@ -63,7 +63,7 @@ func newEndConfig(opts []EndOption) endConfig {
 }
 
 // Invocation is one agent invocation in progress (SPEC §6.2 AgentInvocation): a root agent or a
-// subagent. Its methods are safe for concurrent use and do nothing on a nil *Invocation.
+// subagent. Its methods are safe for concurrent use and do nothing on a nil or zero *Invocation.
 type Invocation struct {
 	rec *Recorder
 	e   *entry
@@ -83,6 +83,9 @@ type Invocation struct {
 // also carries a tool call of it ([StartToolCall]), gymtrace.agent.spawned_by_tool_call.id names
 // that tool call. Invocations of another recorder in ctx are ignored (another rollout).
 func (r *Recorder) StartInvocation(ctx context.Context, name string, opts ...InvocationOption) (context.Context, *Invocation) {
+	if r == nil || r.tracer == nil {
+		return ctx, nil // not made by NewRecorder: records nothing (see Recorder)
+	}
 	var cfg invocationConfig
 	for _, o := range opts {
 		if o != nil {
@@ -115,7 +118,7 @@ func (r *Recorder) StartInvocation(ctx context.Context, name string, opts ...Inv
 
 // ID returns the invocation_id ("" for a nil invocation).
 func (inv *Invocation) ID() string {
-	if inv == nil {
+	if inv == nil || inv.e == nil {
 		return ""
 	}
 	return inv.id
@@ -130,7 +133,7 @@ func (inv *Invocation) ID() string {
 // and status Error (with err's text) unless completed or unknown. Model calls recorded after End
 // are refused ([RecordModelCall]).
 func (inv *Invocation) End(err error, opts ...EndOption) {
-	if inv == nil {
+	if inv == nil || inv.e == nil {
 		return
 	}
 	cfg := newEndConfig(opts)

@@ -23,8 +23,8 @@ func WithSandboxID(id string) ToolCallOption {
 }
 
 // ToolCall is one tool call in progress (SPEC §6.2 ToolCallObservation), timed by the recorder
-// (timing_source executor). Its methods are safe for concurrent use and do nothing on a nil
-// *ToolCall.
+// (timing_source executor). Its methods are safe for concurrent use and do nothing on a nil or
+// zero *ToolCall.
 type ToolCall struct {
 	rec    *Recorder
 	e      *entry
@@ -82,7 +82,7 @@ func StartToolCall(ctx context.Context, name, toolCallID string, opts ...ToolCal
 // follows the rule of [Invocation.End]. The span gets gymtrace.observation.status, error.type and
 // status Error (with err's text) unless completed or unknown.
 func (tc *ToolCall) End(err error, opts ...EndOption) {
-	if tc == nil {
+	if tc == nil || tc.e == nil {
 		return
 	}
 	cfg := newEndConfig(opts)

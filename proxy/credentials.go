@@ -38,7 +38,8 @@ func WithCredentialRedaction(on bool) Option {
 }
 
 // WithSecretHeaders adds request headers (names in any case) whose values are redacted like the
-// [CredentialHeaders] ([WithCredentialRedaction]); it may be given several times.
+// [CredentialHeaders] ([WithCredentialRedaction]); it may be given several times. Empty and blank
+// names name no header and are skipped.
 func WithSecretHeaders(names ...string) Option {
 	return optionFunc(func(c *config) {
 		for _, n := range names {

@@ -42,7 +42,9 @@ const instrumentationName = "github.com/gymtrace/gymtrace/proxy"
 // export sampler keeps to the processors of [WithSpanProcessor]; it never sets OpenTelemetry globals.
 //
 // ServeHTTP is safe for concurrent use. After [Handler.Shutdown], every request is answered 503 and
-// nothing is forwarded (a capture proxy never forwards calls it cannot capture).
+// nothing is forwarded (a capture proxy never forwards calls it cannot capture). A nil or zero
+// Handler (not built by New or CaptureHandler) forwards and records nothing: ServeHTTP answers 500
+// and Shutdown returns [ErrHandlerNotBuilt].
 type Handler struct {
 	next  http.Handler
 	cfg   config
@@ -110,6 +112,10 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	switch {
 	case cfg.storeSet && store == nil:
 		return nil, errors.New("proxy capture handler: WithStore(nil): the capture store must not be nil")
+	case cfg.captureExporterSet && cfg.captureExporter == nil:
+		return nil, errors.New("proxy capture handler: WithCaptureExporter(nil): the capture exporter must not be nil (leave the option out to write the records to the store)")
+	case cfg.spanAttrs.convSet && cfg.spanAttrs.conv > semconv.GenAIConventionsLatestExperimental:
+		return nil, fmt.Errorf("proxy capture handler: WithGenAIConventions(%d): unknown conventions version: want semconv.GenAIConventionsV1_41 or semconv.GenAIConventionsLatestExperimental", cfg.spanAttrs.conv)
 	case cfg.captureDirSet && cfg.captureDir == "":
 		return nil, errors.New(`proxy capture handler: WithCaptureDir(""): the capture directory must not be empty (an absolute path)`)
 	case cfg.storeSet && cfg.captureDirSet:
@@ -176,12 +182,29 @@ func newHandler(next http.Handler, cfg config) (_ *Handler, err error) {
 	}, nil
 }
 
-// Store returns the capture store the handler writes to.
-func (h *Handler) Store() *capture.Store { return h.store }
+// ErrHandlerNotBuilt is the error of a nil or zero [Handler]'s Shutdown, and the text of its
+// ServeHTTP's 500 answer.
+var ErrHandlerNotBuilt = errors.New("gymtrace: proxy.Handler used without proxy.New or proxy.CaptureHandler")
+
+// unbuilt reports a nil or zero handler.
+func (h *Handler) unbuilt() bool { return h == nil || h.tracer == nil }
+
+// Store returns the capture store the handler writes to (nil for a nil or zero Handler).
+func (h *Handler) Store() *capture.Store {
+	if h == nil {
+		return nil
+	}
+	return h.store
+}
 
 // TracerProvider returns the handler's own tracer provider (for tests and for adding spans to the
-// same pipeline). Spans of other tracers are not captured.
-func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
+// same pipeline; nil for a nil or zero Handler). Spans of other tracers are not captured.
+func (h *Handler) TracerProvider() *sdktrace.TracerProvider {
+	if h == nil {
+		return nil
+	}
+	return h.tp
+}
 
 // Shutdown stops accepting calls (later requests are answered 503), waits for the captured calls in
 // flight to write their records, then shuts the tracer provider down, flushing the durable processor
@@ -204,6 +227,9 @@ func (h *Handler) TracerProvider() *sdktrace.TracerProvider { return h.tp }
 // journaled one fsyncs its rollout files and removes its journal, [WithDurability]); a store given
 // with [WithStore] is the caller's. Safe for concurrent use with ServeHTTP.
 func (h *Handler) Shutdown(ctx context.Context) error {
+	if h.unbuilt() {
+		return ErrHandlerNotBuilt
+	}
 	h.shutdownOnce.Do(func() {
 		var errs []error
 		drainErr := h.gate.Drain(ctx)
@@ -314,6 +340,10 @@ func (h *Handler) markIncomplete(level slog.Level, msg, rolloutID, id string, at
 
 // ServeHTTP implements http.Handler (see [CaptureHandler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.unbuilt() {
+		writeJSON(w, http.StatusInternalServerError, ErrorBody(r.URL.Path, "api_error", ErrHandlerNotBuilt.Error(), "internal_error"))
+		return
+	}
 	if h.gate.Closed() {
 		writeShutDown(w, r)
 		return

@@ -381,6 +381,9 @@ func TestCaptureHandlerConfig(t *testing.T) {
 		{name: "nil store and a dir", next: ok, opts: []Option{WithStore(nil), WithCaptureDir(t.TempDir())}, wantErr: "WithStore(nil)"},
 		{name: "empty dir and a store", next: ok, opts: []Option{WithStore(store), WithCaptureDir("")}, wantErr: `WithCaptureDir("")`},
 		{name: "relative dir", next: ok, opts: []Option{WithCaptureDir("captures")}, wantErr: `"captures" must be an absolute path`},
+		// From a fresh-user trial of the library: these were accepted and did something else.
+		{name: "nil capture exporter", next: ok, opts: []Option{WithStore(store), WithCaptureExporter(nil, 0)}, wantErr: "WithCaptureExporter(nil): the capture exporter must not be nil"},
+		{name: "unknown conventions", next: ok, opts: []Option{WithStore(store), WithGenAIConventions(99)}, wantErr: "WithGenAIConventions(99): unknown conventions version"},
 		{name: "capture dir", next: ok, opts: []Option{WithCaptureDir(t.TempDir() + "/sub"), WithDirMode(0o750), WithFileMode(0o640)}},
 	}
 	for _, tt := range tests {

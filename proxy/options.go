@@ -62,6 +62,7 @@ type config struct {
 	storeOpts               []capture.StoreOption
 
 	captureExporter      sdktrace.SpanExporter // WithCaptureExporter: records made durable by a Collector
+	captureExporterSet   bool                  // WithCaptureExporter given (a nil exporter is refused)
 	captureExportTimeout time.Duration
 
 	modelServerName string
@@ -144,9 +145,12 @@ func WithCaptureDir(dir string) Option {
 // runs without a queue or batch processor; see collectorext/config). The store of
 // [WithStore]/[WithCaptureDir] is still required for the `.capture.incomplete` marker of every call
 // whose export failed or took longer than timeout (≤ 0: 10 s), logged and counted like a failed
-// local write. Handler.Shutdown shuts exp down.
+// local write. Handler.Shutdown shuts exp down. A nil exp is an error of [CaptureHandler] and [New]
+// naming WithCaptureExporter(nil) (it would silently write the records locally instead).
 func WithCaptureExporter(exp sdktrace.SpanExporter, timeout time.Duration) Option {
-	return optionFunc(func(c *config) { c.captureExporter, c.captureExportTimeout = exp, timeout })
+	return optionFunc(func(c *config) {
+		c.captureExporter, c.captureExportTimeout, c.captureExporterSet = exp, timeout, true
+	})
 }
 
 // WithFileMode sets the permission bits of capture files and markers created by the store of
@@ -190,6 +194,7 @@ func WithModelServerName(name string) Option {
 // WithSpanProcessor adds a span processor (typically a BatchSpanProcessor over an OTLP exporter) that
 // receives the model-call spans the export sampler ([WithExportSampler]) keeps. It is registered after
 // the durable capture processor, is shut down by [Handler.Shutdown], and may be given several times.
+// A nil sp is skipped.
 func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
 	return optionFunc(func(c *config) {
 		if sp != nil {
@@ -201,18 +206,19 @@ func WithSpanProcessor(sp sdktrace.SpanProcessor) Option {
 // WithExportSampler sets the sampler that decides which model-call spans reach the processors of
 // [WithSpanProcessor] (and the sampled flag propagated upstream). It never affects capture: every
 // model-call span is recorded and written to the capture file (SPEC §0 "Durability contract").
-// Default sdktrace.ParentBased(sdktrace.AlwaysSample()).
+// Default sdktrace.ParentBased(sdktrace.AlwaysSample()); a nil s keeps it.
 func WithExportSampler(s sdktrace.Sampler) Option {
 	return setUnless(s == nil, s, func(c *config) *sdktrace.Sampler { return &c.exportSampler })
 }
 
-// WithResource sets the OpenTelemetry resource of the handler's tracer provider (default: the SDK's
-// default resource, from the environment).
+// WithResource sets the OpenTelemetry resource of the handler's tracer provider (default, and for
+// a nil r: the SDK's default resource, from the environment).
 func WithResource(r *resource.Resource) Option {
 	return optionFunc(func(c *config) { c.resource = r })
 }
 
-// WithLogger sets the logger for capture failures and forwarding problems (default slog.Default()).
+// WithLogger sets the logger for capture failures and forwarding problems (default, and for a nil
+// l: slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return optionFunc(func(c *config) { c.logger = l })
 }

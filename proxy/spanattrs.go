@@ -68,7 +68,8 @@ func WithMessageContent(on bool) Option {
 // semconv.GenAIConventions: gen_ai.usage.cache_creation.input_tokens under v1.41.0,
 // gen_ai.usage.cache_write.input_tokens under the latest experimental conventions). Default: read once
 // at construction from OTEL_SEMCONV_STABILITY_OPT_IN (semconv.GenAIConventionsFromEnv); this option
-// takes precedence over the environment. Capture records are the same under either version.
+// takes precedence over the environment. Capture records are the same under either version. A
+// value that is not one of the two versions is an error of [CaptureHandler] and [New].
 func WithGenAIConventions(conv semconv.GenAIConventions) Option {
 	return optionFunc(func(c *config) {
 		c.spanAttrs.conv = conv
