@@ -68,7 +68,7 @@ var libraries = []string{rowSemconv, rowInternals, rowRollout, rowCapture, rowSD
 var layers = []row{
 	{name: rowSemconv, pkgs: []string{"semconv"}},
 	{name: rowInternals, pkgs: []string{"ojson", "internal/python", "internal/growbuf", "internal/drain",
-		"internal/urlredact", "internal/sandboxrun", "internal/speccheck", "internal/filekind"}},
+		"internal/urlredact", "internal/urlport", "internal/sandboxrun", "internal/speccheck", "internal/filekind"}},
 	{name: rowRollout, pkgs: []string{"rollout"}, mayImport: []string{rowInternals}},
 	{name: rowCapture, pkgs: []string{"capture"}, mayImport: []string{rowRollout, rowSemconv, rowInternals}},
 	{name: rowCapturetest, pkgs: []string{"capture/capturetest"}, testSupport: true,
@@ -79,7 +79,7 @@ var layers = []row{
 	{name: rowProxy, pkgs: []string{"proxy"},
 		mayImport: []string{rowRollout, rowCapture, rowTokens, rowStream, rowExporter, rowSemconv, rowInternals}},
 	{name: rowExporter, pkgs: []string{"exporter"}, mayImport: []string{rowCapture, rowSDKSpan, rowInternals}},
-	{name: rowFleet, pkgs: []string{"fleet"}, mayImport: []string{rowSemconv}},
+	{name: rowFleet, pkgs: []string{"fleet"}, mayImport: []string{rowSemconv, rowInternals}},
 	{name: rowAgentobs, pkgs: []string{"agentobs/..."}, mayImport: []string{rowRollout, rowCapture, rowSDKSpan, rowSemconv, rowInternals}},
 	{name: rowCmd, pkgs: []string{"cmd/..."}, mayImport: append([]string{rowDemo}, libraries...)},
 	{name: rowDemo, pkgs: []string{"cmd/gymtrace/internal/demo", "cmd/gymtrace/internal/bench"}, mayImport: append([]string{rowCmd, rowTestkit}, libraries...)},

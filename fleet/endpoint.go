@@ -3,10 +3,10 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"net"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -76,7 +76,7 @@ func parseEndpoint(raw, protocol string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("fleet: endpoint %q must not carry user info, a query or a fragment", raw)
 	}
 	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
-	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+	if !urlport.Valid(port) {
 		return Endpoint{}, fmt.Errorf("fleet: endpoint %q: port %q must be a number from 1 to 65535", raw, port)
 	}
 	if port == "" {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -70,7 +71,7 @@ func parseUpstream(upstream string) (*url.URL, error) {
 		return nil, fmt.Errorf("proxy: upstream %q: scheme must be http or https", shown)
 	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("proxy: upstream %q: must name a host", shown)
-	case !validPort(u.Port()):
+	case !urlport.Valid(u.Port()):
 		return nil, fmt.Errorf("proxy: upstream %q: port %q must be a number from 1 to 65535", shown, u.Port())
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, fmt.Errorf("proxy: upstream %q: must not have a query or fragment", shown)
@@ -90,16 +91,6 @@ func parseUpstream(upstream string) (*url.URL, error) {
 func endsInV1(path string) bool {
 	p := strings.ToLower(strings.TrimRight(path, "/"))
 	return p == "/v1" || strings.HasSuffix(p, "/v1")
-}
-
-// validPort reports whether a URL's port is empty (the scheme's default) or a number from 1 to
-// 65535: url.Parse accepts any digits, and a port out of range fails only when a call dials it.
-func validPort(port string) bool {
-	if port == "" {
-		return true
-	}
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 1 && n <= 65535
 }
 
 // accepts refuses requests the proxy must not act on: CONNECT (405) and absolute-form targets that

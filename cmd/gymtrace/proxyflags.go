@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"io/fs"
 	"net/url"
 	"strconv"
@@ -63,11 +64,7 @@ func checkUpstream(v string) error {
 // from 1 to 65535; an absent port (the scheme's default) passes. url.Parse accepts any digits, so
 // without this check a port such as 99999 fails only when the first call dials it.
 func checkURLPort(flag, shown string, u *url.URL) error {
-	p := u.Port()
-	if p == "" {
-		return nil
-	}
-	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+	if p := u.Port(); !urlport.Valid(p) {
 		return usageErrorf("--%s %q: port %s must be a number from 1 to 65535", flag, shown, p)
 	}
 	return nil
