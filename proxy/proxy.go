@@ -1,8 +1,8 @@
 package proxy
 
 import (
-	"github.com/gymtrace/gymtrace/internal/urlport"
 	"fmt"
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"net/http"
 	"net/url"
 	"strconv"
