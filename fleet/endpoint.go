@@ -3,11 +3,12 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"github.com/gymtrace/gymtrace/internal/urlport"
 	"net"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/gymtrace/gymtrace/internal/urlport"
 )
 
 // Protocols of an [Endpoint], as OTEL_EXPORTER_OTLP_PROTOCOL names them.

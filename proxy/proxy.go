@@ -2,12 +2,12 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/gymtrace/gymtrace/internal/urlport"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"github.com/gymtrace/gymtrace/internal/urlredact"
 	"github.com/gymtrace/gymtrace/semconv"
 )

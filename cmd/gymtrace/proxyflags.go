@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/gymtrace/gymtrace/internal/urlport"
 	"io/fs"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/gymtrace/gymtrace/capture"
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"github.com/gymtrace/gymtrace/internal/urlredact"
 )
 
