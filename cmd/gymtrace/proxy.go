@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/gymtrace/gymtrace/internal/urlport"
 	"github.com/gymtrace/gymtrace/proxy"
 )
 
@@ -107,8 +108,10 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := net.SplitHostPort(o.listen); err != nil {
+	if _, port, err := net.SplitHostPort(o.listen); err != nil {
 		return usageErrorf("--listen %q must be HOST:PORT: %v", o.listen, err)
+	} else if port != "0" && !urlport.Valid(port) {
+		return usageErrorf("--listen %q: port %s must be a number from 0 (a free port) to 65535", o.listen, port)
 	}
 	if o.fdReserve < 0 {
 		return usageErrorf("--%s %d must not be negative", fdReserveFlag, o.fdReserve)
