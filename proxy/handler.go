@@ -682,8 +682,11 @@ func (h *Handler) markIncompleteIfLossy(cw *captureWriter, bound *capture.Captur
 	cw.mu.Lock()
 	var reason, rawWhy string
 	switch {
-	case bound != nil:
+	case bound != nil && clean:
 		reason = "the capture stopped at a capture bound (SPEC §0 D15); the response was forwarded whole"
+	case bound != nil:
+		// The call broke (the client left, the upstream failed): forwarded as far as it went.
+		reason = "the capture stopped at a capture bound (SPEC §0 D15); the response was forwarded until the call broke (see the record's error_category)"
 	case cw.keepsRawLocked(clean) && len(cw.raw) > 0:
 		rawWhy = "unsupported Content-Encoding"
 		if cw.decodeErr != nil {

@@ -116,8 +116,11 @@ func runProxy(cmd *cobra.Command, o proxyOptions) error {
 	if o.fdReserve < 0 {
 		return usageErrorf("--%s %d must not be negative", fdReserveFlag, o.fdReserve)
 	}
-	if o.dialTimeout <= 0 || o.responseHeaderTimeout <= 0 {
-		return usageErrorf("--dial-timeout and --response-header-timeout must be positive durations")
+	if o.dialTimeout <= 0 {
+		return usageErrorf("--dial-timeout %s must be a positive duration", o.dialTimeout)
+	}
+	if o.responseHeaderTimeout <= 0 {
+		return usageErrorf("--response-header-timeout %s must be a positive duration", o.responseHeaderTimeout)
 	}
 	corrOpts, err := o.corr.sdkOptions()
 	if err != nil {

@@ -34,6 +34,8 @@ func TestProxyCmdUsageErrors(t *testing.T) {
 		{name: "bad file mode", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--file-mode", "0999"}, want: `--file-mode "0999" must be octal permission bits`},
 		{name: "bad dir mode", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--dir-mode", "1777"}, want: `--dir-mode "1777" must be octal permission bits`},
 		{name: "bad listen", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--listen", "8000"}, want: `--listen "8000" must be HOST:PORT`},
+		{name: "zero dial timeout", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--dial-timeout", "0s"}, want: `--dial-timeout 0s must be a positive duration`},
+		{name: "negative header timeout", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--response-header-timeout", "-5s"}, want: `--response-header-timeout -5s must be a positive duration`},
 		{name: "listen port out of range", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--listen", "127.0.0.1:99999"}, want: `--listen "127.0.0.1:99999": port 99999 must be a number from 0 (a free port) to 65535`},
 		{name: "bad otlp endpoint", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--listen", "127.0.0.1:0", "--otlp-endpoint", "localhost:4318"}, want: `--otlp-endpoint "localhost:4318" must be an absolute http:// or https:// URL`},
 		{name: "journal beside capture via OTLP", args: []string{"--upstream", "http://127.0.0.1:9", "--capture-dir", abs, "--durability", "journal", "--capture-via-otlp", "http://127.0.0.1:9"}, want: "--durability journal with --capture-via-otlp: the records go to the gateways"},

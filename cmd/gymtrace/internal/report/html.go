@@ -82,7 +82,8 @@ func CheckJaegerURL(raw string) (string, error) {
 // findings, the run totals, the charts as inline SVG, the sortable rollout table with a link per
 // rollout to <jaegerURL>/trace/<trace id> ("" means DefaultJaegerURL; see CheckJaegerURL), and each
 // rollout's calls with their payloads (when rep was built with Options.PayloadBytes) in collapsed
-// <details> elements. Every value from the captures is HTML-escaped. Errors: an invalid jaegerURL
+// <details> elements. Every value from the captures is HTML-escaped, and the control characters
+// HTML does not allow become '?' (htmlControls). Errors: an invalid jaegerURL
 // (before anything is written) or w failing.
 func WriteHTML(w io.Writer, rep *Report, jaegerURL string) error {
 	if rep == nil {
@@ -99,11 +100,12 @@ func WriteHTML(w io.Writer, rep *Report, jaegerURL string) error {
 		CSS:       template.CSS(htmlCSS),                //nolint:gosec // our own embedded stylesheet
 		JS:        template.JS(htmlJS + "\n" + traceJS), //nolint:gosec // our own embedded scripts
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
+	hc := &htmlControls{w: w}
+	bw := bufio.NewWriterSize(hc, 64<<10)
 	if err := htmlTemplate.Execute(bw, &d); err != nil {
 		return fmt.Errorf("report html: %w", err)
 	}
-	if err := bw.Flush(); err != nil {
+	if err := errors.Join(bw.Flush(), hc.Close()); err != nil {
 		return fmt.Errorf("report html: %w", err)
 	}
 	return nil

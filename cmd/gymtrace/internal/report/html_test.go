@@ -179,6 +179,32 @@ func TestWriteHTMLEscapes(t *testing.T) {
 	assert.Contains(t, buf.String(), "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;")
 }
 
+// Control characters from the captures never reach the page (from a fresh-user trial: ESC and BEL
+// in a model name were written raw, and `cat report.html` ran them); tab, newline and multi-byte
+// text other than the C1 controls pass unchanged, a 0xC2 split across writes included.
+func TestWriteHTMLControls(t *testing.T) {
+	fx := writeFixture(t)
+	rep := buildFixture(t, fx, Options{PayloadBytes: 1 << 10})
+	m := "m\x1b]0;pwned\x07\x1b[2J\u009b31m\x7f\x00é¢"
+	rep.Rollouts[0].Calls[0].Model = &m
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, rep, ""))
+	for _, c := range []string{"\x1b", "\x07", "\u009b", "\x7f", "\x00"} {
+		assert.NotContains(t, buf.String(), c)
+	}
+	// html/template itself writes NUL as U+FFFD.
+	assert.Contains(t, buf.String(), "m?]0;pwned??[2J?31m?\uFFFDé¢", "each other control is one ?")
+
+	var out bytes.Buffer
+	hc := &htmlControls{w: &out}
+	for _, p := range []string{"a\xc2", "\x9b", "b\xc2", "\xa2\t\n", "\xc2"} {
+		_, err := hc.Write([]byte(p))
+		require.NoError(t, err)
+	}
+	require.NoError(t, hc.Close())
+	assert.Equal(t, "a?b¢\t\n\xc2", out.String())
+}
+
 func TestCheckJaegerURL(t *testing.T) {
 	tests := []struct {
 		in, want string
