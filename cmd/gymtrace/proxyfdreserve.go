@@ -41,9 +41,8 @@ type fdReserveListener struct {
 	reserve int
 	limit   int // soft RLIMIT_NOFILE (Go raised it to the hard limit at start)
 	fdDir   string
-	logger  *slog.Logger
 
-	pauses    *fdPauseLog
+	pauses    *fdPauseLog  // logs the pauses (and holds the logger)
 	conns     atomic.Int64 // accepted connections not yet closed
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -61,7 +60,7 @@ func newFDReserveListener(ln net.Listener, reserve int, logger *slog.Logger) (*f
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return nil, fmt.Errorf("reading RLIMIT_NOFILE: %w", err)
 	}
-	l := &fdReserveListener{Listener: ln, reserve: reserve, limit: int(min(rl.Cur, 1<<31)), logger: logger, pauses: newFDPauseLog(logger), closed: make(chan struct{})}
+	l := &fdReserveListener{Listener: ln, reserve: reserve, limit: int(min(rl.Cur, 1<<31)), pauses: newFDPauseLog(logger), closed: make(chan struct{})}
 	for _, d := range []string{"/proc/self/fd", "/dev/fd"} {
 		if _, err := os.Stat(d); err == nil {
 			l.fdDir = d
