@@ -66,18 +66,25 @@ func FromRequest(r *http.Request) (id string, source Source, err error) {
 	}
 	values := r.Header.Values("Baggage")
 	if n := baggageMembers(values, BaggageKey); n > 0 {
-		if _, err := baggage.Parse(strings.Join(values, ",")); err != nil {
+		b, err := baggage.Parse(strings.Join(values, ","))
+		switch {
+		case err != nil:
 			// W3C baggage drops a malformed header whole; one that names the rollout member is a
 			// rollout the client meant, refused rather than forwarded uncaptured.
 			return "", SourceBaggage, fmt.Errorf("baggage member %s: %w: the baggage header is malformed, so the member cannot be read (W3C baggage: key=value members separated by commas): %w", BaggageKey, ErrInvalidID, err)
-		}
-	}
-	ctx := baggagePropagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	if id, ok := IDFromContext(ctx); ok {
-		if n := baggageMembers(values, BaggageKey); n > 1 {
+		case n > 1:
 			// As for the header: one rollout per call, never the last of several.
 			return "", SourceBaggage, fmt.Errorf("baggage member %s: %w: the member must appear once, got %d", BaggageKey, ErrInvalidID, n)
 		}
+		if m := b.Member(BaggageKey); m.Key() != "" {
+			return m.Value(), SourceBaggage, validateSource("baggage member "+BaggageKey, m.Value())
+		}
+		return "", SourceNone, nil
+	}
+	// No member in the header: the baggage already in the context (server middleware), unless a
+	// well-formed header replaces it.
+	ctx := baggagePropagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	if id, ok := IDFromContext(ctx); ok {
 		return id, SourceBaggage, validateSource("baggage member "+BaggageKey, id)
 	}
 	return "", SourceNone, nil
