@@ -90,17 +90,7 @@ func appendTime(dst []byte, t time.Time, nullable bool) []byte {
 	case t.IsZero():
 		return append(dst, '0')
 	}
-	sec, ns := t.Unix(), t.Nanosecond()
-	if sec <= 0 {
-		return strconv.AppendInt(dst, t.UnixNano(), 10) // within int64 (timeInLine)
-	}
-	dst = strconv.AppendUint(dst, uint64(sec), 10)
-	var frac [9]byte
-	for i := len(frac) - 1; i >= 0; i-- {
-		frac[i] = byte('0' + ns%10)
-		ns /= 10
-	}
-	return append(dst, frac[:]...)
+	return capture.AppendUnixNano(dst, t)
 }
 
 // Bounds of an [ObservationLine] time: int64 nanoseconds before the epoch, uint64 after it.

@@ -26,29 +26,41 @@ func UnixSeconds(t time.Time) float64 {
 	if t.IsZero() {
 		return 0
 	}
-	sec, ns := t.Unix(), t.Nanosecond()
-	if ns == 0 {
-		return float64(sec) // one rounding of an integer (exact below 2^53 s)
+	if t.Nanosecond() == 0 {
+		return float64(t.Unix()) // one rounding of an integer (exact below 2^53 s)
 	}
-	// The decimal text "<sec>.<ns, 9 digits>" is the exact value, and strconv.ParseFloat rounds
-	// decimal text correctly (IEEE 754 round to nearest, ties to even): one rounding of it. Before
-	// the epoch (sec < 0 with 0 < ns < 1e9) the value is -((-sec-1) + (1e9-ns)/1e9).
+	// The decimal text "<nanoseconds>e-9" is the exact value, and strconv.ParseFloat rounds decimal
+	// text correctly (IEEE 754 round to nearest, ties to even): one rounding of it.
 	var buf [32]byte
-	b := buf[:0]
-	whole := uint64(sec)
+	b := append(AppendUnixNano(buf[:0], t), "e-9"...)
+	f, _ := strconv.ParseFloat(string(b), 64) // always a valid number well within float64 range
+	return f
+}
+
+// AppendUnixNano appends t's nanoseconds since the Unix epoch to dst as an exact decimal integer
+// ("-" before the epoch), for every t: not only the int64 range of t.UnixNano (years 1678 to
+// 2262), so an OTLP timestamp past MaxInt64 (up to 2^64−1 ns, year 2554) is written as OTLP counts
+// it. The zero time is no special case (callers decide what an unset time is written as). It is
+// the exact text [UnixSeconds] rounds and the observation lines' times. Safe for concurrent use.
+func AppendUnixNano(dst []byte, t time.Time) []byte {
+	sec, ns := t.Unix(), int64(t.Nanosecond())
 	if sec < 0 {
-		b = append(b, '-')
-		whole, ns = uint64(-(sec + 1)), 1e9-ns
+		// -(sec·1e9 + ns) = (-sec-1)·1e9 + (1e9-ns) for 0 < ns < 1e9, else -sec·1e9.
+		dst = append(dst, '-')
+		if sec, ns = -sec, -ns; ns < 0 {
+			sec, ns = sec-1, ns+1e9
+		}
 	}
-	b = strconv.AppendUint(b, whole, 10)
+	if sec == 0 {
+		return strconv.AppendInt(dst, ns, 10)
+	}
+	dst = strconv.AppendUint(dst, uint64(sec), 10)
 	var frac [9]byte
 	for i := len(frac) - 1; i >= 0; i-- {
 		frac[i] = byte('0' + ns%10)
 		ns /= 10
 	}
-	b = append(append(b, '.'), frac[:]...)
-	f, _ := strconv.ParseFloat(string(b), 64) // always a valid number well within float64 range
-	return f
+	return append(dst, frac[:]...)
 }
 
 // TimeFromUnixSeconds returns the time, at nanosecond resolution, whose [UnixSeconds] is sec (the

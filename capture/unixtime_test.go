@@ -176,3 +176,23 @@ func TestModelCallLineTimes(t *testing.T) {
 		})
 	}
 }
+
+// AppendUnixNano writes the exact count on both sides of the epoch and past int64's range.
+func TestAppendUnixNano(t *testing.T) {
+	for _, tt := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Unix(0, 0), "0"},
+		{time.Unix(0, 5), "5"},
+		{time.Unix(1, 5), "1000000005"},
+		{time.Unix(1700000000, 123456789), "1700000000123456789"},
+		{time.Unix(0, -5), "-5"},
+		{time.Unix(-1, 0), "-1000000000"},
+		{time.Unix(-2, 999999999), "-1000000001"},
+		{time.Unix(0, math.MinInt64), "-9223372036854775808"},
+		{time.Unix(int64(uint64(math.MaxUint64)/1e9), int64(uint64(math.MaxUint64)%1e9)), "18446744073709551615"},
+	} {
+		assert.Equal(t, tt.want, string(AppendUnixNano([]byte("x"), tt.t))[1:], tt.want)
+	}
+}
