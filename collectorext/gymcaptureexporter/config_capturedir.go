@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/gymtrace/gymtrace/internal/filekind"
 )
 
 // validateCaptureDir checks the capture_dir key as Start will use it: required, an absolute path
@@ -31,9 +33,9 @@ func validateCaptureDir(dir string) error {
 		case err == nil && fi.IsDir():
 			return nil
 		case err == nil && p == filepath.Clean(dir):
-			return fmt.Errorf("capture_dir: %q exists and is %s, not a directory", dir, fileKind(fi.Mode()))
+			return fmt.Errorf("capture_dir: %q exists and is %s, not a directory", dir, fileKind(fi))
 		case err == nil:
-			return fmt.Errorf("capture_dir: %q is under %q, which is %s, not a directory", dir, p, fileKind(fi.Mode()))
+			return fmt.Errorf("capture_dir: %q is under %q, which is %s, not a directory", dir, p, fileKind(fi))
 		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 			return nil // cannot tell here (e.g. permission denied); Start reports it
 		}
@@ -43,17 +45,11 @@ func validateCaptureDir(dir string) error {
 	}
 }
 
-// fileKind names the type of a file that is not a directory, for validateCaptureDir's errors.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+// fileKind names the type of a file that is not a directory (internal/filekind, the names the
+// capture store's refusals use), for validateCaptureDir's errors.
+func fileKind(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return filekind.Of(uint32(st.Mode)) // uint16 on some systems
 	}
 	return "not a directory"
 }
