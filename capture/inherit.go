@@ -32,35 +32,39 @@ const UnattributedObservationsFile = UnattributedRolloutID + ObservationsFileSuf
 // for the empty string ([CheckRolloutID]), never one it files under its resource's or its trace's
 // rollout. It does not check a non-empty id. Safe for concurrent use.
 func CarriedRolloutID(s *Span) (rolloutID string, ok bool) {
-	for _, a := range [...]AttributeLookup{s.Attributes, s.Resource} {
+	v, _, ok := carriedRolloutAttr(s)
+	if !ok || v.Type() != attribute.STRING {
+		return "", ok
+	}
+	return v.AsString(), true
+}
+
+// carriedRolloutAttr returns the gymtrace.rollout.id a span carries (SPEC §0 D18: the span's,
+// else its resource's; onResource tells which) whatever its type; ok is false when neither has it.
+func carriedRolloutAttr(s *Span) (v attribute.Value, onResource, ok bool) {
+	for i, a := range [...]AttributeLookup{s.Attributes, s.Resource} {
 		if a == nil {
 			continue
 		}
 		if v, ok := a.Lookup(string(semconv.GymtraceRolloutIDKey)); ok {
-			if v.Type() != attribute.STRING {
-				return "", true
-			}
-			return v.AsString(), true
+			return v, i == 1, true
 		}
 	}
-	return "", false
+	return attribute.Value{}, false, false
 }
 
 // carriedIDError returns why the gymtrace.rollout.id s carries ([CarriedRolloutID]) names no
 // rollout when it is not a string (on the span, or on its resource when the span has none), naming
 // the key, where it is and its type; nil otherwise (a string's rules are [CheckRolloutID]'s).
 func carriedIDError(s *Span) error {
-	if s.Attributes != nil {
-		if _, ok := s.Attributes.Lookup(string(semconv.GymtraceRolloutIDKey)); ok {
-			return rolloutIDError(s.Attributes)
-		}
+	v, onResource, ok := carriedRolloutAttr(s)
+	switch {
+	case !ok || v.Type() == attribute.STRING:
+		return nil
+	case onResource:
+		return fmt.Errorf("%w (the span's resource attribute; the span has none)", typeError(semconv.GymtraceRolloutIDKey, v, "a string"))
 	}
-	if s.Resource != nil {
-		if v, ok := s.Resource.Lookup(string(semconv.GymtraceRolloutIDKey)); ok && v.Type() != attribute.STRING {
-			return fmt.Errorf("%w (the span's resource attribute; the span has none)", typeError(semconv.GymtraceRolloutIDKey, v, "a string"))
-		}
-	}
-	return nil
+	return typeError(semconv.GymtraceRolloutIDKey, v, "a string")
 }
 
 // TraceRouting is implemented by a [LineMapping] whose spans may take their rollout from their
