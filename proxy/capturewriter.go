@@ -119,7 +119,7 @@ func (cw *captureWriter) writeHeaderLocked(code int) {
 	if !cw.synthetic && cw.length > 0 && cw.raw == nil {
 		cw.raw = make([]byte, 0, min(cw.length, rawPreallocMax, cw.budget.bounds.maxResponse))
 	}
-	if code == http.StatusNoContent || code == http.StatusNotModified || cw.length == 0 {
+	if bodylessStatus(code) || cw.length == 0 {
 		cw.holdHeader = true
 		cw.holding = true
 		return
@@ -353,6 +353,12 @@ func (cw *captureWriter) clientGone(ctx context.Context) bool {
 	return cw.clientErr != nil || (ctx.Err() != nil && !cw.holding)
 }
 
+// bodylessStatus reports a final status whose response never has a body, whatever its headers
+// declare (RFC 9110 §15.3.5, §15.4.5): 204 No Content and 304 Not Modified.
+func bodylessStatus(code int) bool {
+	return code == http.StatusNoContent || code == http.StatusNotModified
+}
+
 // shortOfLength reports whether the handler declared a Content-Length and returned having written
 // fewer body bytes, for a response that has a body (not HEAD, not 1xx, 204 or 304): net/http then
 // closes the connection and the client's read fails, so the call broke (SPEC §0 D5) as a short
@@ -360,8 +366,7 @@ func (cw *captureWriter) clientGone(ctx context.Context) bool {
 func (cw *captureWriter) shortOfLength(method string) bool {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
-	if !cw.wroteHeader || cw.synthetic || cw.length < 0 || method == http.MethodHead ||
-		cw.status == http.StatusNoContent || cw.status == http.StatusNotModified {
+	if !cw.wroteHeader || cw.synthetic || cw.length < 0 || method == http.MethodHead || bodylessStatus(cw.status) {
 		return false
 	}
 	return cw.written < cw.length

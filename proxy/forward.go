@@ -228,7 +228,7 @@ func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, call *callStat
 		}
 	}
 	announced := announceTrailers(h, resp.Trailer)
-	if resp.ContentLength >= 0 && h.Get("Content-Length") == "" && resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified && r.Method != http.MethodHead {
+	if resp.ContentLength >= 0 && h.Get("Content-Length") == "" && !bodylessStatus(resp.StatusCode) && r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	c = newBodyCopier(f, w, r, call, resp, ctx, cancel, announced)
