@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,15 +51,10 @@ type limitRig struct {
 
 func newLimitRig(t *testing.T, opts ...sdktrace.TracerProviderOption) *limitRig {
 	t.Helper()
-	store, err := capture.NewStore(t.TempDir())
-	require.NoError(t, err)
-	var logs bytes.Buffer
-	metered, counts := processorMetrics(t)
-	proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require.NoError(t, err)
+	store, proc, logs, counts := newLoggedProcessor(t)
 	tp := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(proc)}, opts...)...)
 	t.Cleanup(func() { require.NoError(t, tp.Shutdown(context.Background())) })
-	return &limitRig{store: store, proc: proc, tp: tp, logs: &logs, counts: counts}
+	return &limitRig{store: store, proc: proc, tp: tp, logs: logs, counts: counts}
 }
 
 func spanLimits(edit func(*sdktrace.SpanLimits)) sdktrace.TracerProviderOption {

@@ -34,13 +34,21 @@ func processorMetrics(t *testing.T) (agentobs.ProcessorOption, func() map[string
 	return opt, func() map[string]int64 { return capturetest.Counts(t, reader) }
 }
 
-func TestObservationProcessor(t *testing.T) {
-	var logs bytes.Buffer
+// newLoggedProcessor returns an ObservationProcessor over a new store in a temporary directory,
+// with the buffer its logs go to and its counters (processorMetrics).
+func newLoggedProcessor(t *testing.T) (*capture.Store, *agentobs.ObservationProcessor, *bytes.Buffer, func() map[string]int64) {
+	t.Helper()
 	store, err := capture.NewStore(t.TempDir())
 	require.NoError(t, err)
+	var logs bytes.Buffer
 	metered, counts := processorMetrics(t)
 	proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
+	return store, proc, &logs, counts
+}
+
+func TestObservationProcessor(t *testing.T) {
+	store, proc, logs, counts := newLoggedProcessor(t)
 	// Spans recorded but not sampled (the export sampler's decision) are written all the same.
 	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithSampler(recordOnly{})).Tracer("test")
 	tool := []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", "t1")}
@@ -212,13 +220,8 @@ func TestObservationProcessorRolloutIDRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs bytes.Buffer
-			dir := t.TempDir()
-			store, err := capture.NewStore(dir)
-			require.NoError(t, err)
-			metered, counts := processorMetrics(t)
-			proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-			require.NoError(t, err)
+			store, proc, logs, counts := newLoggedProcessor(t)
+			dir := store.Dir()
 			tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc),
 				sdktrace.WithResource(resource.NewSchemaless(tt.resource...))).Tracer("test")
 			// The trace names o-good on an earlier span (a model call, as the proxy's carry it).
@@ -272,12 +275,7 @@ func TestObservationProcessorSpanTimes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs bytes.Buffer
-			store, err := capture.NewStore(t.TempDir())
-			require.NoError(t, err)
-			metered, counts := processorMetrics(t)
-			proc, err := agentobs.NewObservationProcessor(store, metered, agentobs.WithProcessorLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-			require.NoError(t, err)
+			store, proc, logs, counts := newLoggedProcessor(t)
 			stub := tracetest.SpanStub{
 				Name: "execute_tool x", SpanKind: trace.SpanKindInternal, StartTime: tt.start, EndTime: tt.end,
 				SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
